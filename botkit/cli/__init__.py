@@ -1,0 +1,74 @@
+"""The ``botkit`` command line.
+
+Each command group lives in its own module of this package and exposes
+``register(subparsers) -> None``; it sets ``handler`` (``Callable[[argparse.Namespace], int]``)
+as the parser default. :func:`main` turns every :class:`~botkit.errors.BotkitError` into one line
+on stderr and an exit code, so no traceback reaches an operator for a mistake they made.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from botkit import __version__
+from botkit.errors import BotkitError, ConfigError, UsageError
+
+__all__ = ["COMMAND_MODULES", "build_parser", "main"]
+
+# One module per command group, in the order ``botkit --help`` lists them.
+COMMAND_MODULES: tuple[str, ...] = ("botkit.cli.exchange_cmd",)
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage mistake raises :class:`UsageError` instead of exiting mid-flight."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{self.prog}: {message} (see '{self.prog} --help')")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="botkit",
+        description="Rule-driven order executor for the futures v3 API, with an embedded "
+        "paper exchange. Run 'botkit COMMAND --help' for a command's options.",
+    )
+    parser.add_argument("--version", action="version", version=f"botkit {__version__}")
+    sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=_Parser)
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        handler = getattr(args, "handler", None)
+        if handler is None:
+            parser.print_help()
+            return EXIT_USAGE
+        code: int = handler(args)
+        return code
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except BotkitError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_FAILURE
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

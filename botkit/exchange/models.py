@@ -1,0 +1,609 @@
+"""Typed models of the exchange's resources (spec section 2 and the live-API notes).
+
+Every amount is a :class:`~decimal.Decimal`; JSON is parsed with ``parse_float=Decimal`` so a
+number never passes through ``float``. The models are tolerant where the spec lists quirks
+(``reduceOnly`` as a string, times as strings or numbers, ``maxlever`` vs ``maxLever``, integer
+``lotSz``) and keep unknown fields (``model_extra``) instead of failing. They refuse what would
+make a wrong order: NaN, infinities and negative sizes or prices.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from enum import StrEnum
+from typing import Annotated, Any
+
+from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field
+
+__all__ = [
+    "Balance",
+    "BalanceDetail",
+    "CancelResult",
+    "Candle",
+    "CurrencyV1",
+    "CurrencyV2",
+    "Fill",
+    "Instrument",
+    "InstrumentStatus",
+    "LimitPrice",
+    "MarginMode",
+    "MarkPrice",
+    "Market",
+    "Millis",
+    "Network",
+    "OpenOrder",
+    "OrderHistoryState",
+    "OrderRequest",
+    "OrderSide",
+    "OrderType",
+    "PlaceResult",
+    "PosSide",
+    "Position",
+    "PositionHistory",
+    "PositionMode",
+    "RiskLimitTier",
+    "ServerTime",
+    "StpMode",
+    "Ticker",
+    "TimeInForce",
+    "WireModel",
+]
+
+
+class _UpperEnum(StrEnum):
+    """An enum that accepts its words in any letter case (the spec's example sends lower case)."""
+
+    @classmethod
+    def _missing_(cls, value: object) -> Any:
+        if isinstance(value, str):
+            upper = value.upper()
+            for member in cls:
+                if member.value == upper:
+                    return member
+        return None
+
+
+class OrderSide(_UpperEnum):
+    BUY = "BUY"
+    SELL = "SELL"
+
+
+class OrderType(_UpperEnum):
+    MARKET = "MARKET"
+    LIMIT = "LIMIT"
+    LIMIT_MAKER = "LIMIT_MAKER"
+
+
+class MarginMode(_UpperEnum):
+    CROSS = "CROSS"
+    ISOLATED = "ISOLATED"
+
+
+class PosSide(_UpperEnum):
+    LONG = "LONG"
+    SHORT = "SHORT"
+    BOTH = "BOTH"
+
+
+class TimeInForce(_UpperEnum):
+    GTC = "GTC"
+    IOC = "IOC"
+    FOK = "FOK"
+
+
+class StpMode(_UpperEnum):
+    NONE = "NONE"
+    EXPIRE_TAKER = "EXPIRE_TAKER"
+    EXPIRE_MAKER = "EXPIRE_MAKER"
+    EXPIRE_BOTH = "EXPIRE_BOTH"
+
+
+class InstrumentStatus(_UpperEnum):
+    OPEN = "OPEN"
+    PAUSED = "PAUSED"
+    CLOSED = "CLOSED"
+    CANCEL_ONLY = "CANCEL_ONLY"
+    CANCEL_CLOSE_ONLY = "CANCEL_CLOSE_ONLY"
+
+
+class OrderHistoryState(_UpperEnum):
+    FILLED = "FILLED"
+    PARTIALLY_CANCELED = "PARTIALLY_CANCELED"
+    CANCELED = "CANCELED"
+
+
+class PositionMode(_UpperEnum):
+    """One-way (``ONE_WAY``, posSide BOTH) or hedge (``HEDGE``, LONG and SHORT legs)."""
+
+    ONE_WAY = "ONE_WAY"
+    HEDGE = "HEDGE"
+
+
+def _millis(value: Any) -> Any:
+    """Times arrive as numbers or strings; an empty string means "none"."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        text = value.strip()
+        if not text.lstrip("-").isdigit():
+            raise ValueError(f"not a millisecond timestamp: {value!r}")
+        return int(text)
+    if isinstance(value, Decimal):
+        if value != value.to_integral_value():
+            raise ValueError(f"not a millisecond timestamp: {value!r}")
+        return int(value)
+    return value
+
+
+def _empty_is_none(value: Any) -> Any:
+    return None if value == "" else value
+
+
+def _lenient_bool(value: Any) -> Any:
+    if value is None or value == "":
+        return False
+    return value
+
+
+Millis = Annotated[int | None, BeforeValidator(_millis)]
+"""Unix milliseconds; accepts ``"1700000000000"``, ``1700000000000`` and ``""`` (None)."""
+
+Amount = Annotated[Decimal | None, BeforeValidator(_empty_is_none), Field(allow_inf_nan=False)]
+"""A signed decimal amount (PnL, equity); empty string is None; NaN and infinities refused."""
+
+Size = Annotated[Decimal | None, BeforeValidator(_empty_is_none), Field(ge=0, allow_inf_nan=False)]
+"""A non-negative decimal (price, size, fee rate); negative, NaN and infinities refused."""
+
+Flag = Annotated[bool, BeforeValidator(_lenient_bool)]
+"""A boolean that may arrive as ``"true"`` / ``"false"`` / ``""``."""
+
+
+class WireModel(BaseModel):
+    """Base of every resource: keeps unknown fields, accepts field names and aliases."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True, frozen=True)
+
+
+# --- 2.1 market (spot symbol) --------------------------------------------------------------
+
+
+class SymbolTradeLimit(WireModel):
+    symbol: str = ""
+    priceScale: int | None = None
+    quantityScale: int | None = None
+    amountScale: int | None = None
+    minQuantity: Size = None
+    minAmount: Size = None
+    maxQuantity: Size = None
+    maxAmount: Size = None
+    highestBid: Size = None
+    lowestAsk: Size = None
+
+
+class CrossMargin(WireModel):
+    supportCrossMargin: bool = False
+    maxLeverage: int | None = None
+
+
+class Market(WireModel):
+    symbol: str
+    baseCurrencyName: str = ""
+    quoteCurrencyName: str = ""
+    displayName: str = ""
+    state: str = ""
+    visibleStartTime: Millis = None
+    tradableStartTime: Millis = None
+    symbolTradeLimit: SymbolTradeLimit | None = None
+    crossMargin: CrossMargin | None = None
+
+
+# --- 2.2 / 2.3 currencies ------------------------------------------------------------------
+
+
+class CurrencyV1(WireModel):
+    """One currency of the v1 view. ``name`` is filled from the key of the wrapping object."""
+
+    name: str = ""
+    id: int | None = None
+    description: str | None = None
+    type: str | None = None
+    withdrawalFee: Size = None
+    minConf: int | None = None
+    depositAddress: str | None = None
+    blockchain: str | None = None
+    delisted: bool = False
+    tradingState: str | None = None
+    walletState: str | None = None
+    walletDepositState: str | None = None
+    walletWithdrawalState: str | None = None
+    parentChain: str | None = None
+    isMultiChain: bool | None = None
+    isChildChain: bool | None = None
+    supportCollateral: bool | None = None
+    supportBorrow: bool | None = None
+    childChains: list[str] | None = None
+
+
+class Network(WireModel):
+    id: int | None = None
+    coin: str = ""
+    name: str = ""
+    currencyType: str | None = None
+    blockchain: str | None = None
+    withdrawalEnable: bool | None = None
+    depositEnable: bool | None = None
+    depositAddress: str | None = None
+    withdrawMin: Amount = None
+    decimals: Amount = None
+    withdrawFee: Size = None
+    minConfirm: int | None = None
+    contractAddress: str | None = None
+
+
+class CurrencyV2(WireModel):
+    id: int | None = None
+    coin: str
+    delisted: bool = False
+    tradeEnable: bool | None = None
+    name: str = ""
+    supportCollateral: bool | None = None
+    supportBorrow: bool | None = None
+    networkList: list[Network] = Field(default_factory=list)
+    externalTransferEnabled: bool | None = None
+
+
+class ServerTime(WireModel):
+    serverTime: int
+
+
+# --- 2.5 / 2.6 / 2.7 history records -------------------------------------------------------
+
+
+class _OrderFields(WireModel):
+    symbol: str
+    side: OrderSide
+    type: OrderType
+    ordId: str = ""
+    clOrdId: str = ""
+    mgnMode: MarginMode | None = None
+    posSide: PosSide | None = None
+    px: Size = None
+    sz: Size = None
+    reduceOnly: Flag = False
+    timeInForce: TimeInForce = TimeInForce.GTC
+    stpMode: Annotated[StpMode, BeforeValidator(lambda v: v or "NONE")] = StpMode.NONE
+    avgPx: Size = None
+    execQty: Size = None
+    cancelReason: str = ""
+    source: str = ""
+    cTime: Millis = None
+    uTime: Millis = None
+
+
+class Order(_OrderFields):
+    """A closed order of ``/v3/trade/order/history`` (2.5)."""
+
+    state: OrderHistoryState
+    execAmt: Size = None
+    feeCcy: str = ""
+    feeAmt: Amount = None
+    deductCcy: str = ""
+    deductAmt: Amount = None
+    actType: str = ""
+    qCcy: str = ""
+    lever: Amount = None
+
+
+class OpenOrder(_OrderFields):
+    """A resting order of ``/v3/trade/order/opens`` (notes): state NEW or PARTIALLY_FILLED."""
+
+    state: str = "NEW"
+
+
+class Fill(WireModel):
+    """An execution of ``/v3/trade/order/trades`` (2.6)."""
+
+    id: str
+    symbol: str
+    clOrdId: str = ""
+    ordId: str = ""
+    trdId: str = ""
+    side: OrderSide
+    type: str = "TRADE"
+    mgnMode: MarginMode | None = None
+    posSide: PosSide | None = None
+    ordType: OrderType | None = None
+    role: str = ""
+    px: Size = None
+    qty: Size = None
+    cTime: Millis = None
+    uTime: Millis = None
+    actType: str = ""
+    qCcy: str = ""
+    value: Size = None
+    feeCcy: str = ""
+    feeAmt: Amount = None
+    deductCcy: str = ""
+    deductAmt: Amount = None
+    feeRate: Amount = None
+
+
+class PositionHistory(WireModel):
+    """A previous position of ``/v3/trade/position/history`` (2.7)."""
+
+    id: str
+    symbol: str
+    side: OrderSide | None = None
+    mgnMode: MarginMode | None = None
+    posSide: PosSide | None = None
+    openAvgPx: Size = None
+    closeAvgPx: Size = None
+    qty: Amount = None
+    closedQty: Size = None
+    availQty: Size = None
+    pnl: Amount = None
+    fee: Amount = None
+    fFee: Amount = None
+    state: str = "NORMAL"
+    cTime: Millis = None
+    uTime: Millis = None
+
+
+class Position(WireModel):
+    """An open position of ``/v3/trade/position/opens`` (shape from the live documentation).
+
+    ``qty`` is signed in one-way mode (negative for a short); ``side`` tells the direction.
+    """
+
+    symbol: str
+    mgnMode: MarginMode | None = None
+    posSide: PosSide = PosSide.BOTH
+    side: OrderSide | None = None
+    qty: Amount = Decimal(0)
+    availQty: Size = Decimal(0)
+    openAvgPx: Size = None
+    markPx: Size = None
+    lastPx: Size = None
+    indexPx: Size = None
+    liqPx: Size = None
+    lever: Amount = None
+    im: Amount = Decimal(0)
+    mm: Amount = Decimal(0)
+    mgn: Amount = None
+    upl: Amount = Decimal(0)
+    uplRatio: Amount = None
+    pnl: Amount = Decimal(0)
+    fee: Amount = Decimal(0)
+    fFee: Amount = None
+    mgnRatio: Amount = None
+    adl: Amount = None
+    state: str = "NORMAL"
+    cTime: Millis = None
+    uTime: Millis = None
+
+
+# --- 2.8 placement and cancel results ------------------------------------------------------
+
+
+class PlaceResult(WireModel):
+    """One per submitted order (2.8): ``code`` 200 and an ``ordId``, or a code and a message."""
+
+    clOrdId: str = ""
+    ordId: str = ""
+    code: Annotated[int, BeforeValidator(lambda v: int(v) if isinstance(v, str) else v)] = 200
+    msg: str = Field(default="", validation_alias=AliasChoices("msg", "message"))
+
+    @property
+    def accepted(self) -> bool:
+        return self.code == 200
+
+
+class CancelResult(PlaceResult):
+    """One per cancelled order; same shape as a placement result."""
+
+
+# --- 2.9 instrument ------------------------------------------------------------------------
+
+
+class Instrument(WireModel):
+    """A futures product of ``/v3/market/allInstruments`` (2.9) with its order limits."""
+
+    symbol: str
+    bAsset: str = ""
+    bCcy: str = ""
+    qCcy: str = ""
+    sCcy: str = ""
+    visibleStartTime: Millis = None
+    tradableStartTime: Millis = None
+    tSz: Annotated[Decimal, Field(gt=0, allow_inf_nan=False)]
+    pxScale: str = ""
+    lotSz: Annotated[Decimal, Field(gt=0, allow_inf_nan=False)]
+    minSz: Size = Decimal(0)
+    ctVal: Annotated[Decimal, Field(gt=0, allow_inf_nan=False)] = Decimal(1)
+    status: InstrumentStatus = InstrumentStatus.OPEN
+    oDate: Millis = None
+    maxPx: Size = None
+    minPx: Size = None
+    marketMaxQty: Size = None
+    limitMaxQty: Size = None
+    maxQty: Size = None
+    minQty: Size = None
+    maxLever: Amount = Field(default=None, validation_alias=AliasChoices("maxLever", "maxlever"))
+    lever: Amount = None
+    ordPxRange: Size = None
+    ctType: str = ""
+    alias: str = ""
+    iM: Size = None
+    mM: Size = None
+    mR: Size = None
+
+
+# --- 2.10 balance --------------------------------------------------------------------------
+
+
+class BalanceDetail(WireModel):
+    ccy: str
+    eq: Amount = Decimal(0)
+    isoEq: Amount = Decimal(0)
+    avail: Amount = Decimal(0)
+    trdHold: Amount = Decimal(0)
+    upl: Amount = Decimal(0)
+    isoAvail: Amount = Decimal(0)
+    isoHold: Amount = Decimal(0)
+    isoUpl: Amount = Decimal(0)
+    im: Amount = Decimal(0)
+    mm: Amount = Decimal(0)
+    mmr: Amount = Decimal(0)
+    imr: Amount = Decimal(0)
+    cTime: Millis = None
+    uTime: Millis = None
+
+
+class Balance(WireModel):
+    """The futures account of ``/v3/account/balance`` (2.10)."""
+
+    state: str = "NORMAL"
+    eq: Amount = Decimal(0)
+    isoEq: Amount = Decimal(0)
+    im: Amount = Decimal(0)
+    mm: Amount = Decimal(0)
+    mmr: Amount = Decimal(0)
+    upl: Amount = Decimal(0)
+    availMgn: Amount = Decimal(0)
+    cTime: Millis = None
+    uTime: Millis = None
+    details: list[BalanceDetail] = Field(default_factory=list)
+
+
+class RiskLimitTier(WireModel):
+    """A tier of ``/v3/market/riskLimit`` (2.11); accepts ``maxLever`` and ``maxlever``."""
+
+    symbol: str
+    mgnMode: MarginMode | None = None
+    tier: str = ""
+    maxLever: Amount = Field(default=None, validation_alias=AliasChoices("maxLever", "maxlever"))
+    mMRatio: Size = None
+    maxSize: Size = None
+    minSize: Size = None
+
+
+# --- market data (notes) -------------------------------------------------------------------
+
+
+class Ticker(WireModel):
+    """24h ticker of ``/v3/market/tickers``: last ``c``, mark ``mPx``, index ``iPx``, bid/ask."""
+
+    s: str
+    o: Size = None
+    h: Size = None
+    l: Size = None  # noqa: E741 - the wire name
+    c: Size = None
+    qty: Size = None
+    amt: Size = None
+    tC: int | None = None
+    sT: Millis = None
+    cT: Millis = None
+    dN: str = ""
+    dC: Amount = None
+    bPx: Size = None
+    bSz: Size = None
+    aPx: Size = None
+    aSz: Size = None
+    mPx: Size = None
+    iPx: Size = None
+
+
+class MarkPrice(WireModel):
+    s: str
+    mPx: Size = None
+
+
+class LimitPrice(WireModel):
+    """The allowed price band now: BUY at most ``buyLmt``, SELL at least ``sellLmt``."""
+
+    symbol: str
+    buyLmt: Size = None
+    sellLmt: Size = None
+
+
+class Candle(WireModel):
+    """One candle. The wire row is ``[low, high, open, close, amt, qty, tC, sT, cT]``."""
+
+    low: Decimal
+    high: Decimal
+    open: Decimal
+    close: Decimal
+    amt: Decimal = Decimal(0)
+    qty: Decimal = Decimal(0)
+    tC: int = 0
+    sT: int
+    cT: int
+
+    @classmethod
+    def from_row(cls, row: list[Any]) -> Candle:
+        keys = ("low", "high", "open", "close", "amt", "qty", "tC", "sT", "cT")
+        if len(row) < len(keys):
+            raise ValueError(f"candle row has {len(row)} fields, expected {len(keys)}")
+        return cls.model_validate(
+            {k: _millis(v) if k in {"sT", "cT"} else v for k, v in zip(keys, row, strict=False)}
+        )
+
+    def to_row(self) -> list[str | int]:
+        return [
+            str(self.low),
+            str(self.high),
+            str(self.open),
+            str(self.close),
+            str(self.amt),
+            str(self.qty),
+            self.tC,
+            self.sT,
+            self.cT,
+        ]
+
+
+# --- requests ------------------------------------------------------------------------------
+
+
+class OrderRequest(BaseModel):
+    """One order as sent to ``POST /v3/trade/orders`` (4.3). Amounts go out as decimal strings.
+
+    botkit always sends ``mgnMode`` and ``posSide`` (the live batch endpoint refuses orders
+    without them, notes).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    symbol: str
+    side: OrderSide
+    type: OrderType
+    sz: Annotated[Decimal, Field(gt=0, allow_inf_nan=False)]
+    mgnMode: MarginMode = MarginMode.CROSS
+    posSide: PosSide = PosSide.BOTH
+    px: Annotated[Decimal | None, Field(gt=0, allow_inf_nan=False)] = None
+    clOrdId: str | None = Field(default=None, max_length=32, pattern=r"^[A-Za-z0-9_-]+$")
+    reduceOnly: bool = False
+    timeInForce: TimeInForce = TimeInForce.GTC
+    stpMode: StpMode = StpMode.NONE
+
+    def to_wire(self) -> dict[str, Any]:
+        """The JSON object for the request body: strings for amounts, no ``None`` fields."""
+        body: dict[str, Any] = {
+            "symbol": self.symbol,
+            "side": self.side.value,
+            "mgnMode": self.mgnMode.value,
+            "posSide": self.posSide.value,
+            "type": self.type.value,
+            "sz": format(self.sz, "f"),
+        }
+        if self.clOrdId is not None:
+            body["clOrdId"] = self.clOrdId
+        if self.px is not None:
+            body["px"] = format(self.px, "f")
+        if self.reduceOnly:
+            body["reduceOnly"] = True
+        if self.timeInForce is not TimeInForce.GTC:
+            body["timeInForce"] = self.timeInForce.value
+        if self.stpMode is not StpMode.NONE:
+            body["stpMode"] = self.stpMode.value
+        return body

@@ -1,0 +1,103 @@
+"""What the rules decide, as plain values: the hand-over from the rule engine to the pipeline.
+
+Rules produce intents; the pipeline validates, rounds, batches, submits and journals them. An
+intent is immutable and carries everything the journal needs to answer "why was this sent?":
+strategy, rule, evaluation slot and leg index, from which the client order id is derived.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from botkit.exchange.models import (
+    MarginMode,
+    OrderRequest,
+    OrderSide,
+    OrderType,
+    PositionMode,
+    PosSide,
+    StpMode,
+    TimeInForce,
+)
+
+__all__ = [
+    "CancelIntent",
+    "Intent",
+    "LeverageIntent",
+    "OrderIntent",
+    "PositionModeIntent",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class OrderIntent:
+    """One order a rule wants, before rounding and validation.
+
+    ``px`` and ``sz`` are the values the expressions produced (unrounded); ``cl_ord_id`` is
+    deterministic in (strategy, rule, slot, leg).
+    """
+
+    strategy: str
+    rule: str
+    slot: int
+    leg: int
+    cl_ord_id: str
+    symbol: str
+    side: OrderSide
+    type: OrderType
+    sz: Decimal
+    px: Decimal | None = None
+    mgn_mode: MarginMode = MarginMode.CROSS
+    pos_side: PosSide = PosSide.BOTH
+    reduce_only: bool = False
+    time_in_force: TimeInForce = TimeInForce.GTC
+    stp_mode: StpMode = StpMode.NONE
+    inputs: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+    """The values the rule saw (name → decimal string), for the journal."""
+
+    def to_request(self, *, px: Decimal | None, sz: Decimal) -> OrderRequest:
+        """The order as sent, with the validated (rounded) price and size."""
+        return OrderRequest(
+            symbol=self.symbol,
+            side=self.side,
+            type=self.type,
+            sz=sz,
+            px=px,
+            mgnMode=self.mgn_mode,
+            posSide=self.pos_side,
+            clOrdId=self.cl_ord_id,
+            reduceOnly=self.reduce_only,
+            timeInForce=self.time_in_force,
+            stpMode=self.stp_mode,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class CancelIntent:
+    """Cancel this strategy's open orders on ``symbol``: all of them, or those of ``only_rule``."""
+
+    strategy: str
+    rule: str
+    symbol: str
+    only_rule: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LeverageIntent:
+    strategy: str
+    rule: str
+    symbol: str
+    lever: int
+    mgn_mode: MarginMode
+    pos_side: PosSide = PosSide.BOTH
+
+
+@dataclass(frozen=True, slots=True)
+class PositionModeIntent:
+    strategy: str
+    rule: str
+    mode: PositionMode
+
+
+Intent = OrderIntent | CancelIntent | LeverageIntent | PositionModeIntent

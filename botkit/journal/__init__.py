@@ -1,0 +1,1 @@
+"""botkit.journal."""
