@@ -19,7 +19,10 @@ from botkit.errors import BotkitError, ConfigError, UsageError
 __all__ = ["COMMAND_MODULES", "build_parser", "main"]
 
 # One module per command group, in the order ``botkit --help`` lists them.
-COMMAND_MODULES: tuple[str, ...] = ("botkit.cli.exchange_cmd",)
+COMMAND_MODULES: tuple[str, ...] = (
+    "botkit.cli.exchange_cmd",
+    "botkit.cli.demo_cmd",
+)
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
