@@ -22,11 +22,13 @@ from botkit.exchange.models import (
 )
 
 __all__ = [
+    "Activity",
     "CancelIntent",
     "Intent",
     "LeverageIntent",
     "OrderIntent",
     "PositionModeIntent",
+    "RuleActivity",
 ]
 
 
@@ -101,3 +103,23 @@ class PositionModeIntent:
 
 
 Intent = OrderIntent | CancelIntent | LeverageIntent | PositionModeIntent
+
+
+@dataclass(frozen=True, slots=True)
+class RuleActivity:
+    """What one rule did recently, as the journal remembers it (survives restarts).
+
+    ``fire_times_ms``: the times the rule fired, oldest first (within the window asked for).
+    ``orders``: (time_ms, cl_ord_id) of the orders it placed (accepted by the exchange or pending).
+    """
+
+    fire_times_ms: tuple[int, ...] = ()
+    orders: tuple[tuple[int, str], ...] = ()
+
+    @property
+    def last_fire_ms(self) -> int | None:
+        return self.fire_times_ms[-1] if self.fire_times_ms else None
+
+
+Activity = dict[str, RuleActivity]
+"""A strategy's activity by rule name."""
