@@ -1,0 +1,1 @@
+"""The daemon's edges: logging with redaction, the systemd notify protocol, Prometheus metrics."""

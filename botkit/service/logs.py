@@ -1,0 +1,93 @@
+"""Logging with loguru: readable lines on a terminal, JSON lines otherwise (journald).
+
+Secrets are redacted *at the sink*: whatever a record holds — message, bound fields, an exception's
+traceback — passes through :class:`RedactingSink` before it is written, so a configured key, secret
+or passphrase cannot reach the output even through a crash path or ``--debug``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+from typing import Literal, TextIO
+from urllib.parse import quote
+
+from loguru import logger
+
+__all__ = ["LogFormat", "RedactingSink", "configure_logging", "redact"]
+
+LogFormat = Literal["auto", "text", "json"]
+
+REDACTED = "***"
+
+_TEXT_FORMAT = (
+    "<green>{time:YYYY-MM-DD HH:mm:ss.SSS!UTC}Z</green> <level>{level: <7}</level> "
+    "{extra[ctx]}<level>{message}</level>"
+)
+
+
+def _variants(secret: str) -> set[str]:
+    """The forms a secret may take in text: as is, percent-encoded, JSON-escaped."""
+    forms = {secret, quote(secret, safe=""), secret.replace("\\", "\\\\").replace('"', '\\"')}
+    return {f for f in forms if f}
+
+
+def redact(text: str, secrets: Iterable[str]) -> str:
+    """``text`` with every form of every (non-trivial) secret replaced by ``***``."""
+    for secret in secrets:
+        if len(secret) < 4:  # a one- or two-letter "secret" would redact ordinary words
+            continue
+        for form in sorted(_variants(secret), key=len, reverse=True):
+            text = text.replace(form, REDACTED)
+    return text
+
+
+class RedactingSink:
+    """A loguru sink that writes each formatted record with secrets redacted."""
+
+    def __init__(self, stream: TextIO, secrets: Iterable[str]) -> None:
+        self._stream = stream
+        self._secrets = tuple(s for s in secrets if s)
+
+    def __call__(self, message: str) -> None:
+        self._stream.write(redact(str(message), self._secrets))
+        self._stream.flush()
+
+
+def _with_context(record: dict[str, object]) -> bool:
+    """Render the bound strategy / rule / clOrdId as a short prefix for text lines."""
+    extra = record["extra"]
+    assert isinstance(extra, dict)
+    parts = [f"{k}={extra[k]}" for k in ("strategy", "rule", "cl_ord_id") if extra.get(k)]
+    extra["ctx"] = f"[{' '.join(parts)}] " if parts else ""
+    return True
+
+
+def configure_logging(
+    *,
+    level: str = "INFO",
+    fmt: LogFormat = "auto",
+    secrets: Iterable[str] = (),
+    stream: TextIO | None = None,
+) -> None:
+    """Send all botkit logging to ``stream`` (stderr), redacting ``secrets``.
+
+    ``auto`` picks text on a terminal and JSON lines otherwise (systemd's journal).
+    """
+    out = stream if stream is not None else sys.stderr
+    if fmt == "auto":
+        fmt = "text" if out.isatty() else "json"
+    logger.remove()
+    sink = RedactingSink(out, secrets)
+    if fmt == "json":
+        logger.add(sink, level=level, serialize=True, backtrace=False, diagnose=False)
+    else:
+        logger.add(
+            sink,
+            level=level,
+            format=_TEXT_FORMAT,
+            filter=_with_context,  # type: ignore[arg-type]
+            colorize=out.isatty(),
+            backtrace=False,
+            diagnose=False,
+        )

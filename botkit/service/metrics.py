@@ -1,0 +1,54 @@
+"""Optional Prometheus metrics (the standard ``prometheus_client``), off unless a port is given.
+
+The runner always records into a :class:`Metrics` object; only :meth:`Metrics.serve` opens a port.
+Each instance has its own registry, so tests and several runners in one process do not collide.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+
+__all__ = ["Metrics"]
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.cycle_seconds = Histogram(
+            "botkit_cycle_duration_seconds",
+            "Wall time of one cycle of the loop (reads, evaluation, submission, journal).",
+            registry=self.registry,
+            buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
+        )
+        self.orders = Counter(
+            "botkit_orders_total",
+            "Orders by final outcome (accepted, rejected, rejected_local, failed, ...).",
+            ["outcome"],
+            registry=self.registry,
+        )
+        self.exchange_errors = Counter(
+            "botkit_exchange_errors_total",
+            "Exchange error codes seen, per order and per request.",
+            ["code"],
+            registry=self.registry,
+        )
+        self.retries = Counter(
+            "botkit_retries_total",
+            "Requests re-sent after a transient error, by reason.",
+            ["reason"],
+            registry=self.registry,
+        )
+        self.clock_offset_ms = Gauge(
+            "botkit_clock_offset_milliseconds",
+            "Offset of the exchange clock to the local clock.",
+            registry=self.registry,
+        )
+        self.last_success = Gauge(
+            "botkit_last_successful_cycle_timestamp_seconds",
+            "Unix time of the last cycle that completed without a failing read.",
+            registry=self.registry,
+        )
+
+    def serve(self, port: int, addr: str = "127.0.0.1") -> None:
+        """Expose ``/metrics`` on ``addr:port`` from a daemon thread."""
+        start_http_server(port, addr=addr, registry=self.registry)
