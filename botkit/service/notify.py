@@ -41,3 +41,9 @@ class Notifier:
 
     def reloading(self) -> None:
         self._send("RELOADING=1")
+
+    def close(self) -> None:
+        """Release the datagram socket (the notifier sends nothing afterwards)."""
+        if self._notifier is not None and self._notifier.socket is not None:
+            self._notifier.socket.close()
+        self._notifier = None
