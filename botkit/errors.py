@@ -5,7 +5,8 @@
     BotkitError                   base; str(e) is one line an operator can act on
     ├── ConfigError               stop start-up; says where (file:line:column, setting) + fix
     │   ├── SettingsError         a setting (env, .env, settings file) is missing or invalid
-    │   └── StrategyFileError     a strategy file is invalid; carries every located problem
+    │   ├── StrategyFileError     a strategy file is invalid; carries every located problem
+    │   └── DataFileError         a market-data file (candles) is invalid; every located problem
     ├── UsageError                a CLI argument is wrong; exit 2 with the message
     ├── RequestValidationError    refused *before it left* (batch > 10, limit > 100, enum
     │                             word): a caller bug, never sent, never retried
@@ -42,6 +43,7 @@ __all__ = [
     "BotkitError",
     "ConfigError",
     "ConnectFailed",
+    "DataFileError",
     "ExchangeError",
     "ExchangeRejected",
     "JournalError",
@@ -110,6 +112,18 @@ class StrategyFileError(ConfigError):
     def __init__(self, problems: Sequence[ConfigError]) -> None:
         self.problems = list(problems)
         first = self.problems[0] if self.problems else ConfigError("invalid strategy file")
+        super().__init__(first.message, where=first.where, hint=first.hint)
+
+    def __str__(self) -> str:
+        return "\n".join(p.format() for p in self.problems)
+
+
+class DataFileError(ConfigError):
+    """A candle file is invalid; ``problems`` holds every located problem (file:line)."""
+
+    def __init__(self, problems: Sequence[ConfigError]) -> None:
+        self.problems = list(problems)
+        first = self.problems[0] if self.problems else ConfigError("invalid data file")
         super().__init__(first.message, where=first.where, hint=first.hint)
 
     def __str__(self) -> str:
