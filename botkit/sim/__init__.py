@@ -1,1 +1,35 @@
-"""botkit.sim."""
+"""botkit.sim: the embedded paper exchange (engine, wire API, in-process port).
+
+``SimEngine`` holds the exchange's semantics (instruments, prices, orders, matching, accounts,
+history) on an injected ``SimClock``; ``SimApi`` is its wire view, one call per REST request;
+``SimPort`` implements :class:`~botkit.exchange.port.ExchangePort` in process for the backtest.
+The HTTP face (auth, faults, transport, server) lives in the ``http``/``auth``/``faults``/
+``inprocess``/``server`` modules.
+"""
+
+from botkit.sim.api import SimApi, SimError
+from botkit.sim.clock import ManualClock, SimClock, WallClock
+from botkit.sim.config import (
+    ApiKeyConfig,
+    AuthConfig,
+    InstrumentConfig,
+    SimConfig,
+    load_sim_config,
+    parse_sim_config,
+)
+from botkit.sim.engine import SimEngine
+
+__all__ = [
+    "ApiKeyConfig",
+    "AuthConfig",
+    "InstrumentConfig",
+    "ManualClock",
+    "SimApi",
+    "SimClock",
+    "SimConfig",
+    "SimEngine",
+    "SimError",
+    "WallClock",
+    "load_sim_config",
+    "parse_sim_config",
+]
