@@ -23,6 +23,7 @@
     │   │   ├── AuthFailed        401 / 403: key, signature, passphrase or permission
     │   │   └── NotFoundError     404 / 11008 / 21001: the thing asked for does not exist
     │   └── MalformedResponse     not JSON, no envelope, or a payload the models refuse
+    │       └── BatchMismatch     batch results do not match the orders by position and clOrdId
     └── JournalError              the journal database cannot be opened, migrated or written
 
 Per-order outcomes of a batch are *values* (``PlaceResult`` with its own code), not exceptions:
@@ -40,6 +41,7 @@ from dataclasses import dataclass, field
 
 __all__ = [
     "AuthFailed",
+    "BatchMismatch",
     "BotkitError",
     "ConfigError",
     "ConnectFailed",
@@ -227,6 +229,13 @@ class NotFoundError(ExchangeRejected):
 
 class MalformedResponse(ExchangeError):
     """The answer is not JSON, lacks the envelope, or does not fit the models."""
+
+
+class BatchMismatch(MalformedResponse):
+    """A batch's results do not line up with its orders (count, position or clOrdId).
+
+    The exchange may have placed some orders: the pipeline looks every clOrdId up, never guesses.
+    """
 
 
 class JournalError(BotkitError):
