@@ -1,1 +1,39 @@
-"""botkit.journal."""
+"""botkit.journal: the SQLite record of what the bot evaluated, decided, sent and heard back.
+
+``Journal(path, clock=...)`` opens (and migrates) the database; the pipeline writes intents before
+requests leave and outcomes after; ``botkit journal`` reads it. See docs/journal.md.
+"""
+
+from botkit.journal.db import Journal, Synchronous, TripLike
+from botkit.journal.records import (
+    CycleSummary,
+    Evaluated,
+    EventRecord,
+    NewOrder,
+    OrderFilter,
+    OrderOutcome,
+    OrderRecord,
+    OrderState,
+    Outcome,
+    PruneReport,
+    TripRecord,
+)
+from botkit.journal.schema import SCHEMA_VERSION
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "CycleSummary",
+    "Evaluated",
+    "EventRecord",
+    "Journal",
+    "NewOrder",
+    "OrderFilter",
+    "OrderOutcome",
+    "OrderRecord",
+    "OrderState",
+    "Outcome",
+    "PruneReport",
+    "Synchronous",
+    "TripLike",
+    "TripRecord",
+]

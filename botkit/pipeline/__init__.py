@@ -1,1 +1,56 @@
-"""botkit.pipeline."""
+"""botkit.pipeline: from order intents to orders at the exchange, every outcome journaled.
+
+Pure core: :func:`validate_intent` (rounding + checks returning reasons), :class:`RiskBook`
+(guards), :func:`make_batches` / :func:`match_results`, :func:`build_plan` (intents and a
+snapshot → Plan).
+Edges: :func:`kill_switch_reason` (file check), the submitter (tenacity retries), the executor
+(journal + submit) and :func:`reconcile` (settle unknown outcomes by looking orders up).
+"""
+
+from botkit.pipeline.batching import MAX_BATCH, make_batches, match_results, order_key
+from botkit.pipeline.killswitch import kill_switch_reason
+from botkit.pipeline.plan import Plan, PlannedOrder, Refusal, build_plan
+from botkit.pipeline.risk import (
+    GuardSettings,
+    GuardTrip,
+    RiskBook,
+    RiskLimits,
+    StrategyPolicy,
+    notional,
+)
+from botkit.pipeline.validate import (
+    Checked,
+    OffTick,
+    Reason,
+    RoundingNote,
+    floor_to_lot,
+    price_band,
+    round_price_passive,
+    validate_intent,
+)
+
+__all__ = [
+    "MAX_BATCH",
+    "Checked",
+    "GuardSettings",
+    "GuardTrip",
+    "OffTick",
+    "Plan",
+    "PlannedOrder",
+    "Reason",
+    "Refusal",
+    "RiskBook",
+    "RiskLimits",
+    "RoundingNote",
+    "StrategyPolicy",
+    "build_plan",
+    "floor_to_lot",
+    "kill_switch_reason",
+    "make_batches",
+    "match_results",
+    "notional",
+    "order_key",
+    "price_band",
+    "round_price_passive",
+    "validate_intent",
+]

@@ -1,0 +1,540 @@
+"""The journal: a SQLite database (WAL) of every cycle, order, outcome and guard trip.
+
+An order's intent is written (and committed) *before* its request leaves, its outcome after;
+an order without an outcome is *unsettled* and :func:`botkit.pipeline.reconcile.reconcile` settles
+it by looking it up. A trigger makes the final outcome write-once, so every order has exactly one.
+
+``synchronous=FULL`` is the default: in WAL mode NORMAL survives a process crash (SIGKILL) but
+may lose the last commits on power loss or an OS crash, and a lost intent is an order at the
+exchange the bot no longer knows it sent. FULL costs one fsync per commit; the pipeline writes
+a whole batch per commit. The backtest may pass ``synchronous="OFF"`` (nothing real at stake).
+
+Time comes from the injected ``clock`` (Unix ms). One connection, guarded by a lock, so the
+submitter's threads may write; readers in other processes (``botkit journal tail``) see committed
+records at once thanks to WAL.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Callable, Collection, Iterator, Sequence
+from contextlib import contextmanager
+from decimal import Decimal
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal, Protocol
+
+from botkit.errors import JournalError
+from botkit.intents import Activity
+from botkit.journal import queries
+from botkit.journal.records import (
+    CycleSummary,
+    Evaluated,
+    EventRecord,
+    NewOrder,
+    OrderFilter,
+    OrderOutcome,
+    OrderRecord,
+    OrderState,
+    Outcome,
+    PruneReport,
+    TripRecord,
+)
+from botkit.journal.schema import MIGRATIONS, SCHEMA_VERSION
+
+__all__ = ["Journal", "Synchronous", "TripLike"]
+
+Synchronous = Literal["OFF", "NORMAL", "FULL"]
+
+
+class TripLike(Protocol):
+    """What the journal reads of a guard trip (:class:`botkit.pipeline.risk.GuardTrip`)."""
+
+    @property
+    def guard(self) -> str: ...
+    @property
+    def scope(self) -> str: ...
+    @property
+    def strategy(self) -> str | None: ...
+    @property
+    def cl_ord_id(self) -> str | None: ...
+    @property
+    def limit(self) -> Decimal | None: ...
+    @property
+    def value(self) -> Decimal | None: ...
+    @property
+    def message(self) -> str: ...
+
+
+def _dec(value: Decimal | None) -> str | None:
+    return None if value is None else format(value, "f")
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), sort_keys=True, default=str)
+
+
+class Journal:
+    """The journal database at ``path`` (``":memory:"`` for a throw-away one)."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        clock: Callable[[], int],
+        synchronous: Synchronous = "FULL",
+    ) -> None:
+        self.path = str(path)
+        self._clock = clock
+        self._lock = threading.RLock()
+        try:
+            if self.path != ":memory:":
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            self._conn = sqlite3.connect(
+                self.path, isolation_level=None, check_same_thread=False, timeout=30
+            )
+            self._conn.execute("PRAGMA busy_timeout = 30000")
+            self._conn.execute("PRAGMA auto_vacuum = INCREMENTAL")  # effective on a new file
+            self._conn.execute("PRAGMA journal_mode = WAL")
+            self._conn.execute(f"PRAGMA synchronous = {synchronous}")
+            self._migrate()
+        except sqlite3.Error as exc:
+            raise JournalError(
+                f"journal {self.path}: cannot open ({exc}) — check the path, its permissions"
+                " and free disk space"
+            ) from exc
+
+    # --- lifecycle ---------------------------------------------------------------------------
+
+    def _migrate(self) -> None:
+        (version,) = self._conn.execute("PRAGMA user_version").fetchone()
+        if version > SCHEMA_VERSION:
+            raise JournalError(
+                f"journal {self.path} has schema version {version}, newer than this botkit"
+                f" understands ({SCHEMA_VERSION}) — upgrade botkit"
+            )
+        for target in range(version + 1, SCHEMA_VERSION + 1):
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                for statement in MIGRATIONS[target - 1]:
+                    self._conn.execute(statement)
+                self._conn.execute(f"PRAGMA user_version = {target}")
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+
+    @property
+    def schema_version(self) -> int:
+        with self._lock:
+            return int(self._conn.execute("PRAGMA user_version").fetchone()[0])
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> Journal:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Journal({self.path!r})"
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            try:
+                self._conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield self._conn
+                except BaseException:
+                    self._conn.execute("ROLLBACK")
+                    raise
+                self._conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                raise JournalError(
+                    f"journal {self.path}: write failed ({exc}) — check free disk space and"
+                    " that one bot owns this journal"
+                ) from exc
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            try:
+                yield self._conn
+            except sqlite3.Error as exc:
+                raise JournalError(f"journal {self.path}: read failed ({exc})") from exc
+
+    def _event(
+        self,
+        conn: sqlite3.Connection,
+        kind: str,
+        text: str,
+        *,
+        now: int,
+        cycle_id: int | None = None,
+        strategy: str = "",
+        rule: str = "",
+        cl_ord_id: str = "",
+        detail: dict[str, Any] | None = None,
+    ) -> None:
+        conn.execute(
+            "INSERT INTO events (ts_ms, cycle_id, kind, strategy, rule, cl_ord_id, text, detail)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (now, cycle_id, kind, strategy, rule, cl_ord_id, text, _json(detail or {})),
+        )
+
+    # --- cycles and evaluations --------------------------------------------------------------
+
+    def begin_cycle(
+        self, *, dry: bool = False, clock_offset_ms: int | None = None, note: str = ""
+    ) -> int:
+        now = self._clock()
+        with self._tx() as conn:
+            cur = conn.execute(
+                "INSERT INTO cycles (started_ms, dry, clock_offset_ms, note) VALUES (?, ?, ?, ?)",
+                (now, int(dry), clock_offset_ms, note),
+            )
+            cycle_id = int(cur.lastrowid or 0)
+            text = f"cycle {cycle_id} begins" + (" (dry run)" if dry else "")
+            if clock_offset_ms is not None:
+                text += f", clock offset {clock_offset_ms} ms"
+            self._event(conn, "cycle", text, now=now, cycle_id=cycle_id)
+        return cycle_id
+
+    def end_cycle(self, cycle_id: int, *, error: str = "") -> None:
+        now = self._clock()
+        with self._tx() as conn:
+            conn.execute(
+                "UPDATE cycles SET finished_ms = ?, error = ? WHERE id = ?", (now, error, cycle_id)
+            )
+            text = f"cycle {cycle_id} ends" + (f" with error: {error}" if error else "")
+            self._event(conn, "cycle_end", text, now=now, cycle_id=cycle_id)
+
+    def record_evaluations(
+        self,
+        cycle_id: int | None,
+        *,
+        strategy: str,
+        version: str,
+        rules: Sequence[Evaluated],
+        dry: bool = False,
+    ) -> None:
+        """What a strategy's rules saw and decided this cycle (file ``version``)."""
+        now = self._clock()
+        with self._tx() as conn:
+            for ev in rules:
+                conn.execute(
+                    "INSERT INTO evaluations (cycle_id, ts_ms, dry, strategy, version, rule, fired,"
+                    " reason, inputs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        cycle_id,
+                        now,
+                        int(dry),
+                        strategy,
+                        version,
+                        ev.rule,
+                        int(ev.fired),
+                        ev.reason,
+                        _json(ev.inputs),
+                    ),
+                )
+                if ev.fired:
+                    self._event(
+                        conn,
+                        "fire",
+                        f"{strategy}/{ev.rule} fired",
+                        now=now,
+                        cycle_id=cycle_id,
+                        strategy=strategy,
+                        rule=ev.rule,
+                        detail={"inputs": ev.inputs},
+                    )
+
+    # --- orders ------------------------------------------------------------------------------
+
+    def add_orders(self, cycle_id: int | None, orders: Sequence[NewOrder], *, dry: bool) -> None:
+        """Write intents (and orders settled at once: refused locally, dry run) in one commit.
+
+        Call this *before* the request leaves. A live client order id the journal already holds
+        is a :class:`~botkit.errors.JournalError` (the planner skips known ids).
+        """
+        if not orders:
+            return
+        now = self._clock()
+        with self._tx() as conn:
+            for order in orders:
+                i = order.intent
+                final = order.outcome is not None
+                conn.execute(
+                    "INSERT INTO orders (cycle_id, ts_ms, dry, strategy, rule, slot, leg,"
+                    " cl_ord_id, symbol, side, type, pos_side, mgn_mode, reduce_only, intent_px,"
+                    " intent_sz, px, sz, notes, inputs, request, state, outcome, reasons,"
+                    " outcome_ms) VALUES"
+                    " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        cycle_id,
+                        now,
+                        int(dry),
+                        i.strategy,
+                        i.rule,
+                        i.slot,
+                        i.leg,
+                        i.cl_ord_id,
+                        i.symbol,
+                        i.side.value,
+                        i.type.value,
+                        i.pos_side.value,
+                        i.mgn_mode.value,
+                        int(i.reduce_only),
+                        _dec(i.px),
+                        _dec(i.sz),
+                        _dec(order.px),
+                        _dec(order.sz),
+                        _json(list(order.notes)),
+                        _json(dict(i.inputs)),
+                        None if order.wire is None else _json(order.wire),
+                        OrderState.FINAL.value if final else OrderState.INTENT.value,
+                        order.outcome.value if order.outcome else None,
+                        _json(list(order.reasons)),
+                        now if final else None,
+                    ),
+                )
+                what = f"{i.side.value} {order.sz if order.sz is not None else i.sz} {i.symbol}"
+                what += f" {i.type.value}" + (f" @ {order.px}" if order.px is not None else "")
+                if order.outcome is Outcome.REJECTED_LOCAL:
+                    kind, text = "rejected_local", f"refused {what}: " + "; ".join(order.reasons)
+                elif order.outcome is Outcome.DRY_RUN:
+                    kind, text = "dry_run", f"dry run: would send {what}"
+                else:
+                    kind, text = "intent", f"intent {what}"
+                if order.notes:
+                    text += " (rounded " + "; ".join(order.notes) + ")"
+                self._event(
+                    conn,
+                    kind,
+                    text,
+                    now=now,
+                    cycle_id=cycle_id,
+                    strategy=i.strategy,
+                    rule=i.rule,
+                    cl_ord_id=i.cl_ord_id,
+                )
+
+    def mark_sent(self, cl_ord_ids: Sequence[str], *, note: str = "") -> None:
+        """A request carrying these orders is about to leave (or has left)."""
+        now = self._clock()
+        with self._tx() as conn:
+            for cid in cl_ord_ids:
+                conn.execute(
+                    "UPDATE orders SET state = CASE WHEN outcome IS NULL THEN 'sent' ELSE state"
+                    " END, attempts = attempts + 1, sent_ms = COALESCE(sent_ms, ?)"
+                    " WHERE cl_ord_id = ? AND dry = 0",
+                    (now, cid),
+                )
+            self._event(
+                conn,
+                "sent",
+                f"sent {len(cl_ord_ids)} order(s)" + (f": {note}" if note else ""),
+                now=now,
+                cl_ord_id=cl_ord_ids[0] if len(cl_ord_ids) == 1 else "",
+                detail={"cl_ord_ids": list(cl_ord_ids)},
+            )
+
+    def mark_unknown(self, cl_ord_ids: Sequence[str], error: str) -> None:
+        """The fate of these orders is unknown (the request left, no answer came)."""
+        now = self._clock()
+        with self._tx() as conn:
+            for cid in cl_ord_ids:
+                conn.execute(
+                    "UPDATE orders SET state = 'unknown', error = ? WHERE cl_ord_id = ? AND dry = 0"
+                    " AND outcome IS NULL",
+                    (error, cid),
+                )
+            self._event(
+                conn,
+                "unknown",
+                f"outcome unknown for {len(cl_ord_ids)} order(s): {error}",
+                now=now,
+                detail={"cl_ord_ids": list(cl_ord_ids)},
+            )
+
+    def record_event(
+        self, kind: str, text: str, *, cl_ord_id: str = "", detail: dict[str, Any] | None = None
+    ) -> None:
+        """A free note in the running log (a retry, a lookup, a re-sync)."""
+        now = self._clock()
+        with self._tx() as conn:
+            self._event(conn, kind, text, now=now, cl_ord_id=cl_ord_id, detail=detail)
+
+    def settle(self, outcomes: Sequence[OrderOutcome]) -> None:
+        """Record final outcomes in one commit. Settling an order twice is a JournalError."""
+        if not outcomes:
+            return
+        now = self._clock()
+        with self._tx() as conn:
+            for out in outcomes:
+                cur = conn.execute(
+                    "UPDATE orders SET state = 'final', outcome = ?, ord_id = ?, code = ?, msg = ?,"
+                    " error = ?, resolved = ?, reasons = ?, outcome_ms = ?"
+                    " WHERE cl_ord_id = ? AND dry = 0 AND outcome IS NULL",
+                    (
+                        out.outcome.value,
+                        out.ord_id,
+                        out.code,
+                        out.msg,
+                        out.error,
+                        int(out.resolved),
+                        _json(list(out.reasons)),
+                        now,
+                        out.cl_ord_id,
+                    ),
+                )
+                if cur.rowcount != 1:
+                    raise JournalError(
+                        f"journal {self.path}: order {out.cl_ord_id} is unknown or already"
+                        " settled — an order has exactly one final outcome"
+                    )
+                text = f"{out.outcome.value}"
+                if out.ord_id:
+                    text += f" ordId {out.ord_id}"
+                if out.code is not None:
+                    text += f" code {out.code}"
+                if out.msg:
+                    text += f": {out.msg}"
+                if out.error:
+                    text += f" ({out.error})"
+                if out.resolved:
+                    text += " [resolved by lookup]"
+                self._event(conn, "outcome", text, now=now, cl_ord_id=out.cl_ord_id)
+
+    def record_trips(
+        self, cycle_id: int | None, trips: Sequence[TripLike], *, dry: bool = False
+    ) -> None:
+        if not trips:
+            return
+        now = self._clock()
+        with self._tx() as conn:
+            for t in trips:
+                conn.execute(
+                    "INSERT INTO guard_trips (cycle_id, ts_ms, dry, guard, scope, strategy,"
+                    " cl_ord_id, limit_value, value, message)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        cycle_id,
+                        now,
+                        int(dry),
+                        t.guard,
+                        t.scope,
+                        t.strategy or "",
+                        t.cl_ord_id or "",
+                        _dec(t.limit),
+                        _dec(t.value),
+                        t.message,
+                    ),
+                )
+                self._event(
+                    conn,
+                    "guard",
+                    f"guard {t.guard} tripped: {t.message}",
+                    now=now,
+                    cycle_id=cycle_id,
+                    strategy=t.strategy or "",
+                    cl_ord_id=t.cl_ord_id or "",
+                    detail={"limit": _dec(t.limit), "value": _dec(t.value), "scope": t.scope},
+                )
+
+    # --- reads -------------------------------------------------------------------------------
+
+    def unsettled(self) -> list[OrderRecord]:
+        """Live orders without a final outcome, oldest first."""
+        return self.orders(OrderFilter(outcome="unsettled"))
+
+    def known_ids(self, ids: Collection[str]) -> set[str]:
+        with self._read() as conn:
+            return queries.known_ids(conn, ids)
+
+    def order(self, cl_ord_id: str) -> OrderRecord | None:
+        """The live order with this client order id (else the latest dry-run one)."""
+        rows = self.orders(OrderFilter(cl_ord_id=cl_ord_id))
+        live = [r for r in rows if not r.dry]
+        chosen = live or rows
+        return chosen[-1] if chosen else None
+
+    def orders(self, flt: OrderFilter | None = None) -> list[OrderRecord]:
+        with self._read() as conn:
+            return queries.select_orders(conn, flt or OrderFilter())
+
+    def trips(
+        self, *, cycle_id: int | None = None, since_ms: int | None = None
+    ) -> list[TripRecord]:
+        with self._read() as conn:
+            return queries.select_trips(conn, cycle_id=cycle_id, since_ms=since_ms)
+
+    def events_after(self, after_id: int = 0, *, limit: int = 1000) -> list[EventRecord]:
+        with self._read() as conn:
+            return queries.events_after(conn, after_id, limit=limit)
+
+    def last_event_id(self) -> int:
+        with self._read() as conn:
+            return queries.last_event_id(conn)
+
+    def cycles(
+        self,
+        *,
+        since_ms: int | None = None,
+        until_ms: int | None = None,
+        limit: int | None = None,
+    ) -> list[CycleSummary]:
+        with self._read() as conn:
+            return queries.cycle_summaries(conn, since_ms=since_ms, until_ms=until_ms, limit=limit)
+
+    def activity(self, strategy: str, since_ms: int, *, include_dry: bool = False) -> Activity:
+        """What each rule of ``strategy`` did since ``since_ms`` (for the rule engine)."""
+        with self._read() as conn:
+            return queries.activity(conn, strategy, since_ms, include_dry=include_dry)
+
+    # --- maintenance -------------------------------------------------------------------------
+
+    def prune(self, before_ms: int) -> PruneReport:
+        """Delete records older than ``before_ms``; unsettled orders and their events are kept
+        whatever their age (reconcile still needs them). Frees the space incrementally."""
+        with self._tx() as conn:
+            (kept,) = conn.execute(
+                "SELECT COUNT(*) FROM orders WHERE outcome IS NULL AND dry = 0 AND ts_ms < ?",
+                (before_ms,),
+            ).fetchone()
+            orders = conn.execute(
+                "DELETE FROM orders WHERE ts_ms < ? AND NOT (outcome IS NULL AND dry = 0)",
+                (before_ms,),
+            ).rowcount
+            events = conn.execute(
+                "DELETE FROM events WHERE ts_ms < ? AND (cl_ord_id = '' OR cl_ord_id NOT IN"
+                " (SELECT cl_ord_id FROM orders WHERE outcome IS NULL AND dry = 0))",
+                (before_ms,),
+            ).rowcount
+            evaluations = conn.execute(
+                "DELETE FROM evaluations WHERE ts_ms < ?", (before_ms,)
+            ).rowcount
+            trips = conn.execute("DELETE FROM guard_trips WHERE ts_ms < ?", (before_ms,)).rowcount
+            cycles = conn.execute(
+                "DELETE FROM cycles WHERE started_ms < ? AND id NOT IN"
+                " (SELECT cycle_id FROM orders WHERE cycle_id IS NOT NULL)",
+                (before_ms,),
+            ).rowcount
+        with self._lock:
+            try:
+                self._conn.execute("PRAGMA incremental_vacuum")
+                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except sqlite3.Error as exc:
+                raise JournalError(f"journal {self.path}: vacuum failed ({exc})") from exc
+        return PruneReport(orders, events, evaluations, trips, cycles, kept)

@@ -1,0 +1,262 @@
+"""Reads of the journal: orders by filter, the event log, cycle summaries, activity, unsettled.
+
+Functions over an open ``sqlite3.Connection``; :class:`botkit.journal.db.Journal` calls them under
+its lock. Rows become the values of :mod:`botkit.journal.records`.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import defaultdict
+from collections.abc import Collection
+from typing import Any
+
+from botkit.intents import Activity, RuleActivity
+from botkit.journal.records import (
+    CycleSummary,
+    EventRecord,
+    OrderFilter,
+    OrderRecord,
+    OrderState,
+    Outcome,
+    TripRecord,
+)
+
+__all__ = [
+    "activity",
+    "cycle_summaries",
+    "events_after",
+    "known_ids",
+    "select_orders",
+    "select_trips",
+]
+
+_ORDER_COLUMNS = (
+    "id, cycle_id, ts_ms, dry, strategy, rule, slot, leg, cl_ord_id, symbol, side, type,"
+    " pos_side, mgn_mode, reduce_only, intent_px, intent_sz, px, sz, notes, inputs, request,"
+    " state, outcome, ord_id, code, msg, reasons, error, resolved, attempts, sent_ms, outcome_ms"
+)
+
+
+def _order(row: tuple[Any, ...]) -> OrderRecord:
+    (
+        id_, cycle_id, ts_ms, dry, strategy, rule, slot, leg, cl_ord_id, symbol, side, type_,
+        pos_side, mgn_mode, reduce_only, intent_px, intent_sz, px, sz, notes, inputs, request,
+        state, outcome, ord_id, code, msg, reasons, error, resolved, attempts, sent_ms, outcome_ms,
+    ) = row  # fmt: skip
+    return OrderRecord(
+        id=id_,
+        cycle_id=cycle_id,
+        ts_ms=ts_ms,
+        dry=bool(dry),
+        strategy=strategy,
+        rule=rule,
+        slot=slot,
+        leg=leg,
+        cl_ord_id=cl_ord_id,
+        symbol=symbol,
+        side=side,
+        type=type_,
+        pos_side=pos_side,
+        mgn_mode=mgn_mode,
+        reduce_only=bool(reduce_only),
+        intent_px=intent_px,
+        intent_sz=intent_sz,
+        px=px,
+        sz=sz,
+        notes=tuple(json.loads(notes)),
+        inputs=dict(json.loads(inputs)),
+        request=json.loads(request) if request else None,
+        state=OrderState(state),
+        outcome=Outcome(outcome) if outcome else None,
+        ord_id=ord_id,
+        code=code,
+        msg=msg,
+        reasons=tuple(json.loads(reasons)),
+        error=error,
+        resolved=bool(resolved),
+        attempts=attempts,
+        sent_ms=sent_ms,
+        outcome_ms=outcome_ms,
+    )
+
+
+def select_orders(conn: sqlite3.Connection, flt: OrderFilter) -> list[OrderRecord]:
+    """Orders matching ``flt``, oldest first (the newest ``limit`` when a limit is given)."""
+    where: list[str] = []
+    args: list[Any] = []
+    for column, value in (
+        ("strategy", flt.strategy),
+        ("rule", flt.rule),
+        ("symbol", flt.symbol),
+        ("cycle_id", flt.cycle_id),
+        ("cl_ord_id", flt.cl_ord_id),
+    ):
+        if value is not None:
+            where.append(f"{column} = ?")
+            args.append(value)
+    if flt.outcome == "unsettled":
+        where.append("outcome IS NULL AND dry = 0")
+    elif flt.outcome is not None:
+        where.append("outcome = ?")
+        args.append(flt.outcome)
+    if flt.since_ms is not None:
+        where.append("ts_ms >= ?")
+        args.append(flt.since_ms)
+    if flt.until_ms is not None:
+        where.append("ts_ms < ?")
+        args.append(flt.until_ms)
+    if not flt.include_dry:
+        where.append("dry = 0")
+    sql = f"SELECT {_ORDER_COLUMNS} FROM orders"  # noqa: S608 - columns are constants
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    if flt.limit is not None:
+        sql = f"SELECT * FROM ({sql} ORDER BY id DESC LIMIT ?) ORDER BY id"  # noqa: S608
+        args.append(flt.limit)
+    else:
+        sql += " ORDER BY id"
+    return [_order(row) for row in conn.execute(sql, args)]
+
+
+def known_ids(conn: sqlite3.Connection, ids: Collection[str]) -> set[str]:
+    """Which of ``ids`` the journal already holds as live (not dry-run) orders."""
+    found: set[str] = set()
+    items = list(ids)
+    for start in range(0, len(items), 500):
+        chunk = items[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        sql = f"SELECT cl_ord_id FROM orders WHERE dry = 0 AND cl_ord_id IN ({marks})"  # noqa: S608
+        found.update(row[0] for row in conn.execute(sql, chunk))
+    return found
+
+
+def events_after(
+    conn: sqlite3.Connection, after_id: int, *, limit: int = 1000
+) -> list[EventRecord]:
+    rows = conn.execute(
+        "SELECT id, ts_ms, cycle_id, kind, strategy, rule, cl_ord_id, text, detail FROM events"
+        " WHERE id > ? ORDER BY id LIMIT ?",
+        (after_id, limit),
+    )
+    return [
+        EventRecord(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], json.loads(r[8])) for r in rows
+    ]
+
+
+def last_event_id(conn: sqlite3.Connection) -> int:
+    row = conn.execute("SELECT COALESCE(MAX(id), 0) FROM events").fetchone()
+    return int(row[0])
+
+
+def select_trips(
+    conn: sqlite3.Connection, *, cycle_id: int | None = None, since_ms: int | None = None
+) -> list[TripRecord]:
+    sql = (
+        "SELECT id, cycle_id, ts_ms, dry, guard, scope, strategy, cl_ord_id, limit_value, value,"
+        " message FROM guard_trips WHERE 1 = 1"
+    )
+    args: list[Any] = []
+    if cycle_id is not None:
+        sql += " AND cycle_id = ?"
+        args.append(cycle_id)
+    if since_ms is not None:
+        sql += " AND ts_ms >= ?"
+        args.append(since_ms)
+    rows = conn.execute(sql + " ORDER BY id", args)
+    return [
+        TripRecord(r[0], r[1], r[2], bool(r[3]), r[4], r[5], r[6], r[7], r[8], r[9], r[10])
+        for r in rows
+    ]
+
+
+def cycle_summaries(
+    conn: sqlite3.Connection,
+    *,
+    since_ms: int | None = None,
+    until_ms: int | None = None,
+    limit: int | None = None,
+) -> list[CycleSummary]:
+    """Per-cycle counts, oldest first (the newest ``limit`` cycles when a limit is given)."""
+    where, args = ["1 = 1"], []
+    if since_ms is not None:
+        where.append("started_ms >= ?")
+        args.append(since_ms)
+    if until_ms is not None:
+        where.append("started_ms < ?")
+        args.append(until_ms)
+    sql = (
+        "SELECT id, started_ms, finished_ms, dry, clock_offset_ms, error FROM cycles WHERE "  # noqa: S608
+        + " AND ".join(where)
+        + " ORDER BY id DESC"
+    )
+    if limit is not None:
+        sql += " LIMIT ?"
+        args.append(limit)
+    cycles = list(conn.execute(sql, args))[::-1]
+    out: list[CycleSummary] = []
+    for cid, started, finished, dry, offset, error in cycles:
+        evals, fired = conn.execute(
+            "SELECT COUNT(*), COALESCE(SUM(fired), 0) FROM evaluations WHERE cycle_id = ?", (cid,)
+        ).fetchone()
+        by_outcome: dict[str, int] = {}
+        total = 0
+        for outcome, count in conn.execute(
+            "SELECT COALESCE(outcome, 'unsettled'), COUNT(*) FROM orders WHERE cycle_id = ?"
+            " GROUP BY 1",
+            (cid,),
+        ):
+            by_outcome[outcome] = count
+            total += count
+        (trips,) = conn.execute(
+            "SELECT COUNT(*) FROM guard_trips WHERE cycle_id = ?", (cid,)
+        ).fetchone()
+        out.append(
+            CycleSummary(
+                cid,
+                started,
+                finished,
+                bool(dry),
+                offset,
+                evals,
+                fired,
+                total,
+                by_outcome,
+                trips,
+                error,
+            )
+        )
+    return out
+
+
+def activity(
+    conn: sqlite3.Connection, strategy: str, since_ms: int, *, include_dry: bool = False
+) -> Activity:
+    """Fires and orders per rule of ``strategy`` since ``since_ms``, oldest first.
+
+    Orders count when the exchange accepted them or their fate is still open (not refused
+    locally, not rejected, not failed).
+    """
+    dry = "" if include_dry else " AND dry = 0"
+    fires: dict[str, list[int]] = defaultdict(list)
+    orders: dict[str, list[tuple[int, str]]] = defaultdict(list)
+    for rule, ts in conn.execute(
+        "SELECT rule, ts_ms FROM evaluations WHERE strategy = ? AND fired = 1 AND ts_ms >= ?"  # noqa: S608
+        + dry
+        + " ORDER BY ts_ms, id",
+        (strategy, since_ms),
+    ):
+        fires[rule].append(ts)
+    for rule, ts, cid in conn.execute(
+        "SELECT rule, ts_ms, cl_ord_id FROM orders WHERE strategy = ? AND ts_ms >= ?"  # noqa: S608
+        " AND (outcome IS NULL OR outcome IN ('accepted', 'dry_run'))"
+        + dry
+        + " ORDER BY ts_ms, id",
+        (strategy, since_ms),
+    ):
+        orders[rule].append((ts, cid))
+    return {
+        rule: RuleActivity(tuple(fires.get(rule, ())), tuple(orders.get(rule, ())))
+        for rule in sorted(set(fires) | set(orders))
+    }

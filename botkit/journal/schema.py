@@ -1,0 +1,127 @@
+"""The journal's schema as versioned migrations (``PRAGMA user_version`` holds the version).
+
+Each migration is a list of statements applied in one transaction together with the version
+bump, so a journal is always at exactly one version. Append new migrations; never edit an old one.
+"""
+
+from __future__ import annotations
+
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION"]
+
+_V1 = [
+    """
+    CREATE TABLE cycles (
+        id INTEGER PRIMARY KEY,
+        started_ms INTEGER NOT NULL,
+        finished_ms INTEGER,
+        dry INTEGER NOT NULL DEFAULT 0,
+        clock_offset_ms INTEGER,
+        note TEXT NOT NULL DEFAULT '',
+        error TEXT NOT NULL DEFAULT ''
+    )
+    """,
+    """
+    CREATE TABLE evaluations (
+        id INTEGER PRIMARY KEY,
+        cycle_id INTEGER,
+        ts_ms INTEGER NOT NULL,
+        dry INTEGER NOT NULL DEFAULT 0,
+        strategy TEXT NOT NULL,
+        version TEXT NOT NULL DEFAULT '',
+        rule TEXT NOT NULL,
+        fired INTEGER NOT NULL,
+        reason TEXT NOT NULL DEFAULT '',
+        inputs TEXT NOT NULL DEFAULT '{}'
+    )
+    """,
+    "CREATE INDEX evaluations_by_rule ON evaluations(strategy, rule, ts_ms)",
+    "CREATE INDEX evaluations_by_cycle ON evaluations(cycle_id)",
+    """
+    CREATE TABLE orders (
+        id INTEGER PRIMARY KEY,
+        cycle_id INTEGER,
+        ts_ms INTEGER NOT NULL,
+        dry INTEGER NOT NULL DEFAULT 0,
+        strategy TEXT NOT NULL,
+        rule TEXT NOT NULL,
+        slot INTEGER NOT NULL,
+        leg INTEGER NOT NULL,
+        cl_ord_id TEXT NOT NULL,
+        symbol TEXT NOT NULL,
+        side TEXT NOT NULL,
+        type TEXT NOT NULL,
+        pos_side TEXT NOT NULL,
+        mgn_mode TEXT NOT NULL,
+        reduce_only INTEGER NOT NULL,
+        intent_px TEXT,
+        intent_sz TEXT NOT NULL,
+        px TEXT,
+        sz TEXT,
+        notes TEXT NOT NULL DEFAULT '[]',
+        inputs TEXT NOT NULL DEFAULT '{}',
+        request TEXT,
+        state TEXT NOT NULL,
+        outcome TEXT,
+        ord_id TEXT NOT NULL DEFAULT '',
+        code INTEGER,
+        msg TEXT NOT NULL DEFAULT '',
+        reasons TEXT NOT NULL DEFAULT '[]',
+        error TEXT NOT NULL DEFAULT '',
+        resolved INTEGER NOT NULL DEFAULT 0,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        sent_ms INTEGER,
+        outcome_ms INTEGER
+    )
+    """,
+    # one live order per client order id; dry-run plans may repeat an id
+    "CREATE UNIQUE INDEX orders_cl_ord_id_live ON orders(cl_ord_id) WHERE dry = 0",
+    "CREATE INDEX orders_by_id ON orders(cl_ord_id)",
+    "CREATE INDEX orders_unsettled ON orders(id) WHERE outcome IS NULL",
+    "CREATE INDEX orders_by_rule ON orders(strategy, rule, ts_ms)",
+    "CREATE INDEX orders_by_cycle ON orders(cycle_id)",
+    "CREATE INDEX orders_by_time ON orders(ts_ms)",
+    # exactly one final outcome per order: once set, it never changes
+    """
+    CREATE TRIGGER orders_one_final_outcome BEFORE UPDATE OF outcome ON orders
+    WHEN OLD.outcome IS NOT NULL
+    BEGIN
+        SELECT RAISE(ABORT, 'order already has a final outcome');
+    END
+    """,
+    """
+    CREATE TABLE guard_trips (
+        id INTEGER PRIMARY KEY,
+        cycle_id INTEGER,
+        ts_ms INTEGER NOT NULL,
+        dry INTEGER NOT NULL DEFAULT 0,
+        guard TEXT NOT NULL,
+        scope TEXT NOT NULL,
+        strategy TEXT NOT NULL DEFAULT '',
+        cl_ord_id TEXT NOT NULL DEFAULT '',
+        limit_value TEXT,
+        value TEXT,
+        message TEXT NOT NULL
+    )
+    """,
+    "CREATE INDEX guard_trips_by_cycle ON guard_trips(cycle_id)",
+    """
+    CREATE TABLE events (
+        id INTEGER PRIMARY KEY,
+        ts_ms INTEGER NOT NULL,
+        cycle_id INTEGER,
+        kind TEXT NOT NULL,
+        strategy TEXT NOT NULL DEFAULT '',
+        rule TEXT NOT NULL DEFAULT '',
+        cl_ord_id TEXT NOT NULL DEFAULT '',
+        text TEXT NOT NULL,
+        detail TEXT NOT NULL DEFAULT '{}'
+    )
+    """,
+    "CREATE INDEX events_by_time ON events(ts_ms)",
+    "CREATE INDEX events_by_order ON events(cl_ord_id)",
+]
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (tuple(_V1),)
+"""``MIGRATIONS[i]`` takes a journal from version ``i`` to ``i + 1``."""
+
+SCHEMA_VERSION = len(MIGRATIONS)

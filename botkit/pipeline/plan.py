@@ -1,0 +1,211 @@
+"""The plan of a cycle: intents + snapshot → what will be sent, what is refused and why. Pure.
+
+:func:`build_plan` sorts the intents in the sending order, validates and rounds each against its
+instrument and price band, applies the risk guards (and the kill switch) to the orders that
+passed, and groups the accepted ones into batches of at most 10. The result is a value the
+executor journals and sends, and the dry-run prints with :meth:`Plan.render`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from botkit.exchange.models import OrderRequest
+from botkit.intents import OrderIntent
+from botkit.pipeline.batching import MAX_BATCH, make_batches, order_key
+from botkit.pipeline.risk import GuardTrip, RiskBook, RiskLimits, StrategyPolicy, notional
+from botkit.pipeline.validate import Reason, RoundingNote, validate_intent
+from botkit.snapshot import Snapshot
+
+__all__ = ["Plan", "PlannedOrder", "Refusal", "build_plan"]
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedOrder:
+    """An order that passed validation and the guards, with how it was rounded."""
+
+    intent: OrderIntent
+    request: OrderRequest
+    notes: tuple[RoundingNote, ...] = ()
+    notional: Decimal | None = None
+
+    @property
+    def cl_ord_id(self) -> str:
+        return self.intent.cl_ord_id
+
+    def wire(self) -> dict[str, Any]:
+        """The order exactly as it goes into the request body."""
+        return self.request.to_wire()
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """An order refused locally, with every reason (validation and guards)."""
+
+    intent: OrderIntent
+    reasons: tuple[Reason, ...]
+    notes: tuple[RoundingNote, ...] = ()
+    px: Decimal | None = None
+    sz: Decimal | None = None
+
+    @property
+    def cl_ord_id(self) -> str:
+        return self.intent.cl_ord_id
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What one cycle will do. ``skipped`` holds client order ids already sent in an earlier
+    cycle (the same decision again): they are neither sent nor journaled twice."""
+
+    now_ms: int
+    accepted: tuple[PlannedOrder, ...] = ()
+    refused: tuple[Refusal, ...] = ()
+    trips: tuple[GuardTrip, ...] = ()
+    batches: tuple[tuple[PlannedOrder, ...], ...] = ()
+    skipped: tuple[str, ...] = field(default=())
+    kill_switch: str | None = None
+
+    @property
+    def empty(self) -> bool:
+        return not (self.accepted or self.refused or self.trips)
+
+    def render(self) -> str:
+        """A human-readable account of the plan (dry-run and ``botkit plan`` print it)."""
+        lines: list[str] = []
+        if self.kill_switch:
+            lines.append(f"KILL SWITCH: {self.kill_switch}")
+        lines.append(
+            f"{len(self.accepted)} to send in {len(self.batches)} batch(es),"
+            f" {len(self.refused)} refused, {len(self.skipped)} already sent"
+        )
+        for number, batch in enumerate(self.batches, 1):
+            lines.append(f"batch {number} ({len(batch)} orders):")
+            for order in batch:
+                i = order.intent
+                px = f" @ {order.request.px}" if order.request.px is not None else ""
+                lines.append(
+                    f"  {i.cl_ord_id} {i.strategy}/{i.rule} {i.side.value} {order.request.sz}"
+                    f" {i.symbol} {i.type.value}{px}" + (" reduce-only" if i.reduce_only else "")
+                )
+                lines.extend(f"      rounded {note}" for note in order.notes)
+        for refusal in self.refused:
+            i = refusal.intent
+            lines.append(
+                f"refused {i.cl_ord_id} {i.strategy}/{i.rule} {i.side.value} {i.sz} {i.symbol}"
+                f" {i.type.value}" + (f" @ {i.px}" if i.px is not None else "")
+            )
+            lines.extend(f"      {reason}" for reason in refusal.reasons)
+        for trip in self.trips:
+            if trip.guard == "kill_switch":
+                lines.append(f"guard {trip}")
+        return "\n".join(lines)
+
+
+def build_plan(
+    intents: Iterable[OrderIntent],
+    snapshot: Snapshot,
+    *,
+    policies: Mapping[str, StrategyPolicy] | None = None,
+    limits: RiskLimits | None = None,
+    kill_switch: str | None = None,
+    already_sent: Collection[str] = (),
+    batch_size: int = MAX_BATCH,
+) -> Plan:
+    """Validate, guard and batch ``intents`` against ``snapshot``.
+
+    ``policies``: per strategy (off-tick handling, own limits); ``limits``: the global guards;
+    ``kill_switch``: why new orders are stopped (see :mod:`botkit.pipeline.killswitch`), or
+    ``None``; ``already_sent``: client order ids the journal already holds.
+    """
+    policies = policies or {}
+    book = RiskBook(
+        global_limits=limits or RiskLimits(),
+        policies=policies,
+        positions=snapshot.positions,
+        open_orders=snapshot.open_orders,
+    )
+    accepted: list[PlannedOrder] = []
+    refused: list[Refusal] = []
+    trips: list[GuardTrip] = []
+    skipped: list[str] = []
+    seen: set[str] = set()
+    stopped = 0
+    for intent in sorted(intents, key=order_key):
+        if intent.cl_ord_id in already_sent:
+            skipped.append(intent.cl_ord_id)
+            continue
+        if intent.cl_ord_id in seen:
+            dup = Reason(
+                "duplicate_cl_ord_id",
+                f"client order id {intent.cl_ord_id} appears twice in this cycle — the rule's"
+                " legs must have distinct ids",
+            )
+            refused.append(Refusal(intent, (dup,), (), intent.px, intent.sz))
+            continue
+        seen.add(intent.cl_ord_id)
+        policy = policies.get(intent.strategy, StrategyPolicy())
+        instrument = snapshot.instruments.get(intent.symbol)
+        ticker = snapshot.tickers.get(intent.symbol)
+        mark = ticker.mPx if ticker is not None else None
+        checked = validate_intent(
+            intent,
+            instrument,
+            mark=mark,
+            limit_price=snapshot.limit_prices.get(intent.symbol),
+            position_mode=snapshot.position_mode,
+            off_tick=policy.off_tick,
+        )
+        if not checked.ok or checked.request is None or instrument is None:
+            refused.append(Refusal(intent, checked.reasons, checked.notes, checked.px, checked.sz))
+            continue
+        if kill_switch is not None:
+            stopped += 1
+            reason = Reason("kill_switch", kill_switch)
+            refused.append(Refusal(intent, (reason,), checked.notes, checked.px, checked.sz))
+            continue
+        order_trips = book.admit(
+            strategy=intent.strategy,
+            cl_ord_id=intent.cl_ord_id,
+            symbol=intent.symbol,
+            side=intent.side,
+            pos_side=intent.pos_side,
+            order_type=intent.type,
+            reduce_only=intent.reduce_only,
+            sz=checked.sz,
+            px=checked.px,
+            mark=mark,
+            ct_val=instrument.ctVal,
+        )
+        if order_trips:
+            trips.extend(order_trips)
+            reasons = tuple(Reason(f"guard_{t.guard}", t.message) for t in order_trips)
+            refused.append(Refusal(intent, reasons, checked.notes, checked.px, checked.sz))
+            continue
+        price = mark if intent.type.value == "MARKET" else checked.px
+        value = None if price is None else notional(checked.sz, instrument.ctVal, price)
+        accepted.append(PlannedOrder(intent, checked.request, checked.notes, value))
+    if stopped:
+        trips.append(
+            GuardTrip(
+                "kill_switch",
+                "global",
+                None,
+                None,
+                None,
+                Decimal(stopped),
+                f"{stopped} order(s) stopped: {kill_switch}",
+            )
+        )
+    return Plan(
+        now_ms=snapshot.now_ms,
+        accepted=tuple(accepted),
+        refused=tuple(refused),
+        trips=tuple(trips),
+        batches=make_batches(accepted, batch_size),
+        skipped=tuple(skipped),
+        kill_switch=kill_switch,
+    )

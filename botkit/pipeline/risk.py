@@ -1,0 +1,263 @@
+"""Risk guards: pure limits on what one cycle may send, and the book that applies them.
+
+Operators set limits globally (settings) and per strategy (the strategy file's ``risk:``). Per
+order the stricter of the two applies; per cycle each strategy has its own budget and the global
+limits cap the whole cycle across strategies. A guard that trips refuses the order with a
+:class:`GuardTrip` carrying the figures (limit and value), which the journal keeps.
+
+``max_position`` bounds the worst case in the order's direction: |position + resting orders on
+the same side + orders accepted earlier this cycle + this order|, per symbol and position leg,
+sizes in contracts. Reduce-only orders only shrink a position and pass it.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from botkit.exchange.models import OpenOrder, OrderSide, OrderType, Position, PosSide
+from botkit.pipeline.validate import OffTick
+
+__all__ = [
+    "GuardSettings",
+    "GuardTrip",
+    "RiskBook",
+    "RiskLimits",
+    "StrategyPolicy",
+    "notional",
+]
+
+_ZERO = Decimal(0)
+
+
+def _min(a: Decimal | None, b: Decimal | None) -> Decimal | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return min(a, b)
+
+
+@dataclass(frozen=True, slots=True)
+class RiskLimits:
+    """Limits; ``None`` means "no limit". Notional is in the quote currency, positions in
+    contracts."""
+
+    max_orders_per_cycle: int | None = None
+    max_notional_per_order: Decimal | None = None
+    max_notional_per_cycle: Decimal | None = None
+    max_position: Decimal | None = None
+
+    def stricter(self, other: RiskLimits) -> RiskLimits:
+        """Each limit the smaller of the two (a ``None`` never loosens the other)."""
+        orders = self.max_orders_per_cycle
+        if other.max_orders_per_cycle is not None:
+            orders = (
+                other.max_orders_per_cycle
+                if orders is None
+                else min(orders, other.max_orders_per_cycle)
+            )
+        return RiskLimits(
+            max_orders_per_cycle=orders,
+            max_notional_per_order=_min(self.max_notional_per_order, other.max_notional_per_order),
+            max_notional_per_cycle=_min(self.max_notional_per_cycle, other.max_notional_per_cycle),
+            max_position=_min(self.max_position, other.max_position),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class StrategyPolicy:
+    """What a strategy file says about execution: off-tick prices and its own risk limits."""
+
+    off_tick: OffTick = OffTick.ROUND
+    limits: RiskLimits = field(default_factory=RiskLimits)
+
+
+@dataclass(frozen=True, slots=True)
+class GuardSettings:
+    """The operator's global guards. The runner fills it from the settings.
+
+    ``kill_switch`` stops every new order; so does the presence of ``kill_switch_file``
+    (checked each cycle by :func:`botkit.pipeline.killswitch.kill_switch_reason`). Reads and
+    journaling go on while it is engaged.
+    """
+
+    limits: RiskLimits = field(default_factory=RiskLimits)
+    kill_switch: bool = False
+    kill_switch_file: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GuardTrip:
+    """A guard refused an order (or, for the kill switch, every order of the cycle)."""
+
+    guard: str
+    scope: str
+    """``global`` or ``strategy``: whose limit tripped."""
+    strategy: str | None
+    cl_ord_id: str | None
+    limit: Decimal | None
+    value: Decimal | None
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.guard}: {self.message}"
+
+
+def notional(sz: Decimal, ct_val: Decimal, price: Decimal) -> Decimal:
+    """The quote value of ``sz`` contracts: size × contract value × price."""
+    return sz * ct_val * price
+
+
+def _signed_position(pos: Position) -> Decimal:
+    qty = pos.qty or _ZERO
+    if pos.posSide is PosSide.LONG:
+        return abs(qty)
+    if pos.posSide is PosSide.SHORT:
+        return -abs(qty)
+    if qty < _ZERO:
+        return qty
+    return -qty if pos.side is OrderSide.SELL else qty
+
+
+def _delta(side: OrderSide, sz: Decimal) -> Decimal:
+    return sz if side is OrderSide.BUY else -sz
+
+
+class RiskBook:
+    """Applies the guards to a cycle's orders one by one, in the plan's order.
+
+    Pure and in memory: built from the snapshot's positions and open orders; ``admit`` records
+    what an admitted order consumes (counts, notional, exposure) so later orders see it.
+    """
+
+    def __init__(
+        self,
+        *,
+        global_limits: RiskLimits,
+        policies: Mapping[str, StrategyPolicy],
+        positions: Iterable[Position] = (),
+        open_orders: Iterable[OpenOrder] = (),
+    ) -> None:
+        self._global = global_limits
+        self._policies = policies
+        self._position: dict[tuple[str, PosSide], Decimal] = defaultdict(Decimal)
+        for pos in positions:
+            self._position[(pos.symbol, pos.posSide)] += _signed_position(pos)
+        # worst-case exposure added by resting orders, per (symbol, leg, side)
+        self._resting: dict[tuple[str, PosSide, OrderSide], Decimal] = defaultdict(Decimal)
+        for order in open_orders:
+            if order.reduceOnly:
+                continue
+            left = (order.sz or _ZERO) - (order.execQty or _ZERO)
+            if left > _ZERO:
+                key = (order.symbol, order.posSide or PosSide.BOTH, order.side)
+                self._resting[key] += left
+        self._count: dict[str | None, int] = defaultdict(int)
+        self._notional: dict[str | None, Decimal] = defaultdict(Decimal)
+
+    def limits_for(self, strategy: str) -> RiskLimits:
+        policy = self._policies.get(strategy)
+        return self._global if policy is None else policy.limits.stricter(self._global)
+
+    def admit(
+        self,
+        *,
+        strategy: str,
+        cl_ord_id: str,
+        symbol: str,
+        side: OrderSide,
+        pos_side: PosSide,
+        order_type: OrderType,
+        reduce_only: bool,
+        sz: Decimal,
+        px: Decimal | None,
+        mark: Decimal | None,
+        ct_val: Decimal,
+    ) -> tuple[GuardTrip, ...]:
+        """The trips this order causes; an empty tuple means admitted (and recorded)."""
+        own = self._policies.get(strategy, StrategyPolicy()).limits
+        per_order = own.stricter(self._global)
+        trips: list[GuardTrip] = []
+
+        def trip(
+            guard: str, scope: str, limit: Decimal | None, value: Decimal | None, msg: str
+        ) -> None:
+            trips.append(GuardTrip(guard, scope, strategy, cl_ord_id, limit, value, msg))
+
+        for scope, key, limits in (("strategy", strategy, own), ("global", None, self._global)):
+            cap = limits.max_orders_per_cycle
+            if cap is not None and self._count[key] + 1 > cap:
+                trip(
+                    "max_orders_per_cycle",
+                    scope,
+                    Decimal(cap),
+                    Decimal(self._count[key] + 1),
+                    f"order {self._count[key] + 1} of the cycle exceeds the {scope}"
+                    f" max_orders_per_cycle {cap}",
+                )
+        price = mark if order_type is OrderType.MARKET else px
+        value = None if price is None else notional(sz, ct_val, price)
+        wants_notional = (
+            per_order.max_notional_per_order is not None
+            or own.max_notional_per_cycle is not None
+            or self._global.max_notional_per_cycle is not None
+        )
+        if wants_notional and value is None:
+            trip(
+                "notional_unknown",
+                "global",
+                None,
+                None,
+                f"no mark price for {symbol} to value this {order_type.value} order against the"
+                " notional limits — refused until a mark is known",
+            )
+        if value is not None:
+            cap_d = per_order.max_notional_per_order
+            if cap_d is not None and value > cap_d:
+                trip(
+                    "max_notional_per_order",
+                    "strategy" if own.max_notional_per_order == cap_d else "global",
+                    cap_d,
+                    value,
+                    f"notional {value} (sz {sz} × ctVal {ct_val} × price {price}) exceeds"
+                    f" max_notional_per_order {cap_d}",
+                )
+            for scope, key, limits in (("strategy", strategy, own), ("global", None, self._global)):
+                cap_d = limits.max_notional_per_cycle
+                if cap_d is not None and self._notional[key] + value > cap_d:
+                    total = self._notional[key] + value
+                    trip(
+                        "max_notional_per_cycle",
+                        scope,
+                        cap_d,
+                        total,
+                        f"cycle notional would reach {total} (this order {value}), above the"
+                        f" {scope} max_notional_per_cycle {cap_d}",
+                    )
+        pos_key = (symbol, pos_side)
+        delta = _delta(side, sz)
+        if per_order.max_position is not None and not reduce_only:
+            resting = self._resting[(symbol, pos_side, side)]
+            worst = abs(self._position[pos_key] + _delta(side, resting) + delta)
+            if worst > per_order.max_position:
+                trip(
+                    "max_position",
+                    "strategy" if own.max_position == per_order.max_position else "global",
+                    per_order.max_position,
+                    worst,
+                    f"{symbol} {pos_side.value} position could reach {worst} contracts"
+                    f" (now {self._position[pos_key]}, resting {side.value} {resting}, this"
+                    f" order {sz}), above max_position {per_order.max_position}",
+                )
+        if trips:
+            return tuple(trips)
+        for key in (strategy, None):
+            self._count[key] += 1
+            if value is not None:
+                self._notional[key] += value
+        if not reduce_only:
+            self._resting[(symbol, pos_side, side)] += sz
+        return ()

@@ -1,0 +1,353 @@
+"""Pre-validation and rounding of one order intent against its instrument: pure Decimal code.
+
+Every check is a small function that returns a :class:`Reason` (or ``None``); nothing here raises
+or logs. :func:`validate_intent` runs them all and returns a :class:`Checked`: the
+:class:`~botkit.exchange.models.OrderRequest` to send with the rounding notes, or every reason the
+order cannot be sent. Rounding never widens risk: a BUY price rounds down to the tick, a SELL
+price up, a size down to the lot; a size that rounds to zero is refused, not sent as zero.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
+from enum import StrEnum
+
+from pydantic import ValidationError
+
+from botkit.exchange.models import (
+    Instrument,
+    InstrumentStatus,
+    LimitPrice,
+    OrderRequest,
+    OrderSide,
+    OrderType,
+    PositionMode,
+    PosSide,
+)
+from botkit.intents import OrderIntent
+
+__all__ = [
+    "Checked",
+    "OffTick",
+    "Reason",
+    "RoundingNote",
+    "floor_to_lot",
+    "price_band",
+    "round_price_passive",
+    "validate_intent",
+]
+
+_ZERO = Decimal(0)
+_CL_ORD_ID_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
+class OffTick(StrEnum):
+    """What to do with a price that is not a multiple of the tick (a per-strategy setting)."""
+
+    ROUND = "round"
+    REFUSE = "refuse"
+
+
+@dataclass(frozen=True, slots=True)
+class Reason:
+    """Why an order cannot be sent: a stable ``code`` and a one-line ``message`` with the fix."""
+
+    code: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message}"
+
+
+@dataclass(frozen=True, slots=True)
+class RoundingNote:
+    """A value the pipeline changed before sending: ``field`` went from ``before`` to ``after``."""
+
+    field: str
+    before: Decimal
+    after: Decimal
+    step: Decimal
+
+    def __str__(self) -> str:
+        return f"{self.field} {self.before} -> {self.after} (step {self.step})"
+
+
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """The result of validating one intent: a request to send, or the reasons it is refused."""
+
+    intent: OrderIntent
+    request: OrderRequest | None
+    px: Decimal | None
+    sz: Decimal
+    notes: tuple[RoundingNote, ...] = ()
+    reasons: tuple[Reason, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.reasons and self.request is not None
+
+
+# --- rounding ------------------------------------------------------------------------------
+
+
+def round_price_passive(px: Decimal, tick: Decimal, side: OrderSide) -> Decimal:
+    """``px`` on the tick grid, in the passive direction: BUY rounds down, SELL rounds up."""
+    mode = ROUND_FLOOR if side is OrderSide.BUY else ROUND_CEILING
+    return (px / tick).to_integral_value(rounding=mode) * tick
+
+
+def floor_to_lot(sz: Decimal, lot: Decimal) -> Decimal:
+    """``sz`` rounded down to a multiple of ``lot`` (never up: that would widen the order)."""
+    return (sz / lot).to_integral_value(rounding=ROUND_FLOOR) * lot
+
+
+def _is_multiple(value: Decimal, step: Decimal) -> bool:
+    return value % step == _ZERO
+
+
+def _limit(value: Decimal | None) -> Decimal | None:
+    """A maximum of ``None`` or 0 means "no check" (spec 8: the value 0 means no check)."""
+    return value if value is not None and value > _ZERO else None
+
+
+def price_band(
+    instrument: Instrument, *, mark: Decimal | None, limit_price: LimitPrice | None
+) -> tuple[Decimal | None, Decimal | None]:
+    """The lowest and highest price an order may carry now (``None``: no bound known).
+
+    From ``ordPxRange`` around the mark (``mark × (1 ∓ range)``), narrowed by
+    ``/v3/market/limitPrice`` when known: a BUY may not exceed ``buyLmt``, a SELL may not go
+    below ``sellLmt``; the band is the intersection of what is known.
+    """
+    low: Decimal | None = None
+    high: Decimal | None = None
+    rng = instrument.ordPxRange
+    if mark is not None and mark > _ZERO and rng is not None and rng > _ZERO:
+        low, high = mark * (1 - rng), mark * (1 + rng)
+    if limit_price is not None:
+        if limit_price.buyLmt is not None and limit_price.buyLmt > _ZERO:
+            high = limit_price.buyLmt if high is None else min(high, limit_price.buyLmt)
+        if limit_price.sellLmt is not None and limit_price.sellLmt > _ZERO:
+            low = limit_price.sellLmt if low is None else max(low, limit_price.sellLmt)
+    return low, high
+
+
+# --- the checks ----------------------------------------------------------------------------
+
+
+def check_status(intent: OrderIntent, instrument: Instrument) -> Reason | None:
+    status = instrument.status
+    if status is InstrumentStatus.OPEN:
+        return None
+    if status is InstrumentStatus.CANCEL_CLOSE_ONLY and intent.reduce_only:
+        return None
+    if status is InstrumentStatus.CANCEL_CLOSE_ONLY:
+        return Reason(
+            "instrument_close_only",
+            f"{intent.symbol} is {status.value}: only reduce-only orders may be placed"
+            " — set reduce_only: true or wait until it is OPEN",
+        )
+    return Reason(
+        "instrument_not_open",
+        f"{intent.symbol} is {status.value}: no new orders — wait until it is OPEN",
+    )
+
+
+def check_price_presence(intent: OrderIntent) -> Reason | None:
+    if intent.type is OrderType.MARKET and intent.px is not None:
+        return Reason(
+            "px_on_market",
+            f"a MARKET order carries px {intent.px} — leave px out or use type LIMIT",
+        )
+    if intent.type is not OrderType.MARKET and intent.px is None:
+        return Reason(
+            "px_missing",
+            f"a {intent.type.value} order needs a price — set px or use type MARKET",
+        )
+    if intent.px is not None and not intent.px.is_finite():
+        return Reason("px_not_finite", f"price {intent.px} is not a finite number — fix px")
+    if intent.px is not None and intent.px <= _ZERO:
+        return Reason("px_not_positive", f"price {intent.px} is not above 0 — fix px")
+    return None
+
+
+def check_position_mode(intent: OrderIntent, mode: PositionMode) -> Reason | None:
+    """Spec 4.3 rules 1–4. Rule 3 (both or neither of mgnMode/posSide) holds by construction:
+    an intent always carries both, and botkit always sends both (notes)."""
+    pos = intent.pos_side
+    if mode is PositionMode.ONE_WAY:
+        if pos is not PosSide.BOTH:
+            return Reason(
+                "pos_side_one_way",
+                f"posSide {pos.value} in one-way mode: the only valid value is BOTH"
+                " — use pos_side: BOTH or switch the account to hedge mode",
+            )
+        return None
+    if pos is PosSide.BOTH:
+        return Reason(
+            "pos_side_hedge",
+            "posSide BOTH in hedge mode: posSide must be LONG or SHORT — set pos_side",
+        )
+    opens = (intent.side is OrderSide.BUY) == (pos is PosSide.LONG)
+    if opens and intent.reduce_only:
+        verb = "open long" if pos is PosSide.LONG else "open short"
+        return Reason(
+            "reduce_only_opens",
+            f"{intent.side.value} + {pos.value} is '{verb}' in hedge mode but the order is"
+            " reduce-only — close a long with SELL + LONG, a short with BUY + SHORT",
+        )
+    return None
+
+
+def check_cl_ord_id(intent: OrderIntent) -> Reason | None:
+    cid = intent.cl_ord_id
+    if not cid or len(cid) > 32 or not set(cid) <= _CL_ORD_ID_CHARS:
+        return Reason(
+            "cl_ord_id_invalid",
+            f"client order id {cid!r} must be 1–32 characters of A-Z a-z 0-9 _ -",
+        )
+    return None
+
+
+def _check_price(
+    intent: OrderIntent,
+    instrument: Instrument,
+    off_tick: OffTick,
+    mark: Decimal | None,
+    limit_price: LimitPrice | None,
+) -> tuple[Decimal | None, list[RoundingNote], list[Reason]]:
+    px = intent.px
+    if px is None or not px.is_finite() or px <= _ZERO:
+        return px, [], []
+    notes: list[RoundingNote] = []
+    reasons: list[Reason] = []
+    tick = instrument.tSz
+    if not _is_multiple(px, tick):
+        if off_tick is OffTick.REFUSE:
+            reasons.append(
+                Reason(
+                    "px_off_tick",
+                    f"price {px} is not a multiple of the tick {tick} and the strategy says"
+                    " off_tick: refuse — use a price on the tick or off_tick: round",
+                )
+            )
+            return px, notes, reasons
+        rounded = round_price_passive(px, tick, intent.side)
+        notes.append(RoundingNote("px", px, rounded, tick))
+        px = rounded
+        if px <= _ZERO:
+            reasons.append(
+                Reason("px_rounds_to_zero", f"price rounds to {px} on tick {tick} — raise px")
+            )
+            return px, notes, reasons
+    if instrument.minPx is not None and instrument.minPx > _ZERO and px < instrument.minPx:
+        reasons.append(
+            Reason("px_below_min", f"price {px} is below minPx {instrument.minPx} — raise px")
+        )
+    max_px = _limit(instrument.maxPx)
+    if max_px is not None and px > max_px:
+        reasons.append(Reason("px_above_max", f"price {px} is above maxPx {max_px} — lower px"))
+    low, high = price_band(instrument, mark=mark, limit_price=limit_price)
+    if low is not None and px < low:
+        reasons.append(
+            Reason(
+                "px_below_band",
+                f"price {px} is below the allowed band low {low.normalize():f}"
+                f" (mark {mark}, range {instrument.ordPxRange}) — raise px",
+            )
+        )
+    if high is not None and px > high:
+        reasons.append(
+            Reason(
+                "px_above_band",
+                f"price {px} is above the allowed band high {high.normalize():f}"
+                f" (mark {mark}, range {instrument.ordPxRange}) — lower px",
+            )
+        )
+    return px, notes, reasons
+
+
+def _check_size(
+    intent: OrderIntent, instrument: Instrument
+) -> tuple[Decimal, list[RoundingNote], list[Reason]]:
+    sz = intent.sz
+    if not sz.is_finite() or sz <= _ZERO:
+        return sz, [], [Reason("sz_not_positive", f"size {sz} is not above 0 — fix sz")]
+    notes: list[RoundingNote] = []
+    lot = instrument.lotSz
+    if not _is_multiple(sz, lot):
+        floored = floor_to_lot(sz, lot)
+        notes.append(RoundingNote("sz", sz, floored, lot))
+        sz = floored
+        if sz <= _ZERO:
+            return (
+                sz,
+                notes,
+                [
+                    Reason(
+                        "sz_rounds_to_zero",
+                        f"size {intent.sz} rounds down to 0 on lot {lot} — use at least {lot}",
+                    )
+                ],
+            )
+    reasons: list[Reason] = []
+    if instrument.minSz is not None and sz < instrument.minSz:
+        reasons.append(
+            Reason("sz_below_min", f"size {sz} is below minSz {instrument.minSz} — raise sz")
+        )
+    if intent.type is OrderType.MARKET:
+        max_sz, name = _limit(instrument.marketMaxQty), "marketMaxQty"
+    else:
+        max_sz, name = _limit(instrument.limitMaxQty), "limitMaxQty"
+    if max_sz is not None and sz > max_sz:
+        reasons.append(
+            Reason("sz_above_max", f"size {sz} is above {name} {max_sz} — split or lower sz")
+        )
+    return sz, notes, reasons
+
+
+def validate_intent(
+    intent: OrderIntent,
+    instrument: Instrument | None,
+    *,
+    mark: Decimal | None = None,
+    limit_price: LimitPrice | None = None,
+    position_mode: PositionMode = PositionMode.ONE_WAY,
+    off_tick: OffTick = OffTick.ROUND,
+) -> Checked:
+    """Round and check ``intent``; every failing rule contributes its own reason."""
+    if instrument is None:
+        reason = Reason(
+            "unknown_symbol",
+            f"no instrument {intent.symbol!r} at the exchange — check the symbol",
+        )
+        return Checked(intent, None, intent.px, intent.sz, (), (reason,))
+    reasons: list[Reason] = []
+    for check in (
+        check_status(intent, instrument),
+        check_price_presence(intent),
+        check_position_mode(intent, position_mode),
+        check_cl_ord_id(intent),
+    ):
+        if check is not None:
+            reasons.append(check)
+    px_notes: list[RoundingNote] = []
+    px_reasons: list[Reason] = []
+    px = intent.px
+    if intent.type is not OrderType.MARKET:  # a MARKET price is refused above; nothing to round
+        px, px_notes, px_reasons = _check_price(intent, instrument, off_tick, mark, limit_price)
+    sz, sz_notes, sz_reasons = _check_size(intent, instrument)
+    reasons += px_reasons + sz_reasons
+    notes = tuple(px_notes + sz_notes)
+    if reasons:
+        return Checked(intent, None, px, sz, notes, tuple(reasons))
+    try:
+        request = intent.to_request(px=px, sz=sz)
+    except ValidationError as exc:  # a field the checks above do not cover
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ())) or "order"
+        reason = Reason("invalid_request", f"{where}: {first.get('msg', 'invalid')}")
+        return Checked(intent, None, px, sz, notes, (reason,))
+    return Checked(intent, request, px, sz, notes, ())
