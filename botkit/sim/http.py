@@ -1,0 +1,216 @@
+"""The simulator's HTTP core: one request in (method, path, raw query, headers, body), one
+:class:`SimResponse` out. Pure and synchronous; the in-process transport and the loopback server
+are thin shells around :meth:`SimHttp.handle`.
+
+Per request, under one lock around the engine: apply the fault plan's clock skew; ask the plan
+for faults; unless a fault answers without processing, step the engine (on wall time), check the
+signature of non-public paths (:mod:`botkit.sim.auth`), parse the query and the JSON body
+(``parse_float=Decimal``), call :meth:`SimApi.call`, and wrap the result in the v3 envelope
+``{"code": 200, "msg": "Success", "data": ...}`` (Decimals as strings). A ``SimError`` becomes an
+envelope with its code, msg and HTTP status; anything unexpected becomes HTTP 500 code 500.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from decimal import Decimal
+from typing import Any, Protocol
+from urllib.parse import parse_qsl
+
+from pydantic import BaseModel
+
+from botkit.sim.api import SimError
+from botkit.sim.auth import Authenticator, AuthRefused, expired_message
+from botkit.sim.config import AuthConfig
+from botkit.sim.faults import FaultKind, FaultPlan, FaultRule
+
+__all__ = ["SimHttp", "SimResponse", "envelope_bytes"]
+
+_JSON = "application/json"
+_HTML_PAGE = (
+    b"<!DOCTYPE html><html><head><title>502 Bad Gateway</title></head>"
+    b"<body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center></body></html>"
+)
+
+
+class _Api(Protocol):
+    def call(self, method: str, path: str, query: Mapping[str, str], body: Any | None) -> Any: ...
+
+    def is_public(self, method: str, path: str) -> bool: ...
+
+
+class _Clock(Protocol):
+    def now_ms(self) -> int: ...
+
+
+@dataclass(frozen=True, slots=True)
+class SimResponse:
+    """An answer: status, headers, body bytes; ``delay_s`` to wait first; ``drop`` the connection
+    instead of delivering the body (the request may or may not have been processed)."""
+
+    status: int
+    headers: dict[str, str] = field(default_factory=dict)
+    body: bytes = b""
+    delay_s: float = 0.0
+    drop: bool = False
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return format(value, "f")
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True)
+    if isinstance(value, set | frozenset | tuple):
+        return list(value)
+    raise TypeError(f"cannot serialise {type(value).__name__} to JSON")
+
+
+def envelope_bytes(code: int, msg: str, data: Any) -> bytes:
+    """The v3 envelope as compact JSON bytes (Decimals as plain decimal strings)."""
+    return json.dumps(
+        {"code": code, "msg": msg, "data": data},
+        default=_json_default,
+        separators=(",", ":"),
+        ensure_ascii=False,
+    ).encode()
+
+
+def _answer(status: int, code: int, msg: str, data: Any = None, **extra: str) -> SimResponse:
+    return SimResponse(status, {"content-type": _JSON, **extra}, envelope_bytes(code, msg, data))
+
+
+class SimHttp:
+    """The request handler over a :class:`~botkit.sim.api.SimApi`; thread-safe.
+
+    ``step`` (usually ``engine.step``) is called before each processed request when given — pass
+    it on wall time so the market moves between requests; leave it out on a manual clock.
+    """
+
+    def __init__(
+        self,
+        api: _Api,
+        *,
+        clock: _Clock,
+        auth: AuthConfig,
+        faults: FaultPlan | None = None,
+        step: Callable[[], None] | None = None,
+    ) -> None:
+        self.api = api
+        self.clock = clock
+        self.faults = faults if faults is not None else FaultPlan(clock=clock)
+        self.lock = threading.RLock()
+        self.requests = 0
+        self._auth = Authenticator(auth)
+        self._step = step
+        self._applied_skew = 0
+
+    @property
+    def authenticator(self) -> Authenticator:
+        return self._auth
+
+    def set_auth(self, auth: AuthConfig) -> None:
+        """Accept other keys, schemes or tolerance from now on."""
+        with self.lock:
+            self._auth = Authenticator(auth)
+
+    def handle(
+        self,
+        method: str,
+        path: str,
+        raw_query: str,
+        headers: Mapping[str, str],
+        body: bytes,
+    ) -> SimResponse:
+        """Answer one request; ``headers`` may use any letter case."""
+        method = method.upper()
+        with self.lock:
+            self.requests += 1
+            now = self._now()
+            decision = self.faults.decide(method, path, now)
+            fault = decision.fault
+            if decision.processed:
+                response = self._process(method, path, raw_query, headers, body, now)
+            else:
+                response = SimResponse(0)
+        if fault is not None:
+            response = self._faulted(fault, response)
+        if decision.delay_s:
+            response = replace(response, delay_s=decision.delay_s)
+        return response
+
+    # --- internals ---------------------------------------------------------------------------
+
+    def _now(self) -> int:
+        skew = self.faults.skew_ms
+        if skew != self._applied_skew:
+            offset = getattr(self.clock, "offset_ms", None)
+            if isinstance(offset, int):
+                self.clock.offset_ms = offset + skew - self._applied_skew  # type: ignore[attr-defined]
+                self._applied_skew = skew
+        return self.clock.now_ms()
+
+    def _process(
+        self,
+        method: str,
+        path: str,
+        raw_query: str,
+        headers: Mapping[str, str],
+        body: bytes,
+        now: int,
+    ) -> SimResponse:
+        if self._step is not None:
+            self._step()
+        try:
+            if not self.api.is_public(method, path):
+                lower = {k.lower(): v for k, v in headers.items()}
+                self._auth.verify(method, path, raw_query, lower, body, now)
+        except AuthRefused as refused:
+            return _answer(refused.http_status, refused.code, refused.msg)
+        query = dict(parse_qsl(raw_query, keep_blank_values=True))
+        payload: Any | None = None
+        if body.strip():
+            try:
+                payload = json.loads(body, parse_float=Decimal)
+            except (ValueError, UnicodeDecodeError):
+                return _answer(400, 400, "Param error: the request body is not valid JSON")
+        try:
+            data = self.api.call(method, path, query, payload)
+        except SimError as err:
+            return _answer(err.http_status, err.code, err.msg)
+        except Exception as exc:  # the simulator must answer, never crash its server
+            return _answer(500, 500, f"System exception: {type(exc).__name__}")
+        try:
+            return SimResponse(200, {"content-type": _JSON}, envelope_bytes(200, "Success", data))
+        except (TypeError, ValueError) as exc:
+            return _answer(500, 500, f"System exception: {exc}")
+
+    def _faulted(self, fault: FaultRule, processed: SimResponse) -> SimResponse:
+        kind = fault.kind
+        if kind is FaultKind.DROP_AFTER or kind is FaultKind.DROP_BEFORE:
+            base = processed if processed.status else _answer(200, 200, "Success")
+            return replace(base, drop=True)
+        if kind is FaultKind.HTTP_500:
+            return _answer(fault.status or 500, 500, "System exception")
+        if kind is FaultKind.HTTP_503:
+            return _answer(fault.status or 503, 503, "Service degraded, try again later")
+        if kind is FaultKind.RATE_LIMIT:
+            extra = {}
+            if fault.retry_after is not None:
+                extra["retry-after"] = format(Decimal(str(fault.retry_after)).normalize(), "f")
+            return _answer(fault.status or 429, 429, "Too many requests", **extra)
+        if kind is FaultKind.EXPIRED:
+            return _answer(fault.status or 400, 400, expired_message(self._auth.tolerance_ms))
+        if kind is FaultKind.HTML:
+            return SimResponse(fault.status or 200, {"content-type": "text/html"}, _HTML_PAGE)
+        if kind is FaultKind.EMPTY:
+            return SimResponse(fault.status or 200, {"content-type": _JSON}, b"")
+        if kind is FaultKind.TRUNCATED:
+            full = processed.body if processed.status else envelope_bytes(200, "Success", [])
+            cut = full[: max(1, len(full) // 2)]
+            return SimResponse(
+                fault.status or processed.status or 200, {"content-type": _JSON}, cut
+            )
+        return processed  # pragma: no cover - latency never decides the answer
