@@ -22,6 +22,7 @@ __all__ = ["COMMAND_MODULES", "build_parser", "main"]
 COMMAND_MODULES: tuple[str, ...] = (
     "botkit.cli.exchange_cmd",
     "botkit.cli.demo_cmd",
+    "botkit.cli.sim_cmd",
 )
 
 EXIT_OK = 0
