@@ -23,6 +23,7 @@
     │   │   ├── AuthFailed        401 / 403: key, signature, passphrase or permission
     │   │   └── NotFoundError     404 / 11008 / 21001: the thing asked for does not exist
     │   └── MalformedResponse     not JSON, no envelope, or a payload the models refuse
+    │       ├── MalformedWriteResponse  …to a write that got HTTP 2xx: also OutcomeUnknown
     │       └── BatchMismatch     batch results do not match the orders by position and clOrdId
     └── JournalError              the journal database cannot be opened, migrated or written
 
@@ -51,6 +52,7 @@ __all__ = [
     "JournalError",
     "Location",
     "MalformedResponse",
+    "MalformedWriteResponse",
     "NotFoundError",
     "OutcomeUnknown",
     "RateLimited",
@@ -229,6 +231,14 @@ class NotFoundError(ExchangeRejected):
 
 class MalformedResponse(ExchangeError):
     """The answer is not JSON, lacks the envelope, or does not fit the models."""
+
+
+class MalformedWriteResponse(MalformedResponse, OutcomeUnknown):
+    """A write was accepted (HTTP 2xx) but its answer is unreadable: the orders may exist.
+
+    Both a :class:`MalformedResponse` and an :class:`OutcomeUnknown`: resolve it by looking the
+    client order ids up, never by sending again.
+    """
 
 
 class BatchMismatch(MalformedResponse):

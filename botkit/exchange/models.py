@@ -23,8 +23,11 @@ __all__ = [
     "CurrencyV1",
     "CurrencyV2",
     "Fill",
+    "FundingRate",
+    "IndexPrice",
     "Instrument",
     "InstrumentStatus",
+    "Leverage",
     "LimitPrice",
     "MarginMode",
     "MarkPrice",
@@ -32,6 +35,7 @@ __all__ = [
     "Millis",
     "Network",
     "OpenOrder",
+    "OrderBook",
     "OrderHistoryState",
     "OrderRequest",
     "OrderSide",
@@ -516,6 +520,41 @@ class Ticker(WireModel):
 class MarkPrice(WireModel):
     s: str
     mPx: Size = None
+
+
+class IndexPrice(WireModel):
+    """``/v3/market/indexPrice`` (notes)."""
+
+    s: str
+    iPx: Size = None
+
+
+class FundingRate(WireModel):
+    """``/v3/market/fundingRate`` (notes): rate ``fR`` due at ``fT``, next ``nFR`` at ``nFT``."""
+
+    s: str
+    fR: Amount = None
+    fT: Millis = None
+    nFR: Amount = None
+    nFT: Millis = None
+
+
+class OrderBook(WireModel):
+    """``/v3/market/orderBook`` (notes): ``[price, size]`` levels, best first."""
+
+    s: str = ""
+    asks: list[list[Annotated[Decimal, Field(allow_inf_nan=False)]]] = Field(default_factory=list)
+    bids: list[list[Annotated[Decimal, Field(allow_inf_nan=False)]]] = Field(default_factory=list)
+    ts: Millis = None
+
+
+class Leverage(WireModel):
+    """One entry of ``/v3/position/leverages``: the leverage set for a symbol and leg."""
+
+    symbol: str
+    lever: Amount = None
+    mgnMode: MarginMode | None = None
+    posSide: PosSide | None = None
 
 
 class LimitPrice(WireModel):

@@ -1,0 +1,65 @@
+"""``make_client(settings)``: the :class:`ExchangeClient` the settings ask for.
+
+``exchange = "live"`` → the network at ``base_url`` with the configured credentials;
+``exchange = "sim"`` → the embedded simulator in process (no network), through
+``botkit.sim.inprocess.make_transport(settings)``, imported only then. In sim mode the
+simulator's default credentials are used when none are set (``settings.credentials()``).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import httpx
+
+from botkit.errors import SettingsError
+from botkit.exchange.client import ExchangeClient
+from botkit.exchange.clock import ClockSync, LocalClock, system_ms
+from botkit.settings import Settings, check_live
+
+__all__ = ["SIM_BASE_URL", "make_client", "sim_transport"]
+
+SIM_BASE_URL = "http://sim.botkit.invalid"
+"""The address used with the in-process simulator (never resolved: no socket is opened)."""
+
+
+def sim_transport(settings: Settings) -> httpx.BaseTransport:
+    """The embedded simulator's in-process transport, or a SettingsError if it is missing."""
+    try:
+        module: Any = importlib.import_module("botkit.sim.inprocess")
+    except ModuleNotFoundError as exc:
+        if exc.name not in {"botkit.sim", "botkit.sim.inprocess"}:
+            raise
+        raise SettingsError(
+            "the embedded simulator is not available yet",
+            hint="set BOTKIT_EXCHANGE=live with BOTKIT_BASE_URL and credentials",
+        ) from None
+    transport: httpx.BaseTransport = module.make_transport(settings)
+    return transport
+
+
+def make_client(
+    settings: Settings,
+    *,
+    transport: httpx.BaseTransport | None = None,
+    local_clock: LocalClock = system_ms,
+) -> ExchangeClient:
+    """A client for ``settings``; ``transport`` replaces the network (or the simulator)."""
+    check_live(settings)
+    creds = settings.credentials()
+    if transport is None and settings.exchange == "sim":
+        transport = sim_transport(settings)
+    base_url = settings.base_url or SIM_BASE_URL
+    clock = ClockSync(local=local_clock, interval_ms=int(settings.clock_resync_interval * 1000))
+    return ExchangeClient(
+        base_url,
+        key=creds.key,
+        secret=creds.secret,
+        passphrase=creds.passphrase,
+        signing=settings.signing,
+        clock=clock,
+        transport=transport,
+        timeout=settings.request_timeout,
+        recv_window=settings.recv_window,
+    )

@@ -1,0 +1,363 @@
+"""Settings: ``BOTKIT_*`` environment variables, a ``.env`` file and ``configs/botkit.toml``.
+
+Precedence, highest first: keyword overrides given to :func:`load_settings`, the environment,
+the ``.env`` file, the TOML settings file (``configs/botkit.toml``, or the path in
+``BOTKIT_CONFIG``), then the defaults below. The settings file is TOML (stdlib ``tomllib``
+through pydantic-settings' ``TomlConfigSettingsSource``) so it cannot be mistaken for a
+strategy file, which is YAML.
+
+:func:`load_settings` is the one entry point for programs: every problem becomes a
+:class:`~botkit.errors.SettingsError` naming the variable (``BOTKIT_EXCHANGE``) or the file and
+line (``configs/botkit.toml:3``) and the fix. Secrets are ``SecretStr``: they never appear in
+``repr``, ``str``, :meth:`Settings.describe` or an error message.
+
+To add a setting, add a field to :class:`Settings` (with a ``description``); its environment
+variable is ``BOTKIT_<NAME>``, its TOML key is the field name, and a nested model becomes a TOML
+table and ``BOTKIT_<TABLE>__<KEY>`` variables.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import tomllib
+from contextvars import ContextVar
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from dotenv import dotenv_values
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+from pydantic_settings import SettingsError as _SourceError
+
+from botkit.errors import Location, SettingsError
+
+__all__ = [
+    "CONFIG_ENV",
+    "DEFAULT_CONFIG",
+    "ENV_PREFIX",
+    "SIM_DEFAULT_KEY",
+    "SIM_DEFAULT_PASSPHRASE",
+    "SIM_DEFAULT_SECRET",
+    "Credentials",
+    "Settings",
+    "check_live",
+    "env_name",
+    "load_settings",
+]
+
+ENV_PREFIX = "BOTKIT_"
+CONFIG_ENV = "BOTKIT_CONFIG"
+DEFAULT_CONFIG = Path("configs/botkit.toml")
+
+# The embedded simulator accepts these by default; used when exchange=sim and none are set.
+SIM_DEFAULT_KEY = "sim-key"
+SIM_DEFAULT_SECRET = "sim-secret"  # noqa: S105 - a well-known placeholder, not a secret
+SIM_DEFAULT_PASSPHRASE = "sim-passphrase"  # noqa: S105 - same
+
+_MASK = "********"
+_NOT_SET = "(not set)"
+
+# The TOML file the next Settings() reads; set by load_settings for the duration of one load.
+_toml_file: ContextVar[Path | None] = ContextVar("botkit_settings_toml", default=None)
+
+
+def _config_path() -> Path:
+    explicit = _toml_file.get()
+    if explicit is not None:
+        return explicit
+    from_env = os.environ.get(CONFIG_ENV, "").strip()
+    return Path(from_env) if from_env else DEFAULT_CONFIG
+
+
+@dataclass(frozen=True, slots=True)
+class Credentials:
+    """Key, secret and passphrase as the client uses them; ``repr`` masks the secrets."""
+
+    key: str
+    secret: SecretStr
+    passphrase: SecretStr
+
+
+class Settings(BaseSettings):
+    """Every setting of botkit. Build it with :func:`load_settings`."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        env_file=".env",
+        env_file_encoding="utf-8",
+        env_nested_delimiter="__",
+        extra="ignore",
+        frozen=True,
+        validate_default=True,
+    )
+
+    exchange: Literal["sim", "live"] = Field(
+        default="sim", description="sim: the embedded simulator (no network); live: base_url"
+    )
+    base_url: str | None = Field(
+        default=None, description="REST address of the exchange, e.g. https://api.example.com"
+    )
+    api_key: SecretStr | None = Field(default=None, description="API key (secret)")
+    api_secret: SecretStr | None = Field(default=None, description="API secret (secret)")
+    api_passphrase: SecretStr | None = Field(
+        default=None, description="API passphrase (secret; needed by the pf scheme)"
+    )
+    signing: Literal["v3", "pf"] = Field(
+        default="v3", description="request signing scheme: v3 (current host) or pf (legacy)"
+    )
+    strategies_dir: Path = Field(default=Path("strategies"), description="strategy YAML folder")
+    journal: Path = Field(default=Path("var/journal.sqlite"), description="journal database")
+    dry_run: bool = Field(default=False, description="decide and journal, never send orders")
+    request_timeout: float = Field(
+        default=10.0, gt=0, le=300, description="seconds to wait for connect / read / write"
+    )
+    clock_resync_interval: float = Field(
+        default=300.0, ge=0, description="seconds between server-clock re-syncs; 0: on demand"
+    )
+    recv_window: int | None = Field(
+        default=None, ge=1, le=60_000, description="v3 recvWindow header in ms; unset: not sent"
+    )
+    sim_config: Path = Field(
+        default=Path("configs/sim.toml"), description="settings file of the embedded simulator"
+    )
+
+    @field_validator("exchange", "signing", mode="before")
+    @classmethod
+    def _lower_word(cls, value: Any) -> Any:
+        return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator("base_url", mode="before")
+    @classmethod
+    def _url(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = value.strip().rstrip("/")
+            if not value:
+                return None
+            if not re.match(r"^https?://[^/\s]+", value):
+                raise ValueError("must start with http:// or https:// and name a host")
+        return value
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        toml = TomlConfigSettingsSource(settings_cls, toml_file=_config_path())
+        return (init_settings, env_settings, dotenv_settings, toml)
+
+    def credentials(self) -> Credentials:
+        """The credentials to sign with; the simulator's defaults in sim mode when unset."""
+        sim = self.exchange == "sim"
+        key = self.api_key.get_secret_value() if self.api_key else ""
+        secret = self.api_secret or SecretStr(SIM_DEFAULT_SECRET if sim else "")
+        passphrase = self.api_passphrase or SecretStr(SIM_DEFAULT_PASSPHRASE if sim else "")
+        return Credentials(key or (SIM_DEFAULT_KEY if sim else ""), secret, passphrase)
+
+    def describe(self) -> dict[str, str]:
+        """Every setting as display text, secrets masked: safe to print and log."""
+        shown: dict[str, str] = {}
+        for name in type(self).model_fields:
+            value = getattr(self, name)
+            if value is None:
+                shown[name] = _NOT_SET
+            elif isinstance(value, SecretStr):
+                shown[name] = _MASK
+            elif isinstance(value, bool):
+                shown[name] = str(value).lower()
+            else:
+                shown[name] = str(value)
+        return shown
+
+
+def env_name(field: str) -> str:
+    """``request_timeout`` → ``BOTKIT_REQUEST_TIMEOUT``; nested ``a.b`` → ``BOTKIT_A__B``."""
+    return ENV_PREFIX + field.replace(".", "__").upper()
+
+
+def check_live(settings: Settings) -> None:
+    """Refuse ``exchange=live`` without an address or the credentials its scheme needs."""
+    if settings.exchange != "live":
+        return
+    if settings.base_url is None:
+        raise SettingsError(
+            "exchange=live needs the exchange's address",
+            where=Location(field="BOTKIT_BASE_URL"),
+            hint="set BOTKIT_BASE_URL (or base_url in the settings file) to https://…",
+        )
+    needed = ["api_key", "api_secret"] + (["api_passphrase"] if settings.signing == "pf" else [])
+    missing = [env_name(n) for n in needed if not _secret_set(getattr(settings, n))]
+    if missing:
+        raise SettingsError(
+            f"exchange=live (signing={settings.signing}) needs credentials; missing: "
+            + ", ".join(missing),
+            where=Location(field=missing[0]),
+            hint="set them in the environment or in .env (keep them out of the settings file)",
+        )
+
+
+def _secret_set(value: SecretStr | None) -> bool:
+    return value is not None and bool(value.get_secret_value().strip())
+
+
+def load_settings(
+    *,
+    config: str | Path | None = None,
+    env_file: str | Path | None = ".env",
+    **overrides: Any,
+) -> Settings:
+    """Read the settings; raise :class:`SettingsError` (one line, where + fix) on any problem.
+
+    ``config`` overrides ``BOTKIT_CONFIG`` (default ``configs/botkit.toml``); a missing default
+    file is fine, a missing file named explicitly is an error. ``env_file=None`` reads no
+    ``.env``. ``overrides`` win over every source (tests, command-line options).
+    """
+    explicit = config is not None or bool(os.environ.get(CONFIG_ENV, "").strip())
+    path = Path(config) if config is not None else _config_path()
+    toml_data, toml_lines = _read_toml(path, required=explicit)
+    _refuse_unknown_keys(toml_data, toml_lines, path)
+    token = _toml_file.set(path)
+    try:
+        settings = Settings(_env_file=env_file, **overrides)
+    except ValidationError as exc:
+        raise _explain(exc, path, toml_lines, env_file, overrides) from None
+    except _SourceError as exc:
+        raise SettingsError(
+            str(exc).splitlines()[0], hint="check the BOTKIT_* variables and the .env file"
+        ) from None
+    finally:
+        _toml_file.reset(token)
+    check_live(settings)
+    return settings
+
+
+# --- the settings file -------------------------------------------------------------------
+
+
+def _read_toml(path: Path, *, required: bool) -> tuple[dict[str, Any], dict[tuple[str, ...], int]]:
+    if not path.is_file():
+        if required:
+            raise SettingsError(
+                "settings file not found",
+                where=Location(file=str(path)),
+                hint=f"create it (see configs/botkit.toml) or fix {CONFIG_ENV}",
+            )
+        return {}, {}
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = tomllib.loads(text)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SettingsError(
+            f"cannot read the settings file: {exc}", where=Location(file=str(path))
+        ) from None
+    except tomllib.TOMLDecodeError as exc:
+        line, column = _toml_error_position(str(exc))
+        raise SettingsError(
+            f"not valid TOML: {str(exc).split(' (at ')[0]}",
+            where=Location(file=str(path), line=line, column=column),
+            hint='write key = value, strings in quotes (exchange = "sim")',
+        ) from None
+    return data, _key_lines(text)
+
+
+def _toml_error_position(message: str) -> tuple[int | None, int | None]:
+    match = re.search(r"line (\d+), column (\d+)", message)
+    return (int(match.group(1)), int(match.group(2))) if match else (None, None)
+
+
+_TABLE = re.compile(r"^\s*\[\s*([A-Za-z0-9_.\-\s\"']+?)\s*\]\s*(#.*)?$")
+_KEY = re.compile(r"""^\s*["']?([A-Za-z0-9_\-]+)["']?\s*=""")
+
+
+def _key_lines(text: str) -> dict[tuple[str, ...], int]:
+    """Line number of each ``key = value`` (and ``[table]``), keyed by its dotted path."""
+    lines: dict[tuple[str, ...], int] = {}
+    table: tuple[str, ...] = ()
+    for number, line in enumerate(text.splitlines(), start=1):
+        if match := _TABLE.match(line):
+            table = tuple(p.strip().strip("\"'") for p in match.group(1).split("."))
+            lines.setdefault(table, number)
+        elif match := _KEY.match(line):
+            lines.setdefault((*table, match.group(1)), number)
+    return lines
+
+
+def _refuse_unknown_keys(
+    data: dict[str, Any], lines: dict[tuple[str, ...], int], path: Path
+) -> None:
+    known = set(Settings.model_fields)
+    for key in data:
+        if key not in known:
+            close = difflib.get_close_matches(key, sorted(known), n=1)
+            hint = f"did you mean '{close[0]}'?" if close else "see docs/configuration.md"
+            raise SettingsError(
+                f"unknown setting '{key}'",
+                where=Location(file=str(path), line=lines.get((key,))),
+                hint=hint,
+            )
+
+
+# --- turning a ValidationError into one located line -------------------------------------
+
+
+def _explain(
+    exc: ValidationError,
+    path: Path,
+    toml_lines: dict[tuple[str, ...], int],
+    env_file: str | Path | None,
+    overrides: dict[str, Any],
+) -> SettingsError:
+    first = exc.errors()[0]
+    loc = tuple(str(p) for p in first["loc"])
+    dotted = ".".join(loc) or "settings"
+    secret = bool(loc) and loc[0] in {"api_key", "api_secret", "api_passphrase"}
+    got = "" if secret or "input" not in first else f" (got {first['input']!r})"
+    more = exc.error_count() - 1
+    message = f"{dotted}: {first['msg']}{got}" + (f" (+{more} more)" if more > 0 else "")
+    where = _where(loc, path, toml_lines, env_file, overrides)
+    target = f"'{dotted}' there" if where.file else env_name(dotted)
+    hint = f"fix {target}; settings are listed in docs/configuration.md"
+    return SettingsError(message, where=where, hint=hint)
+
+
+def _where(
+    loc: tuple[str, ...],
+    path: Path,
+    toml_lines: dict[tuple[str, ...], int],
+    env_file: str | Path | None,
+    overrides: dict[str, Any],
+) -> Location:
+    """Which source gave the value that failed: argument, environment, .env, TOML, default."""
+    if not loc:
+        return Location(field="settings")
+    name = env_name(".".join(loc))
+    if loc[0] in overrides:
+        return Location(field=loc[0])
+    if any(k.upper() == name for k in os.environ):
+        return Location(field=name)
+    if env_file is not None and Path(env_file).is_file():
+        values = dotenv_values(env_file)
+        if any(k.upper() == name for k in values):
+            return Location(file=str(env_file), line=_dotenv_line(Path(env_file), name))
+    if loc in toml_lines or loc[:1] in toml_lines:
+        return Location(file=str(path), line=toml_lines.get(loc, toml_lines.get(loc[:1])))
+    return Location(field=name)
+
+
+def _dotenv_line(path: Path, name: str) -> int | None:
+    pattern = re.compile(rf"^\s*(export\s+)?{re.escape(name)}\s*=", re.IGNORECASE)
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if pattern.match(line):
+            return number
+    return None
