@@ -1,0 +1,159 @@
+"""``botkit sim ...``: run the paper exchange as an HTTP server, or show its effective config.
+
+``botkit sim serve`` accepts the credentials given by ``--key/--secret/--passphrase``, else the
+``BOTKIT_API_*`` settings, else those of the simulator's config file (the well-known defaults
+``sim-key`` / ``sim-secret`` / ``sim-passphrase``). Instruments, balance, auth schemes, clock
+tolerance and faults come from the simulator's TOML (``--config``, else the ``sim_config``
+setting, else the built-in defaults).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from botkit.errors import UsageError
+from botkit.settings import SIM_DEFAULT_KEY, load_settings
+from botkit.sim.auth import effective_auth
+from botkit.sim.clock import WallClock
+from botkit.sim.config import SimConfig, load_sim_config
+
+__all__ = ["register"]
+
+DEFAULT_PORT = 8900
+_DEFAULT_SIM_CONFIG = Path("configs/sim.toml")
+
+
+def _config(args: argparse.Namespace) -> SimConfig:
+    """The simulator's config with the credentials of the flags / settings applied."""
+    path: Path | None = args.config
+    key, secret, passphrase = args.key, args.secret, args.passphrase
+    if path is None or not (key or secret):
+        settings = load_settings()
+        if path is None:
+            path = settings.sim_config
+            if path == _DEFAULT_SIM_CONFIG and not path.is_file():
+                path = None
+        if not (key or secret):
+            key = settings.api_key.get_secret_value() if settings.api_key else None
+            secret = settings.api_secret.get_secret_value() if settings.api_secret else None
+            if passphrase is None and settings.api_passphrase is not None:
+                passphrase = settings.api_passphrase.get_secret_value()
+    config = load_sim_config(path)
+    auth = effective_auth(config.auth, key=key, secret=secret, passphrase=passphrase)
+    updates: dict[str, Any] = {}
+    if args.schemes:
+        schemes = [s.strip().lower() for s in args.schemes.split(",") if s.strip()]
+        bad = [s for s in schemes if s not in {"pf", "v3"}]
+        if bad or not schemes:
+            raise UsageError(f"--schemes: unknown scheme {bad[0] if bad else '(none)'}; use pf, v3")
+        updates["schemes"] = schemes
+    if args.tolerance_ms is not None:
+        if args.tolerance_ms <= 0:
+            raise UsageError("--tolerance-ms must be a positive number of milliseconds")
+        updates["tolerance_ms"] = args.tolerance_ms
+    auth = auth.model_copy(update=updates)
+    return config.model_copy(update={"auth": auth})
+
+
+def _shown_key(key: str) -> str:
+    return key if key == SIM_DEFAULT_KEY else f"{key[:3]}…"
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from botkit.sim.inprocess import make_sim
+    from botkit.sim.server import serve
+
+    config = _config(args)
+    sim = make_sim(config, WallClock())
+    auth = config.auth
+    keys = ", ".join(_shown_key(k.key) for k in auth.keys)
+    symbols = ", ".join(i.symbol for i in config.instruments)
+
+    def ready(url: str) -> None:
+        print(
+            f"botkit sim: paper exchange listening on {url}\n"
+            f"  keys: {keys}; signing: {'+'.join(auth.schemes)}; "
+            f"clock tolerance: {auth.tolerance_ms} ms\n"
+            f"  instruments: {symbols}; balance: {config.balance.amount} {config.balance.currency}"
+            + (f"\n  faults: {sim.faults}" if sim.faults.faults or sim.faults.skew_ms else "")
+            + "\n  stop with Ctrl-C (SIGINT) or SIGTERM",
+            flush=True,
+        )
+
+    try:
+        serve(sim.http, args.host, args.port, on_ready=ready, log_level=args.log_level)
+    except OSError as exc:
+        raise UsageError(f"{exc.strerror or exc} — choose another --port or --host") from None
+    print(f"botkit sim: stopped after {sim.http.requests} requests", flush=True)
+    return 0
+
+
+def _show_config(args: argparse.Namespace) -> int:
+    config = _config(args)
+    json.dump(config.model_dump(mode="json"), sys.stdout, indent=2)
+    print()
+    return 0
+
+
+def _add_common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--config",
+        type=Path,
+        default=None,
+        help="simulator TOML (default: the sim_config setting, configs/sim.toml)",
+    )
+    parser.add_argument("--key", default=None, help="API key to accept (default: BOTKIT_API_KEY)")
+    parser.add_argument(
+        "--secret",
+        default=None,
+        help="API secret to accept (default: BOTKIT_API_SECRET; prefer the variable: "
+        "arguments are visible to other users)",
+    )
+    parser.add_argument(
+        "--passphrase", default=None, help="passphrase to accept (default: BOTKIT_API_PASSPHRASE)"
+    )
+    parser.add_argument(
+        "--schemes", default=None, help="signing schemes accepted, e.g. v3 or pf,v3 (default: both)"
+    )
+    parser.add_argument(
+        "--tolerance-ms", type=int, default=None, help="clock rule tolerance (default 5000)"
+    )
+
+
+def register(sub: Any) -> None:
+    parser: argparse.ArgumentParser = sub.add_parser(
+        "sim", help="the embedded paper exchange: serve it over HTTP, show its config"
+    )
+    sim_sub = parser.add_subparsers(title="sim commands", metavar="SIM_COMMAND")
+    serve = sim_sub.add_parser(
+        "serve",
+        help="serve the paper exchange on loopback HTTP",
+        description="Serve the simulator as a real HTTP exchange until SIGINT / SIGTERM.",
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
+    serve.add_argument(
+        "--port", type=int, default=DEFAULT_PORT, help=f"port ({DEFAULT_PORT}; 0: any free port)"
+    )
+    serve.add_argument(
+        "--log-level",
+        default="warning",
+        choices=["critical", "error", "warning", "info", "debug"],
+        help="server log level (warning)",
+    )
+    _add_common(serve)
+    serve.set_defaults(handler=_serve)
+    show = sim_sub.add_parser(
+        "config", help="print the simulator's effective config (secrets masked) as JSON"
+    )
+    _add_common(show)
+    show.set_defaults(handler=_show_config)
+    parser.set_defaults(handler=lambda _args: _usage(parser))
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help()
+    return 2
