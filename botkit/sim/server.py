@@ -118,10 +118,10 @@ class _Server(uvicorn.Server):
         self.should_exit = True
 
 
-def _config(http: SimHttp, host: str, port: int, log_level: str) -> uvicorn.Config:
+def _config(app: SimAsgiApp, host: str, port: int, log_level: str) -> uvicorn.Config:
     logging.getLogger("uvicorn.error").addFilter(_quiet)
     return uvicorn.Config(
-        SimAsgiApp(http),
+        app,
         host=host,
         port=port,
         http="httptools",
@@ -131,6 +131,7 @@ def _config(http: SimHttp, host: str, port: int, log_level: str) -> uvicorn.Conf
         log_config=None,
         log_level=log_level,
         server_header=False,
+        proxy_headers=False,
         date_header=False,
         timeout_graceful_shutdown=5,
     )
@@ -145,7 +146,7 @@ def serve(
     log_level: str = "warning",
 ) -> None:
     """Serve in the foreground until SIGINT / SIGTERM; ``on_ready(url)`` once listening."""
-    config = _config(http, host, port, log_level)
+    config = _config(SimAsgiApp(http), host, port, log_level)
     server = _Server(config)
     sock = _bind(host, port)
     url = _url(sock)
@@ -196,12 +197,20 @@ class SimServer:
     def __init__(
         self, http: SimHttp, host: str = "127.0.0.1", port: int = 0, *, log_level: str = "warning"
     ) -> None:
-        self.http = http
-        self._config = _config(http, host, port, log_level)
+        self._app = SimAsgiApp(http)
+        self._config = _config(self._app, host, port, log_level)
         self._server = _Server(self._config)
         self._sock: socket.socket | None = None
         self._thread: threading.Thread | None = None
         self.url = ""
+
+    @property
+    def http(self) -> SimHttp:
+        return self._app.http
+
+    def use(self, http: SimHttp) -> None:
+        """Answer with another simulator from the next request on (one server, fresh state)."""
+        self._app.http = http
 
     def start(self, timeout: float = 10.0) -> SimServer:
         self._sock = _bind(self._config.host, self._config.port)
