@@ -127,6 +127,11 @@ class Journal:
                 raise
 
     @property
+    def clock(self) -> Callable[[], int]:
+        """The journal's clock (Unix ms)."""
+        return self._clock
+
+    @property
     def schema_version(self) -> int:
         with self._lock:
             return int(self._conn.execute("PRAGMA user_version").fetchone()[0])

@@ -8,8 +8,11 @@ Edges: :func:`kill_switch_reason` (file check), the submitter (tenacity retries)
 """
 
 from botkit.pipeline.batching import MAX_BATCH, make_batches, match_results, order_key
+from botkit.pipeline.execute import ExecutionReport, Executor
 from botkit.pipeline.killswitch import kill_switch_reason
+from botkit.pipeline.lookup import find_order
 from botkit.pipeline.plan import Plan, PlannedOrder, Refusal, build_plan
+from botkit.pipeline.reconcile import ReconcileReport, reconcile
 from botkit.pipeline.risk import (
     GuardSettings,
     GuardTrip,
@@ -17,6 +20,14 @@ from botkit.pipeline.risk import (
     RiskLimits,
     StrategyPolicy,
     notional,
+)
+from botkit.pipeline.submit import (
+    DUPLICATE_CODE,
+    BatchReport,
+    Observer,
+    RateLimiter,
+    RetryPolicy,
+    Submitter,
 )
 from botkit.pipeline.validate import (
     Checked,
@@ -30,20 +41,30 @@ from botkit.pipeline.validate import (
 )
 
 __all__ = [
+    "DUPLICATE_CODE",
     "MAX_BATCH",
+    "BatchReport",
     "Checked",
+    "ExecutionReport",
+    "Executor",
     "GuardSettings",
     "GuardTrip",
+    "Observer",
     "OffTick",
     "Plan",
     "PlannedOrder",
+    "RateLimiter",
     "Reason",
+    "ReconcileReport",
     "Refusal",
+    "RetryPolicy",
     "RiskBook",
     "RiskLimits",
     "RoundingNote",
     "StrategyPolicy",
+    "Submitter",
     "build_plan",
+    "find_order",
     "floor_to_lot",
     "kill_switch_reason",
     "make_batches",
@@ -51,6 +72,7 @@ __all__ = [
     "notional",
     "order_key",
     "price_band",
+    "reconcile",
     "round_price_passive",
     "validate_intent",
 ]

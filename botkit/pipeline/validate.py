@@ -206,7 +206,7 @@ def check_cl_ord_id(intent: OrderIntent) -> Reason | None:
     if not cid or len(cid) > 32 or not set(cid) <= _CL_ORD_ID_CHARS:
         return Reason(
             "cl_ord_id_invalid",
-            f"client order id {cid!r} must be 1–32 characters of A-Z a-z 0-9 _ -",
+            f"client order id {cid!r} is not valid — use 1–32 characters of A-Z a-z 0-9 _ -",
         )
     return None
 
@@ -348,6 +348,8 @@ def validate_intent(
     except ValidationError as exc:  # a field the checks above do not cover
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first.get("loc", ())) or "order"
-        reason = Reason("invalid_request", f"{where}: {first.get('msg', 'invalid')}")
+        reason = Reason(
+            "invalid_request", f"{where}: {first.get('msg', 'invalid')} — fix the order's {where}"
+        )
         return Checked(intent, None, px, sz, notes, (reason,))
     return Checked(intent, request, px, sz, notes, ())

@@ -1,0 +1,182 @@
+"""The executor: carries a :class:`~botkit.pipeline.plan.Plan` out, journaling every step.
+
+Order of writes, so nothing is lost whatever moment the process dies:
+
+1. orders left unsettled by an earlier cycle (or a crash) are reconciled first;
+2. local refusals and guard trips are journaled (final at once);
+3. in a dry run the accepted orders are journaled as ``dry_run`` and nothing is sent;
+4. otherwise every intent is committed *before* its request leaves, each send is noted, and
+   each batch's outcomes are committed as soon as it returns.
+
+Batches may go concurrently (``concurrency`` > 1) through a shared rate limiter (the exchange
+allows about 5 batch requests per second).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+
+from botkit.exchange.port import ExchangePort
+from botkit.journal.db import Journal
+from botkit.journal.records import NewOrder, OrderOutcome, Outcome
+from botkit.pipeline.batching import make_batches
+from botkit.pipeline.plan import Plan, PlannedOrder, Refusal
+from botkit.pipeline.reconcile import ReconcileReport, reconcile
+from botkit.pipeline.submit import BatchReport, RateLimiter, RetryPolicy, Submitter
+
+__all__ = ["ExecutionReport", "Executor"]
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutionReport:
+    """What one cycle's execution did."""
+
+    dry: bool
+    sent: int = 0
+    """Orders handed to the exchange (first tries)."""
+    requests: int = 0
+    outcomes: tuple[OrderOutcome, ...] = ()
+    unsettled: tuple[str, ...] = ()
+    refused: int = 0
+    trips: int = 0
+    skipped: tuple[str, ...] = ()
+    reconciled: ReconcileReport = field(default_factory=ReconcileReport)
+
+    def count(self, outcome: Outcome) -> int:
+        return sum(1 for o in self.outcomes if o.outcome is outcome)
+
+
+def _refusal_row(refusal: Refusal) -> NewOrder:
+    return NewOrder(
+        intent=refusal.intent,
+        px=refusal.px,
+        sz=refusal.sz,
+        notes=tuple(str(n) for n in refusal.notes),
+        reasons=tuple(str(r) for r in refusal.reasons),
+        outcome=Outcome.REJECTED_LOCAL,
+    )
+
+
+def _order_row(order: PlannedOrder, *, dry: bool) -> NewOrder:
+    return NewOrder(
+        intent=order.intent,
+        px=order.request.px,
+        sz=order.request.sz,
+        notes=tuple(str(n) for n in order.notes),
+        wire=order.wire(),
+        outcome=Outcome.DRY_RUN if dry else None,
+    )
+
+
+class Executor:
+    """Journals and sends plans through ``port``.
+
+    ``resync``: re-syncs the client's clock offset (called after an expired timestamp);
+    ``sleep``: injected (tests pass a fake); ``rng``: jitter source (seed it for repeatable
+    backoff); ``reconcile_grace_ms``: how long a sent request may still be in flight.
+    """
+
+    def __init__(
+        self,
+        port: ExchangePort,
+        journal: Journal,
+        *,
+        resync: Callable[[], object] | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        policy: RetryPolicy | None = None,
+        rng: random.Random | None = None,
+        concurrency: int = 1,
+        batch_rate: float | None = 5.0,
+        monotonic: Callable[[], float] = time.monotonic,
+        reconcile_grace_ms: int = 0,
+    ) -> None:
+        self.port = port
+        self.journal = journal
+        self._sleep = sleep
+        self._concurrency = max(1, concurrency)
+        self._grace_ms = reconcile_grace_ms
+        limiter = RateLimiter(batch_rate, clock=monotonic, sleep=sleep) if batch_rate else None
+        self.submitter = Submitter(
+            port,
+            resync=resync,
+            sleep=sleep,
+            policy=policy,
+            rng=rng,
+            limiter=limiter,
+            observer=self._observe,
+        )
+
+    def _observe(self, kind: str, ids: tuple[str, ...], text: str) -> None:
+        if kind == "send":
+            self.journal.mark_sent(ids, note=text)
+        elif kind == "unknown":
+            self.journal.mark_unknown(ids, text)
+        else:
+            self.journal.record_event(
+                kind, text, cl_ord_id=ids[0] if len(ids) == 1 else "", detail={"ids": list(ids)}
+            )
+
+    def reconcile(self) -> ReconcileReport:
+        """Settle every unsettled order by lookup (start-up and crash recovery)."""
+        return reconcile(
+            self.journal,
+            self.port,
+            clock=self.journal.clock,
+            grace_ms=self._grace_ms,
+            sleep=self._sleep,
+        )
+
+    def run(self, plan: Plan, *, cycle_id: int | None = None, dry: bool = False) -> ExecutionReport:
+        """Journal ``plan`` and, unless ``dry``, send it. Returns what happened."""
+        reconciled = ReconcileReport() if dry else self.reconcile()
+        journal = self.journal
+        journal.record_trips(cycle_id, plan.trips, dry=dry)
+        fresh = plan.accepted
+        skipped = plan.skipped
+        if not dry:
+            known = journal.known_ids([o.cl_ord_id for o in plan.accepted + plan.refused])
+            if known:  # the caller did not pass already_sent: never journal or send twice
+                fresh = tuple(o for o in plan.accepted if o.cl_ord_id not in known)
+                skipped = skipped + tuple(sorted(known))
+        refusals = tuple(r for r in plan.refused if dry or r.cl_ord_id not in skipped)
+        journal.add_orders(cycle_id, [_refusal_row(r) for r in refusals], dry=dry)
+        if dry:
+            journal.add_orders(cycle_id, [_order_row(o, dry=True) for o in fresh], dry=True)
+            return ExecutionReport(
+                dry=True,
+                refused=len(refusals),
+                trips=len(plan.trips),
+                skipped=skipped,
+                reconciled=reconciled,
+            )
+        journal.add_orders(cycle_id, [_order_row(o, dry=False) for o in fresh], dry=False)
+        batches = [tuple(o.request for o in batch) for batch in make_batches(fresh)]
+        reports: list[tuple[int, BatchReport]] = []
+        if self._concurrency == 1 or len(batches) <= 1:
+            for index, batch in enumerate(batches):
+                report = self.submitter.place(batch)
+                journal.settle(report.outcomes)
+                reports.append((index, report))
+        else:
+            with ThreadPoolExecutor(max_workers=self._concurrency) as pool:
+                futures = {pool.submit(self.submitter.place, b): i for i, b in enumerate(batches)}
+                for future in as_completed(futures):
+                    report = future.result()
+                    journal.settle(report.outcomes)  # as soon as each batch returns
+                    reports.append((futures[future], report))
+        ordered = [r for _, r in sorted(reports, key=lambda pair: pair[0])]
+        return ExecutionReport(
+            dry=False,
+            sent=len(fresh),
+            requests=sum(r.requests for r in ordered),
+            outcomes=tuple(o for r in ordered for o in r.outcomes),
+            unsettled=tuple(c for r in ordered for c in r.unsettled),
+            refused=len(refusals),
+            trips=len(plan.trips),
+            skipped=skipped,
+            reconciled=reconciled,
+        )

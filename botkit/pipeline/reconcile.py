@@ -1,0 +1,98 @@
+"""Reconcile: settle every journaled order without a final outcome by looking it up.
+
+Start-up runs it before anything new is sent (crash recovery is the same path), and the executor
+runs it at the start of a cycle when orders were left unsettled. An order the exchange has is
+settled ``accepted`` with its ``ordId`` (``resolved``); one it does not have is settled ``failed``
+— it was never placed. An order whose request left less than ``grace_ms`` ago may still be in
+flight at the exchange (a hung request of a killed process), so reconcile first waits until the
+grace has passed. Orders whose lookup fails stay unsettled for the next try.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
+
+from botkit.errors import ExchangeError, TransientError
+from botkit.exchange.port import ExchangePort
+from botkit.journal.db import Journal
+from botkit.journal.records import OrderOutcome, OrderState, Outcome
+from botkit.pipeline.lookup import find_order
+
+__all__ = ["ReconcileReport", "reconcile"]
+
+
+@dataclass(frozen=True, slots=True)
+class ReconcileReport:
+    settled: tuple[OrderOutcome, ...] = ()
+    pending: tuple[str, ...] = ()
+    """Client order ids still unsettled (their lookup failed)."""
+
+    @property
+    def clean(self) -> bool:
+        return not self.pending
+
+
+def reconcile(
+    journal: Journal,
+    port: ExchangePort,
+    *,
+    clock: Callable[[], int] | None = None,
+    grace_ms: int = 0,
+    sleep: Callable[[float], None] = time.sleep,
+    lookup_attempts: int = 3,
+) -> ReconcileReport:
+    """Settle the journal's unsettled orders by lookup. ``clock`` (Unix ms, the journal's clock)
+    is needed only with a ``grace_ms``."""
+    orders = journal.unsettled()
+    if not orders:
+        return ReconcileReport()
+    if grace_ms > 0 and clock is not None:
+        newest = max((o.sent_ms or o.ts_ms) for o in orders)
+        wait_ms = newest + grace_ms - clock()
+        if wait_ms > 0:
+            journal.record_event(
+                "reconcile", f"waiting {wait_ms} ms for requests that may still be in flight"
+            )
+            sleep(wait_ms / 1000)
+    retrying = Retrying(
+        sleep=sleep,
+        stop=stop_after_attempt(lookup_attempts),
+        wait=wait_exponential(multiplier=0.2, max=2.0),
+        retry=retry_if_exception_type(TransientError),
+        reraise=True,
+    )
+    settled: list[OrderOutcome] = []
+    pending: list[str] = []
+    for order in orders:
+        try:
+            ord_id: str | None = retrying(find_order, port, order.symbol, order.cl_ord_id)
+        except ExchangeError as exc:
+            journal.record_event(
+                "reconcile", f"lookup failed, still unsettled: {exc}", cl_ord_id=order.cl_ord_id
+            )
+            pending.append(order.cl_ord_id)
+            continue
+        if ord_id is not None:
+            outcome = OrderOutcome(
+                order.cl_ord_id,
+                Outcome.ACCEPTED,
+                ord_id=ord_id,
+                resolved=True,
+                error=order.error,
+            )
+        else:
+            never_sent = order.state is OrderState.INTENT
+            why = (
+                "interrupted before the request left"
+                if never_sent
+                else "not at the exchange on reconcile: never placed"
+            )
+            error = f"{why}; last error: {order.error}" if order.error else why
+            outcome = OrderOutcome(order.cl_ord_id, Outcome.FAILED, error=error, resolved=True)
+        journal.settle([outcome])
+        settled.append(outcome)
+    return ReconcileReport(tuple(settled), tuple(pending))

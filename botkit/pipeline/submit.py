@@ -1,0 +1,320 @@
+"""Safe submission of one batch with tenacity: retry only what is safe to retry.
+
+* :class:`~botkit.errors.TimestampExpired`: call ``resync()``, then re-send at once (the client
+  signs every call with a fresh timestamp), within the attempt bound.
+* :class:`~botkit.errors.RateLimited`: wait ``retry_after`` when the answer gives it, else back
+  off exponentially with (seedable) jitter; :class:`~botkit.errors.ServerUnavailable` and
+  :class:`~botkit.errors.ConnectFailed` back off the same way.
+* :class:`~botkit.errors.OutcomeUnknown`, a malformed answer, or results that do not match the
+  orders (:class:`~botkit.errors.BatchMismatch`): never re-sent blindly. Each client order id is
+  looked up; the found ones are settled with their ``ordId``, only the missing ones go again in a
+  new request (a bounded number of rounds). A per-order ``250 duplicate`` is looked up too.
+* Exhausted retries settle the orders as failed with the last error — unless a request carrying
+  them had an unknown fate: those stay unsettled for :func:`~botkit.pipeline.reconcile.reconcile`,
+  which looks them up again after a grace period. Only the exchange's word or a lookup settles an
+  order that may exist.
+
+Sleep and randomness are injected: tests assert the exact backoff sequence with a fake sleep.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
+
+from botkit.errors import (
+    ExchangeError,
+    ExchangeRejected,
+    MalformedResponse,
+    OutcomeUnknown,
+    RateLimited,
+    ReadTimedOut,
+    TimestampExpired,
+    TransientError,
+)
+from botkit.exchange.models import OrderRequest, PlaceResult
+from botkit.exchange.port import ExchangePort
+from botkit.journal.records import OrderOutcome, Outcome
+from botkit.pipeline.batching import match_results
+from botkit.pipeline.lookup import find_order
+
+__all__ = [
+    "DUPLICATE_CODE",
+    "BatchReport",
+    "Observer",
+    "RateLimiter",
+    "RetryPolicy",
+    "Submitter",
+]
+
+DUPLICATE_CODE = 250
+"""Per-order code of a client order id the exchange already has (notes)."""
+
+Observer = Callable[[str, tuple[str, ...], str], None]
+"""``observer(kind, cl_ord_ids, text)`` with kind ``send`` (a request is about to leave),
+``retry``, ``resync``, ``unknown``, ``lookup``; the executor journals them."""
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """Bounds of the retries. Delays in seconds."""
+
+    max_attempts: int = 5
+    """Sends of one request (first try included) before giving up on a transient error."""
+    base_delay: float = 0.2
+    max_delay: float = 5.0
+    jitter: float = 0.5
+    """Each backoff delay is multiplied by ``1 + jitter × U[0, 1)``."""
+    max_retry_after: float = 60.0
+    """A 429's ``retry_after`` is honoured up to this."""
+    max_resend_rounds: int = 2
+    """New requests for orders a lookup did not find after an unknown outcome."""
+    lookup_attempts: int = 3
+
+
+@dataclass(frozen=True, slots=True)
+class BatchReport:
+    """What became of one batch: final outcomes, and the orders left unsettled (with why)."""
+
+    outcomes: tuple[OrderOutcome, ...]
+    unsettled: tuple[str, ...] = ()
+    error: str = ""
+    requests: int = 0
+
+
+class RateLimiter:
+    """Spaces request starts at least ``1 / rate`` seconds apart, across threads."""
+
+    def __init__(
+        self,
+        rate_per_s: float,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        if rate_per_s <= 0:
+            raise ValueError("rate_per_s must be above 0")
+        self._interval = 1.0 / rate_per_s
+        self._clock = clock
+        self._sleep = sleep
+        self._next = 0.0
+        self._lock = threading.Lock()
+
+    def acquire(self) -> None:
+        with self._lock:
+            now = self._clock()
+            start = max(now, self._next)
+            self._next = start + self._interval
+        if start > now:
+            self._sleep(start - now)
+
+
+def _ids(requests: Sequence[OrderRequest]) -> tuple[str, ...]:
+    return tuple(r.clOrdId or "" for r in requests)
+
+
+class Submitter:
+    """Sends batches through an :class:`ExchangePort` with the retry rules above."""
+
+    def __init__(
+        self,
+        port: ExchangePort,
+        *,
+        resync: Callable[[], object] | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        policy: RetryPolicy | None = None,
+        rng: random.Random | None = None,
+        limiter: RateLimiter | None = None,
+        observer: Observer | None = None,
+    ) -> None:
+        self._port = port
+        self._resync = resync
+        self._sleep = sleep
+        self.policy = policy or RetryPolicy()
+        self._rng = rng or random.Random()  # noqa: S311 - jitter, not security
+        self._rng_lock = threading.Lock()
+        self._limiter = limiter
+        self._observer = observer
+
+    # --- events ------------------------------------------------------------------------------
+
+    def _emit(self, kind: str, ids: tuple[str, ...], text: str) -> None:
+        if self._observer is not None:
+            self._observer(kind, ids, text)
+
+    # --- tenacity plumbing -------------------------------------------------------------------
+
+    def backoff(self, attempt: int) -> float:
+        """The jittered exponential delay after failed attempt number ``attempt`` (1-based)."""
+        p = self.policy
+        delay: float = min(p.max_delay, p.base_delay * 2.0 ** (attempt - 1))
+        with self._rng_lock:
+            return delay * (1.0 + p.jitter * self._rng.random())
+
+    def _wait(self, state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        if isinstance(exc, TimestampExpired):
+            return 0.0
+        if isinstance(exc, RateLimited) and exc.retry_after is not None:
+            return max(0.0, min(exc.retry_after, self.policy.max_retry_after))
+        return self.backoff(state.attempt_number)
+
+    def _retrying(self, what: tuple[str, ...]) -> Retrying:
+        def before_sleep(state: RetryCallState) -> None:
+            exc = state.outcome.exception() if state.outcome else None
+            delay = state.next_action.sleep if state.next_action else 0.0
+            self._emit("retry", what, f"attempt {state.attempt_number} failed ({exc}); next in"
+                       f" {delay:.3f} s")  # fmt: skip
+            if isinstance(exc, TimestampExpired) and self._resync is not None:
+                try:
+                    self._resync()
+                    self._emit("resync", what, "clock re-synced after an expired timestamp")
+                except ExchangeError as err:
+                    self._emit("resync", what, f"clock re-sync failed: {err}")
+
+        return Retrying(
+            sleep=self._sleep,
+            stop=stop_after_attempt(self.policy.max_attempts),
+            wait=self._wait,
+            retry=retry_if_exception_type(TransientError),
+            before_sleep=before_sleep,
+            reraise=True,
+        )
+
+    def _send_once(
+        self, requests: Sequence[OrderRequest]
+    ) -> list[tuple[OrderRequest, PlaceResult]]:
+        if self._limiter is not None:
+            self._limiter.acquire()
+        ids = _ids(requests)
+        self._emit("send", ids, f"POST /v3/trade/orders with {len(requests)} order(s)")
+        try:
+            results = self._port.place_orders(requests)
+        except ReadTimedOut as exc:  # a write that may have left: never a plain retry
+            raise OutcomeUnknown(exc.message, context=exc.context) from exc
+        return match_results(requests, results)
+
+    def _lookup(self, symbol: str, cl_ord_id: str) -> str | None:
+        retrying = Retrying(
+            sleep=self._sleep,
+            stop=stop_after_attempt(self.policy.lookup_attempts),
+            wait=self._wait,
+            retry=retry_if_exception_type(TransientError),
+            reraise=True,
+        )
+        found: str | None = retrying(find_order, self._port, symbol, cl_ord_id)
+        return found
+
+    # --- the batch ---------------------------------------------------------------------------
+
+    def place(self, requests: Sequence[OrderRequest]) -> BatchReport:
+        """Send one batch (≤ 10) and settle what can be settled."""
+        outcomes: dict[str, OrderOutcome] = {}
+        unsettled: dict[str, str] = {}
+        ambiguous: set[str] = set()
+        pending = list(requests)
+        rounds = 0
+        sent = 0
+        last_error = ""
+        while pending:
+            ids = _ids(pending)
+            sent += 1
+            try:
+                pairs = self._retrying(ids)(self._send_once, pending)
+            except (OutcomeUnknown, MalformedResponse) as exc:
+                last_error = str(exc)
+                ambiguous.update(ids)
+                self._emit("unknown", ids, last_error)
+                missing = self._settle_by_lookup(pending, outcomes, unsettled, last_error)
+                rounds += 1
+                if rounds > self.policy.max_resend_rounds:
+                    for req in missing:
+                        unsettled[req.clOrdId or ""] = f"not re-sent after {rounds} rounds"
+                    break
+                pending = missing
+                continue
+            except ExchangeRejected as exc:
+                last_error = str(exc)
+                self._settle_all(pending, ambiguous, outcomes, unsettled, exc, Outcome.REJECTED)
+                break
+            except TransientError as exc:
+                last_error = str(exc)
+                self._settle_all(pending, ambiguous, outcomes, unsettled, exc, Outcome.FAILED)
+                break
+            pending = []
+            duplicates: list[OrderRequest] = []
+            for req, res in pairs:
+                cid = req.clOrdId or ""
+                if res.accepted:
+                    outcomes[cid] = OrderOutcome(
+                        cid, Outcome.ACCEPTED, ord_id=res.ordId, code=res.code, msg=res.msg
+                    )
+                elif res.code == DUPLICATE_CODE:
+                    duplicates.append(req)
+                elif cid in ambiguous:
+                    unsettled[cid] = f"rejected on re-send ({res.code} {res.msg})"
+                else:
+                    outcomes[cid] = OrderOutcome(cid, Outcome.REJECTED, code=res.code, msg=res.msg)
+            if duplicates:
+                note = "the exchange answered 250 duplicate"
+                for req in self._settle_by_lookup(duplicates, outcomes, unsettled, note):
+                    cid = req.clOrdId or ""
+                    unsettled[cid] = "250 duplicate but not found by lookup"
+        order = [r.clOrdId or "" for r in requests]
+        return BatchReport(
+            outcomes=tuple(outcomes[c] for c in order if c in outcomes),
+            unsettled=tuple(c for c in order if c in unsettled and c not in outcomes),
+            error=last_error,
+            requests=sent,
+        )
+
+    def _settle_all(
+        self,
+        pending: Sequence[OrderRequest],
+        ambiguous: set[str],
+        outcomes: dict[str, OrderOutcome],
+        unsettled: dict[str, str],
+        exc: ExchangeError,
+        outcome: Outcome,
+    ) -> None:
+        for req in pending:
+            cid = req.clOrdId or ""
+            if cid in ambiguous:  # an earlier request may have placed it: reconcile decides
+                unsettled[cid] = str(exc)
+            elif isinstance(exc, ExchangeRejected):
+                outcomes[cid] = OrderOutcome(cid, outcome, code=exc.code, msg=exc.msg)
+            else:
+                outcomes[cid] = OrderOutcome(cid, outcome, error=str(exc))
+
+    def _settle_by_lookup(
+        self,
+        pending: Sequence[OrderRequest],
+        outcomes: dict[str, OrderOutcome],
+        unsettled: dict[str, str],
+        why: str,
+    ) -> list[OrderRequest]:
+        """Look each order up; settle the found ones; return those the exchange does not have.
+        Orders whose lookup fails stay unsettled (neither re-sent nor settled)."""
+        missing: list[OrderRequest] = []
+        for req in pending:
+            cid = req.clOrdId or ""
+            try:
+                ord_id = self._lookup(req.symbol, cid)
+            except ExchangeError as exc:
+                unsettled[cid] = f"{why}; lookup failed: {exc}"
+                self._emit("lookup", (cid,), f"lookup failed: {exc}")
+                continue
+            if ord_id is None:
+                self._emit("lookup", (cid,), "not at the exchange")
+                missing.append(req)
+            else:
+                self._emit("lookup", (cid,), f"found at the exchange as ordId {ord_id}")
+                outcomes[cid] = OrderOutcome(
+                    cid, Outcome.ACCEPTED, ord_id=ord_id, resolved=True, error=why
+                )
+        return missing
