@@ -1,16 +1,104 @@
-"""The paper exchange's engine: instruments, mark prices, orders, matching and accounts.
+"""The paper exchange's engine: orders in, fills, positions and balance out, on an injected clock.
 
-(First skeleton: prices only; orders, matching and accounts follow.)
+One :class:`SimEngine` is one account on one exchange. It owns the instruments (with a status
+that tests can change), the mark price of each (:mod:`botkit.sim.prices`), the resting LIMIT
+orders (:mod:`botkit.sim.book`), the account (:mod:`botkit.sim.accounts`) and the history
+(:mod:`botkit.sim.history`). New orders pass :func:`~botkit.sim.orders.check_static` and the
+account rules here (duplicate ``clOrdId``, reduce-only without a position, margin), then:
+
+* MARKET fills at once at the mark (taker);
+* LIMIT that crosses the mark on arrival fills at once at the mark (taker), LIMIT_MAKER that
+  would cross is cancelled (LIMIT_MAKER_ORDER_INCORRECT_PRICE_CONDITION), IOC/FOK that cannot
+  fill are cancelled with the spec's reasons, the rest rests;
+* a resting order fills at its own price (maker) when the mark reaches it (BUY: mark <= px,
+  SELL: mark >= px), at most ``depth_per_fill`` contracts per price event when that is set;
+* reduce-only and hedge-mode closing orders never open exposure: a fill is capped at the
+  position and what cannot fill is cancelled (NO_MARGIN_QUANTITY_GREAT_THAN_POSITION).
+
+``stpMode`` is accepted and recorded; with one account on a synthetic market there is nobody
+to self-trade with.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from decimal import Decimal
 
+from botkit.exchange.models import (
+    InstrumentStatus,
+    MarginMode,
+    OrderSide,
+    OrderType,
+    PositionMode,
+    PosSide,
+    TimeInForce,
+)
+from botkit.sim import codes
+from botkit.sim.accounts import (
+    Account,
+    BalanceFigures,
+    PositionFigures,
+    PositionRecord,
+    SimPosition,
+    order_margin,
+    position_figures,
+    q8,
+)
+from botkit.sim.book import OrderState, RestingBook, SimOrder
 from botkit.sim.clock import SimClock
-from botkit.sim.config import SimConfig
+from botkit.sim.codes import SimError
+from botkit.sim.config import InstrumentConfig, SimConfig
+from botkit.sim.history import FillRecord, History, Window, make_window, select
+from botkit.sim.ids import IdGen
+from botkit.sim.orders import OrderInput, check_static, is_closing
+from botkit.sim.prices import PriceSeries
 
-__all__ = ["SimEngine"]
+__all__ = ["MAX_BATCH", "OpenPosition", "PlaceOutcome", "Rejected", "SimEngine"]
+
+MAX_BATCH = 10
+_MAX_STEPS = 3600  # random-walk steps replayed one by one after an idle gap; older ones jump
+_CL_ORD_ID = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
+_ZERO = Decimal(0)
+
+USER_CANCEL = "USER_CANCEL_ORDER_ACTION"
+MAKER_WOULD_TAKE = "LIMIT_MAKER_ORDER_INCORRECT_PRICE_CONDITION"
+IOC_FOK_NO_MATCH = "LIMIT_MATCH_IOC_OR_FOK_ORDER_PRICE_CANNOT_MATCH"
+FOK_SHORT = "LIMIT_MATCH_FOK_ORDER_MAKER_INSUFFICIENT_AVAILABLE_QUANTITY"
+IOC_REST = "LIMIT_MATCH_IOC_ORDER_CANNOT_FILLED"
+MARKET_REST = "MARKET_ORDER_NO_OTHER_SIDE_ORDER"
+OVER_POSITION = "NO_MARGIN_QUANTITY_GREAT_THAN_POSITION"
+
+
+@dataclass(frozen=True, slots=True)
+class Rejected:
+    """An order the wire parser already refused (it never reaches the engine's rules)."""
+
+    cl_ord_id: str
+    code: int
+    msg: str
+
+
+@dataclass(frozen=True, slots=True)
+class PlaceOutcome:
+    """The placement result of one order (2.8)."""
+
+    cl_ord_id: str
+    ord_id: str
+    code: int
+    msg: str
+
+
+@dataclass(frozen=True, slots=True)
+class OpenPosition:
+    """An open position with its figures at the current mark."""
+
+    position: SimPosition
+    figures: PositionFigures
+    mark: Decimal
+    lever: Decimal
+    avail_qty: Decimal
 
 
 class SimEngine:
@@ -19,14 +107,560 @@ class SimEngine:
     def __init__(self, config: SimConfig, clock: SimClock) -> None:
         self.config = config
         self.clock = clock
-        self._marks: dict[str, Decimal] = {i.symbol: i.start_px for i in config.instruments}
+        now = clock.now_ms()
+        self.instruments: dict[str, InstrumentConfig] = {i.symbol: i for i in config.instruments}
+        self.status: dict[str, InstrumentStatus] = {i.symbol: i.status for i in config.instruments}
+        self.prices: dict[str, PriceSeries] = {
+            i.symbol: PriceSeries(
+                symbol=i.symbol,
+                start_px=i.start_px,
+                tick=i.tSz,
+                min_px=i.minPx,
+                max_px=i.maxPx,
+                volatility=i.volatility,
+                seed=config.seed,
+                history_minutes=config.prices.candle_history_minutes,
+                now_ms=now,
+            )
+            for i in config.instruments
+        }
+        self.books: dict[str, RestingBook] = {s: RestingBook() for s in self.instruments}
+        self.account = Account(config.balance.currency, config.balance.amount, now)
+        self.history = History()
+        self.ids = IdGen(clock)
+        self.position_mode = config.position_mode
+        self._levers: dict[tuple[str, MarginMode, PosSide], Decimal] = {}
+        self._orders: dict[int, SimOrder] = {}
+        self._open: dict[int, SimOrder] = {}
+        self._by_cl: dict[str, SimOrder] = {}
+        self._maker = config.fees.maker
+        self._taker = config.fees.taker
+        self._depth = config.prices.depth_per_fill or None
+        self._walk = config.prices.model == "random_walk"
+        self._step_ms = config.prices.step_ms
+        self._last_step = now
+        self._placed_since_prune = 0
+
+    # --- instruments and prices ----------------------------------------------------------
+    def instrument(self, symbol: str) -> InstrumentConfig:
+        inst = self.instruments.get(symbol)
+        if inst is None:
+            raise SimError(codes.SYMBOL_NOT_FOUND, f"Symbol does not exist: {symbol}")
+        return inst
+
+    def set_status(self, symbol: str, status: InstrumentStatus | str) -> None:
+        """Change an instrument's trading status (tests, operators)."""
+        self.instrument(symbol)
+        self.status[symbol] = InstrumentStatus(status)
 
     def mark(self, symbol: str) -> Decimal:
-        return self._marks[symbol]
+        self.instrument(symbol)
+        return self.prices[symbol].mark
 
     def set_mark(self, symbol: str, px: Decimal) -> None:
-        """Move the mark of ``symbol`` to ``px`` and fill the resting orders it crosses."""
-        self._marks[symbol] = px
+        """Move the mark of ``symbol`` to ``px`` now and fill the resting orders it crosses."""
+        series = self.prices.get(symbol)
+        if series is None:
+            raise SimError(codes.SYMBOL_NOT_FOUND, f"Symbol does not exist: {symbol}")
+        if px <= 0:
+            raise ValueError(f"set_mark({symbol!r}, {px}): a mark price must be > 0")
+        now = self.clock.now_ms()
+        series.record(px, now)
+        book = self.books[symbol]
+        if px <= book.best_bid or px >= book.best_ask:
+            self._match_resting(symbol, px, now)
 
     def step(self) -> None:
-        """Advance the random walk of every mark to ``clock.now_ms()``."""
+        """Advance the random walk of every mark to ``clock.now_ms()`` (``step_ms`` per step).
+
+        After a long idle gap the steps before the last ``3600`` are taken as one jump.
+        """
+        if not self._walk:
+            return
+        steps = (self.clock.now_ms() - self._last_step) // self._step_ms
+        if steps <= 0:
+            return
+        at = self._last_step
+        self._last_step += steps * self._step_ms
+        if steps > _MAX_STEPS:
+            jump = steps - _MAX_STEPS
+            at += jump * self._step_ms
+            for symbol, series in self.prices.items():
+                self._move(symbol, series.walk(jump, self._step_ms), at)
+            steps = _MAX_STEPS
+        for _ in range(steps):
+            at += self._step_ms
+            for symbol, series in self.prices.items():
+                self._move(symbol, series.walk(1, self._step_ms), at)
+
+    def _move(self, symbol: str, px: Decimal, at: int) -> None:
+        self.prices[symbol].record(px, at)
+        book = self.books[symbol]
+        if px <= book.best_bid or px >= book.best_ask:
+            self._match_resting(symbol, px, at)
+
+    # --- leverage and position mode ------------------------------------------------------
+    def lever(self, symbol: str, mgn_mode: MarginMode, pos_side: PosSide) -> Decimal:
+        found = self._levers.get((symbol, mgn_mode, pos_side))
+        return found if found is not None else self.instruments[symbol].lever
+
+    def _lever_sides(self, pos_side: PosSide | None) -> list[PosSide]:
+        if self.position_mode is PositionMode.ONE_WAY:
+            if pos_side not in (None, PosSide.BOTH):
+                raise SimError.param("posSide must be BOTH in one-way mode")
+            return [PosSide.BOTH]
+        if pos_side in (None, PosSide.BOTH):
+            return [PosSide.LONG, PosSide.SHORT]
+        assert pos_side is not None
+        return [pos_side]
+
+    def set_leverage(
+        self, symbol: str, lever: Decimal, mgn_mode: MarginMode, pos_side: PosSide | None = None
+    ) -> list[tuple[str, Decimal, MarginMode, PosSide]]:
+        """Set the leverage of ``symbol`` for a margin mode (and hedge leg); returns what is set."""
+        inst = self.instrument(symbol)
+        if lever != lever.to_integral_value() or not 1 <= lever <= inst.maxLever:
+            raise SimError.param(
+                f"lever must be a whole number from 1 to {inst.maxLever} for {symbol}, got {lever}"
+            )
+        sides = self._lever_sides(pos_side)
+        for side in sides:
+            self._levers[(symbol, mgn_mode, side)] = Decimal(int(lever))
+        return [(symbol, Decimal(int(lever)), mgn_mode, side) for side in sides]
+
+    def leverages(
+        self, symbol: str, mgn_mode: MarginMode | None = None
+    ) -> list[tuple[str, Decimal, MarginMode, PosSide]]:
+        self.instrument(symbol)
+        modes = [mgn_mode] if mgn_mode is not None else [MarginMode.CROSS, MarginMode.ISOLATED]
+        sides = self._lever_sides(None)
+        return [(symbol, self.lever(symbol, m, s), m, s) for m in modes for s in sides]
+
+    def set_position_mode(self, mode: PositionMode) -> None:
+        if mode is self.position_mode:
+            return
+        if self.account.positions or self._open:
+            raise SimError.param(
+                "the position mode cannot change while positions or open orders exist; "
+                "close the positions and cancel the orders first"
+            )
+        self.position_mode = mode
+
+    # --- placing orders ------------------------------------------------------------------
+    def place_batch(self, items: Sequence[OrderInput | Rejected]) -> list[PlaceOutcome]:
+        """Place up to 10 orders, each judged on its own; more than 10 refuses the whole batch."""
+        if len(items) > MAX_BATCH:
+            raise SimError(
+                codes.BATCH_TOO_LARGE,
+                f"Batch place size over limit: {len(items)} orders, at most {MAX_BATCH} "
+                "per request",
+            )
+        if not items:
+            raise SimError.param("the batch holds no order")
+        out: list[PlaceOutcome] = []
+        for item in items:
+            if isinstance(item, Rejected):
+                out.append(PlaceOutcome(item.cl_ord_id, "", item.code, item.msg))
+                continue
+            try:
+                order = self.place(item)
+            except SimError as exc:
+                out.append(PlaceOutcome(item.cl_ord_id or "", "", exc.code, exc.msg))
+            else:
+                out.append(
+                    PlaceOutcome(order.cl_ord_id, str(order.ord_id), codes.SUCCESS, "Success")
+                )
+        return out
+
+    def place(self, order: OrderInput) -> SimOrder:
+        """Check and place one order; raises :class:`SimError` when a rule refuses it."""
+        inst = self.instrument(order.symbol)
+        symbol = inst.symbol
+        mark = self.prices[symbol].mark
+        reason = check_static(order, inst, self.status[symbol], mark, self.position_mode)
+        if reason is not None:
+            raise SimError(*reason)
+        cl = order.cl_ord_id
+        if cl is not None:
+            if not _CL_ORD_ID.match(cl):
+                raise SimError.param(
+                    f"clOrdId {cl!r} must be 1 to 32 characters of A-Z, a-z, 0-9, '_' and '-'"
+                )
+            known = self._by_cl.get(cl)
+            if known is not None:
+                raise SimError(
+                    codes.DUPLICATE,
+                    f"Duplicate clOrdId: {cl} is already used by order {known.ord_id}",
+                )
+        pos_side = order.pos_side or PosSide.BOTH
+        closing = is_closing(order, self.position_mode)
+        position = self.account.positions.get((symbol, pos_side))
+        mgn_mode = order.mgn_mode or (position.mgn_mode if position else MarginMode.CROSS)
+        self._check_margin_mode(symbol, pos_side, mgn_mode, position)
+        pos_qty = position.qty if position is not None else _ZERO
+        is_buy = order.side is OrderSide.BUY
+        if closing and not ((pos_qty > 0 and not is_buy) or (pos_qty < 0 and is_buy)):
+            raise SimError(
+                codes.NO_POSITION,
+                f"No position to close: {order.side.value} {pos_side.value} on {symbol} is a "
+                "closing order and there is no opposite position",
+            )
+        lever = self.lever(symbol, mgn_mode, pos_side)
+        need = order_margin(
+            order.sz,
+            order.px if order.px is not None else mark,
+            is_buy=is_buy,
+            closing=closing,
+            pos_qty=pos_qty,
+            ct_val=inst.ctVal,
+            lever=lever,
+        )
+        if need:
+            avail = self.balance().avail
+            if need > avail:
+                ccy = self.account.currency
+                raise SimError(
+                    codes.BAD_PARAM,
+                    f"Insufficient margin: the order needs {need} {ccy} of initial margin at "
+                    f"leverage {lever}, {avail} {ccy} is available",
+                )
+        now = self.clock.now_ms()
+        ord_id = self.ids.next()
+        sim = SimOrder(
+            ord_id=ord_id,
+            cl_ord_id=cl if cl is not None else str(ord_id),
+            symbol=symbol,
+            side=order.side,
+            type=order.type,
+            sz=order.sz,
+            px=order.px,
+            mgn_mode=mgn_mode,
+            pos_side=pos_side,
+            reduce_only=order.reduce_only,
+            closing=closing,
+            tif=order.tif,
+            stp=order.stp,
+            lever=lever,
+            c_time=now,
+            u_time=now,
+        )
+        self._orders[ord_id] = sim
+        self._by_cl[sim.cl_ord_id] = sim
+        self.history.orders.add(sim)
+        self._arrive(sim, mark, now)
+        self._placed_since_prune += 1
+        if self._placed_since_prune >= max(1000, len(self._orders) // 4):
+            self._prune(now)
+        return sim
+
+    def _check_margin_mode(
+        self, symbol: str, pos_side: PosSide, mgn_mode: MarginMode, position: SimPosition | None
+    ) -> None:
+        if position is not None and position.mgn_mode is not mgn_mode:
+            raise SimError.param(
+                f"mgnMode {mgn_mode.value} differs from the open {position.mgn_mode.value} "
+                f"position on {symbol}; use {position.mgn_mode.value} or close the position"
+            )
+        for other in self.books[symbol].orders():
+            if other.mgn_mode is not mgn_mode:
+                raise SimError.param(
+                    f"mgnMode {mgn_mode.value} differs from the open {other.mgn_mode.value} "
+                    f"orders on {symbol}; use {other.mgn_mode.value} or cancel them"
+                )
+
+    def _arrive(self, order: SimOrder, mark: Decimal, now: int) -> None:
+        if order.type is OrderType.MARKET:
+            self._take(order, mark, now)
+            return
+        assert order.px is not None
+        crosses = mark <= order.px if order.is_buy else mark >= order.px
+        if crosses:
+            if order.type is OrderType.LIMIT_MAKER:
+                self._close(order, MAKER_WOULD_TAKE, now)
+                return
+            if not self._take(order, mark, now):
+                return
+        elif order.tif is not TimeInForce.GTC:
+            self._close(order, IOC_FOK_NO_MATCH, now)
+            return
+        self._open[order.ord_id] = order
+        self.books[order.symbol].add(order)
+
+    def _take(self, order: SimOrder, mark: Decimal, now: int) -> bool:
+        """Fill a new order as taker at the mark; True when its rest should rest on the book."""
+        qty = order.remaining
+        capped = False
+        if order.closing:
+            closable = self._closable(order)
+            if closable < qty:
+                qty, capped = closable, True
+        depth_short = self._depth is not None and self._depth < qty
+        if depth_short:
+            assert self._depth is not None
+            qty = self._depth
+        if order.tif is TimeInForce.FOK and qty < order.remaining:
+            self._close(order, FOK_SHORT, now)
+            return False
+        if qty:
+            self._fill(order, qty, mark, "TAKER", now)
+        if not order.remaining:
+            self._close(order, "", now)
+            return False
+        if capped:
+            self._close(order, OVER_POSITION, now)
+            return False
+        if order.type is OrderType.MARKET:
+            self._close(order, MARKET_REST, now)
+            return False
+        if order.tif is TimeInForce.IOC:
+            self._close(order, IOC_REST, now)
+            return False
+        return True
+
+    def _match_resting(self, symbol: str, mark: Decimal, now: int) -> None:
+        for order in self.books[symbol].crossed(mark):
+            assert order.px is not None
+            qty = order.remaining
+            if self._depth is not None and self._depth < qty:
+                qty = self._depth
+            if order.closing:
+                closable = self._closable(order)
+                if not closable:
+                    self._close(order, OVER_POSITION, now)
+                    continue
+                qty = min(qty, closable)
+            self._fill(order, qty, order.px, "MAKER", now)
+            if not order.remaining:
+                self._close(order, "", now)
+            elif order.closing and not self._closable(order):
+                self._close(order, OVER_POSITION, now)
+
+    def _closable(self, order: SimOrder) -> Decimal:
+        position = self.account.positions.get((order.symbol, order.pos_side))
+        if position is None:
+            return _ZERO
+        if position.qty > 0 and not order.is_buy:
+            return position.qty
+        if position.qty < 0 and order.is_buy:
+            return -position.qty
+        return _ZERO
+
+    def _fill(self, order: SimOrder, qty: Decimal, px: Decimal, role: str, now: int) -> None:
+        inst = self.instruments[order.symbol]
+        rate = self._maker if role == "MAKER" else self._taker
+        value = q8(qty * inst.ctVal * px)
+        fee = q8(value * rate)
+        effect = self.account.apply_fill(
+            symbol=order.symbol,
+            pos_side=order.pos_side,
+            mgn_mode=order.mgn_mode,
+            is_buy=order.is_buy,
+            qty=qty,
+            px=px,
+            fee=fee,
+            ct_val=inst.ctVal,
+            now_ms=now,
+        )
+        order.exec_qty += qty
+        order.exec_amt += value
+        order.exec_px_qty += qty * px
+        order.fee += fee
+        order.u_time = now
+        if order.remaining:
+            order.state = OrderState.PARTIALLY_FILLED
+        fill_id = self.ids.next()
+        self.history.fills.add(
+            FillRecord(
+                id=fill_id,
+                trd_id=fill_id,
+                symbol=order.symbol,
+                ord_id=order.ord_id,
+                cl_ord_id=order.cl_ord_id,
+                side=order.side,
+                mgn_mode=order.mgn_mode,
+                pos_side=order.pos_side,
+                ord_type=order.type,
+                role=role,
+                px=px,
+                qty=qty,
+                value=value,
+                fee=fee,
+                fee_rate=rate,
+                c_time=now,
+            )
+        )
+        self.prices[order.symbol].trade(qty, value)
+        closed = effect.closed
+        if closed is not None:
+            self.history.positions.add(
+                PositionRecord(
+                    id=self.ids.next(),
+                    symbol=closed.symbol,
+                    side=OrderSide.SELL if order.is_buy else OrderSide.BUY,
+                    mgn_mode=closed.mgn_mode,
+                    pos_side=closed.pos_side,
+                    open_avg_px=closed.avg_px,
+                    close_avg_px=q8(closed.close_px_qty / closed.closed_qty),
+                    closed_qty=closed.closed_qty,
+                    pnl=closed.pnl,
+                    fee=closed.fee,
+                    c_time=closed.c_time,
+                    u_time=now,
+                )
+            )
+
+    def _close(self, order: SimOrder, reason: str, now: int) -> None:
+        """End an order: FILLED when nothing remains, else (PARTIALLY_)CANCELED for ``reason``."""
+        if self._open.pop(order.ord_id, None) is not None:
+            self.books[order.symbol].remove(order)
+        if not order.remaining:
+            order.state = OrderState.FILLED
+        else:
+            order.state = OrderState.PARTIALLY_CANCELED if order.exec_qty else OrderState.CANCELED
+            order.cancel_reason = reason
+        order.u_time = now
+
+    def _prune(self, now: int) -> None:
+        self._placed_since_prune = 0
+        for order in self.history.prune(now):
+            self._orders.pop(order.ord_id, None)
+            if self._by_cl.get(order.cl_ord_id) is order:
+                del self._by_cl[order.cl_ord_id]
+
+    # --- cancelling ----------------------------------------------------------------------
+    def find(self, *, ord_id: str | None = None, cl_ord_id: str | None = None) -> SimOrder | None:
+        """An order by id (which wins when both are given) or client id."""
+        if ord_id:
+            return self._orders.get(int(ord_id)) if ord_id.isdigit() else None
+        if cl_ord_id:
+            return self._by_cl.get(cl_ord_id)
+        return None
+
+    def cancel(
+        self, symbol: str, *, ord_id: str | None = None, cl_ord_id: str | None = None
+    ) -> SimOrder:
+        """Cancel one open order; 11008 when unknown, 11004 when no longer open."""
+        if not ord_id and not cl_ord_id:
+            raise SimError.param("ordId or clOrdId is required")
+        order = self.find(ord_id=ord_id, cl_ord_id=cl_ord_id)
+        if order is None or order.symbol != symbol:
+            which = f"ordId {ord_id}" if ord_id else f"clOrdId {cl_ord_id}"
+            raise SimError(codes.ORDER_NOT_FOUND, f"Order does not exist: {which} on {symbol}")
+        if order.state not in OrderState.OPEN:
+            raise SimError(
+                codes.NOT_CANCELABLE,
+                f"Order {order.ord_id} is not cancelable: it is already {order.state}",
+            )
+        self._close(order, USER_CANCEL, self.clock.now_ms())
+        return order
+
+    def cancel_all(
+        self, symbol: str | None = None, side: OrderSide | None = None
+    ) -> list[SimOrder]:
+        if symbol is not None:
+            self.instrument(symbol)
+        now = self.clock.now_ms()
+        chosen = [
+            o
+            for o in self._open.values()
+            if (symbol is None or o.symbol == symbol) and (side is None or o.side is side)
+        ]
+        for order in chosen:
+            self._close(order, USER_CANCEL, now)
+        return chosen
+
+    # --- reading the account -------------------------------------------------------------
+    def open_orders(
+        self,
+        window: Window,
+        *,
+        symbol: str | None = None,
+        side: OrderSide | None = None,
+        ord_id: int | None = None,
+        cl_ord_id: str | None = None,
+    ) -> list[SimOrder]:
+        """One page of open orders (NEW, PARTIALLY_FILLED), newest first; no time window."""
+        records = list(self._open.values())
+        ids = list(self._open)
+        everything = replace(window, start=-(2**62), end=2**62)
+        return select(
+            records,
+            ids,
+            everything,
+            lambda o: o.c_time,
+            lambda o: (
+                (symbol is None or o.symbol == symbol)
+                and (side is None or o.side is side)
+                and (ord_id is None or o.ord_id == ord_id)
+                and (cl_ord_id is None or o.cl_ord_id == cl_ord_id)
+            ),
+        )
+
+    def window(
+        self,
+        *,
+        start: int | None = None,
+        end: int | None = None,
+        from_id: int | None = None,
+        limit: int | None = None,
+        direct: str | None = None,
+    ) -> Window:
+        """Checked paging parameters relative to now (defaults: last 90 days, 10, NEXT)."""
+        return make_window(
+            self.clock.now_ms(), start=start, end=end, from_id=from_id, limit=limit, direct=direct
+        )
+
+    def positions(self, symbol: str | None = None) -> list[OpenPosition]:
+        out: list[OpenPosition] = []
+        held: dict[tuple[str, PosSide], Decimal] = {}
+        for order in self._open.values():
+            if order.closing:
+                key = (order.symbol, order.pos_side)
+                held[key] = held.get(key, _ZERO) + order.remaining
+        for key, pos in self.account.positions.items():
+            if symbol is not None and pos.symbol != symbol:
+                continue
+            inst = self.instruments[pos.symbol]
+            mark = self.prices[pos.symbol].mark
+            lever = self.lever(pos.symbol, pos.mgn_mode, pos.pos_side)
+            figures = position_figures(pos, mark, inst.ctVal, lever, inst.mM)
+            avail = max(_ZERO, abs(pos.qty) - held.get(key, _ZERO))
+            out.append(OpenPosition(pos, figures, mark, lever, avail))
+        return out
+
+    def balance(self) -> BalanceFigures:
+        """Equity, margins and PnL, consistent with positions and resting orders right now."""
+        acc = self.account
+        b = BalanceFigures(acc.currency, acc.wallet, c_time=acc.c_time, u_time=acc.u_time)
+        for pos in acc.positions.values():
+            inst = self.instruments[pos.symbol]
+            lever = self.lever(pos.symbol, pos.mgn_mode, pos.pos_side)
+            f = position_figures(pos, self.prices[pos.symbol].mark, inst.ctVal, lever, inst.mM)
+            b.upl += f.upl
+            b.position_im += f.im
+            b.mm += f.mm
+            if pos.mgn_mode is MarginMode.ISOLATED:
+                b.iso_upl += f.upl
+                b.iso_position_im += f.im
+        for order in self._open.values():
+            assert order.px is not None
+            margin = order_margin(
+                order.remaining,
+                order.px,
+                is_buy=order.is_buy,
+                closing=order.closing,
+                pos_qty=acc.position_qty(order.symbol, order.pos_side),
+                ct_val=self.instruments[order.symbol].ctVal,
+                lever=self.lever(order.symbol, order.mgn_mode, order.pos_side),
+            )
+            b.order_im += margin
+            if order.mgn_mode is MarginMode.ISOLATED:
+                b.iso_hold += margin
+        b.im = b.position_im + b.order_im
+        b.eq = b.wallet + b.upl
+        b.iso_eq = b.iso_position_im + b.iso_upl + b.iso_hold
+        b.avail = max(_ZERO, b.eq - b.im)
+        if b.eq > 0:
+            b.mmr = q8(b.mm / b.eq)
+            b.imr = q8(b.im / b.eq)
+        return b

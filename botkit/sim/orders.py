@@ -1,0 +1,166 @@
+"""An order as the engine receives it, and the per-instrument checks every new order passes.
+
+:class:`OrderInput` is the typed order (the wire parser in :mod:`botkit.sim.api` and
+:class:`~botkit.sim.port.SimPort` both build it). :func:`check_static` applies the rules that need
+only the instrument, its mark price and the position mode — status, the spec's 4.3 rules 1–4 for
+``mgnMode``/``posSide``, price presence, size (lot, minimum, maximum by type), price (tick,
+min/max, the band around the mark) — and returns the first broken rule as ``(code, msg)``, or
+``None``. Rules that need the account (duplicate ``clOrdId``, reduce-only without a position,
+margin) live in the engine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
+
+from botkit.exchange.models import (
+    InstrumentStatus,
+    MarginMode,
+    OrderSide,
+    OrderType,
+    PositionMode,
+    PosSide,
+    StpMode,
+    TimeInForce,
+)
+from botkit.sim import codes
+from botkit.sim.config import InstrumentConfig
+
+__all__ = ["OrderInput", "band", "check_static", "is_closing"]
+
+Reason = tuple[int, str]
+
+
+@dataclass(frozen=True, slots=True)
+class OrderInput:
+    """One order as submitted (4.3); ``mgn_mode``/``pos_side`` are None when left blank."""
+
+    symbol: str
+    side: OrderSide
+    type: OrderType
+    sz: Decimal
+    px: Decimal | None = None
+    mgn_mode: MarginMode | None = None
+    pos_side: PosSide | None = None
+    cl_ord_id: str | None = None
+    reduce_only: bool = False
+    tif: TimeInForce = TimeInForce.GTC
+    stp: StpMode = StpMode.NONE
+
+
+def is_closing(order: OrderInput, mode: PositionMode) -> bool:
+    """Reduce-only, or a hedge-mode close (SELL + LONG, BUY + SHORT)."""
+    if order.reduce_only:
+        return True
+    if mode is PositionMode.HEDGE:
+        return (order.side is OrderSide.SELL and order.pos_side is PosSide.LONG) or (
+            order.side is OrderSide.BUY and order.pos_side is PosSide.SHORT
+        )
+    return False
+
+
+def band(inst: InstrumentConfig, mark: Decimal) -> tuple[Decimal, Decimal]:
+    """The allowed price band now: (low, high) = mark × (1 ∓ ordPxRange), on the tick grid."""
+    tick = inst.tSz
+    high = (mark * (1 + inst.ordPxRange) / tick).to_integral_value(ROUND_FLOOR) * tick
+    low = (mark * (1 - inst.ordPxRange) / tick).to_integral_value(ROUND_CEILING) * tick
+    return max(low, inst.minPx), min(high, inst.maxPx)
+
+
+def _fmt(value: Decimal) -> str:
+    return format(value.normalize(), "f") if value == value.to_integral_value() else str(value)
+
+
+def check_static(
+    order: OrderInput,
+    inst: InstrumentConfig,
+    status: InstrumentStatus,
+    mark: Decimal,
+    mode: PositionMode,
+) -> Reason | None:
+    """The first instrument rule ``order`` breaks, or None."""
+    symbol = inst.symbol
+    if status is InstrumentStatus.CLOSED:
+        return codes.SYMBOL_NOT_TRADING, f"Symbol {symbol} is not trading (status CLOSED)"
+    if status is InstrumentStatus.PAUSED:
+        return codes.PAUSED, f"Symbol {symbol} is paused: no new orders are accepted"
+    if status is InstrumentStatus.CANCEL_ONLY:
+        return codes.CANCEL_ONLY, f"Symbol {symbol} is cancel-only: no new orders are accepted"
+    reason = _check_sides(order, mode)
+    if reason is not None:
+        return reason
+    if status is InstrumentStatus.CANCEL_CLOSE_ONLY and not is_closing(order, mode):
+        return (
+            codes.CLOSE_ONLY,
+            f"Symbol {symbol} is close-only: only reduce-only (closing) orders are accepted",
+        )
+    return _check_size(order, inst) or _check_price(order, inst, mark)
+
+
+def _check_sides(order: OrderInput, mode: PositionMode) -> Reason | None:
+    if (order.mgn_mode is None) != (order.pos_side is None):
+        return (
+            codes.BAD_PARAM,
+            "Param error: mgnMode and posSide must both be filled or both be left blank",
+        )
+    if mode is PositionMode.ONE_WAY:
+        if order.pos_side not in (None, PosSide.BOTH):
+            return (
+                codes.BAD_PARAM,
+                f"Param error: posSide must be BOTH in one-way mode, got {order.pos_side.value}",
+            )
+    elif order.pos_side not in (PosSide.LONG, PosSide.SHORT):
+        got = order.pos_side.value if order.pos_side is not None else "blank"
+        return (
+            codes.BAD_PARAM,
+            f"Param error: posSide must be LONG or SHORT in hedge mode, got {got}",
+        )
+    return None
+
+
+def _check_size(order: OrderInput, inst: InstrumentConfig) -> Reason | None:
+    limit_like = order.type is not OrderType.MARKET
+    if limit_like and order.px is None:
+        return codes.BAD_PARAM, f"Param error: px is required for a {order.type.value} order"
+    if not limit_like and order.px is not None:
+        return codes.BAD_PARAM, "Param error: px must be left blank for a MARKET order"
+    sz = order.sz
+    if not sz.is_finite() or sz <= 0:
+        return codes.BAD_PARAM, f"Param error: sz must be a positive number, got {sz}"
+    if sz % inst.lotSz:
+        return (
+            codes.BAD_PARAM,
+            f"Param error: sz {sz} is not a multiple of lotSz {_fmt(inst.lotSz)}",
+        )
+    if sz < inst.minSz:
+        return codes.BAD_PARAM, f"Param error: sz {sz} is below minSz {_fmt(inst.minSz)}"
+    cap, name = (
+        (inst.limitMaxQty, "limitMaxQty") if limit_like else (inst.marketMaxQty, "marketMaxQty")
+    )
+    if sz > cap:
+        return codes.BAD_PARAM, f"Param error: sz {sz} exceeds {name} {_fmt(cap)}"
+    return None
+
+
+def _check_price(order: OrderInput, inst: InstrumentConfig, mark: Decimal) -> Reason | None:
+    px = order.px
+    if px is None:
+        return None
+    if not px.is_finite() or px <= 0:
+        return codes.BAD_PARAM, f"Param error: px must be a positive number, got {px}"
+    if px % inst.tSz:
+        return codes.BAD_PARAM, f"Param error: px {px} is not a multiple of tSz {inst.tSz}"
+    if px < inst.minPx or px > inst.maxPx:
+        return (
+            codes.PRICE_LIMIT,
+            f"Price limit: px {px} is outside [minPx {inst.minPx}, maxPx {inst.maxPx}]",
+        )
+    low, high = band(inst, mark)
+    if px > high or px < low:
+        return (
+            codes.PRICE_BAND,
+            f"Order price {px} is out of the price limit: the highest price is {high}, "
+            f"the lowest price is {low}",
+        )
+    return None

@@ -1,0 +1,211 @@
+"""Prices of one instrument: the mark, its seeded random walk, minute candles and 24h figures.
+
+The engine moves the mark either by :meth:`PriceSeries.walk` (a seeded Gaussian random walk on
+the tick grid, deterministic for a seed and a clock schedule) or directly (``set_mark``; the
+backtest replays candles that way). Every move is recorded in the current minute candle; a
+bounded deque keeps ``candle_history_minutes`` of them, from which ``/v3/market/candles`` builds
+any interval and the 24h open/high/low of the tickers come from sliding-window deques in O(1).
+Index price = mark; last price = mark. Minutes in which the price never moved have no candle.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import deque
+from dataclasses import dataclass
+from decimal import ROUND_HALF_EVEN, Decimal
+
+__all__ = ["INTERVALS", "MinuteCandle", "PriceSeries", "to_tick"]
+
+MINUTE_MS = 60_000
+DAY_MS = 86_400_000
+_WEEK_MS = 7 * DAY_MS
+_MONDAY_OFFSET_MS = 4 * DAY_MS  # 1970-01-01 was a Thursday; weeks start on Monday (UTC)
+
+INTERVALS: dict[str, int] = {
+    "MINUTE_1": MINUTE_MS,
+    "MINUTE_5": 5 * MINUTE_MS,
+    "MINUTE_15": 15 * MINUTE_MS,
+    "MINUTE_30": 30 * MINUTE_MS,
+    "HOUR_1": 60 * MINUTE_MS,
+    "HOUR_2": 120 * MINUTE_MS,
+    "HOUR_4": 240 * MINUTE_MS,
+    "HOUR_6": 360 * MINUTE_MS,
+    "HOUR_12": 720 * MINUTE_MS,
+    "DAY_1": DAY_MS,
+    "DAY_3": 3 * DAY_MS,
+    "WEEK_1": _WEEK_MS,
+}
+
+
+def to_tick(px: Decimal, tick: Decimal) -> Decimal:
+    """The multiple of ``tick`` nearest to ``px`` (half to even)."""
+    return (px / tick).to_integral_value(ROUND_HALF_EVEN) * tick
+
+
+@dataclass(slots=True)
+class MinuteCandle:
+    """One minute of the mark: open/high/low/close plus the account's own traded volume."""
+
+    sT: int
+    o: Decimal
+    h: Decimal
+    l: Decimal  # noqa: E741 - the wire name
+    c: Decimal
+    qty: Decimal
+    amt: Decimal
+    tc: int
+
+
+class PriceSeries:
+    """Mark, index and candle history of one symbol."""
+
+    def __init__(
+        self,
+        *,
+        symbol: str,
+        start_px: Decimal,
+        tick: Decimal,
+        min_px: Decimal,
+        max_px: Decimal,
+        volatility: Decimal,
+        seed: int,
+        history_minutes: int,
+        now_ms: int,
+    ) -> None:
+        self.symbol = symbol
+        self.tick = tick
+        self.min_px = min_px
+        self.max_px = max_px
+        self.mark = start_px
+        self._vol = float(volatility)
+        self._rng = random.Random(f"{seed}:{symbol}")  # noqa: S311 - a price model, not security
+        self._history: deque[MinuteCandle] = deque(maxlen=history_minutes)
+        self._day: deque[MinuteCandle] = deque()
+        self._day_max: deque[MinuteCandle] = deque()
+        self._day_min: deque[MinuteCandle] = deque()
+        self._day_qty = Decimal(0)
+        self._day_amt = Decimal(0)
+        self._day_tc = 0
+        self._cur = self._new_candle(now_ms - now_ms % MINUTE_MS, start_px)
+
+    # --- moving the price ------------------------------------------------------------------
+    def record(self, px: Decimal, now_ms: int) -> None:
+        """The mark is now ``px``: update the minute candle."""
+        self.mark = px
+        cur = self._cur
+        if now_ms - cur.sT >= MINUTE_MS:
+            self._close_minute(cur)
+            self._cur = self._new_candle(now_ms - now_ms % MINUTE_MS, px)
+            return
+        if px > cur.h:
+            cur.h = px
+        elif px < cur.l:
+            cur.l = px
+        cur.c = px
+
+    def walk(self, steps: int, step_ms: int) -> Decimal:
+        """The mark after ``steps`` random-walk steps of ``step_ms`` (one Gaussian draw)."""
+        if self._vol == 0 or steps <= 0:
+            return self.mark
+        sigma = self._vol * math.sqrt(steps * step_ms / MINUTE_MS)
+        factor = max(0.5, 1.0 + self._rng.gauss(0.0, sigma))
+        px = to_tick(self.mark * Decimal(factor), self.tick)
+        return min(max(px, self.min_px, self.tick), self.max_px)
+
+    def trade(self, qty: Decimal, amt: Decimal) -> None:
+        """Count the account's own execution in the current candle and the 24h volume."""
+        cur = self._cur
+        cur.qty += qty
+        cur.amt += amt
+        cur.tc += 1
+
+    # --- reading -------------------------------------------------------------------------
+    def day_stats(self, now_ms: int) -> tuple[Decimal, Decimal, Decimal, Decimal, Decimal, int]:
+        """(open, high, low, qty, amt, trade count) over the last 24 hours, current minute in."""
+        cutoff = now_ms - DAY_MS
+        while self._day and self._day[0].sT <= cutoff:
+            gone = self._day.popleft()
+            self._day_qty -= gone.qty
+            self._day_amt -= gone.amt
+            self._day_tc -= gone.tc
+        while self._day_max and self._day_max[0].sT <= cutoff:
+            self._day_max.popleft()
+        while self._day_min and self._day_min[0].sT <= cutoff:
+            self._day_min.popleft()
+        cur = self._cur
+        open_ = self._day[0].o if self._day else cur.o
+        high = max(self._day_max[0].h, cur.h) if self._day_max else cur.h
+        low = min(self._day_min[0].l, cur.l) if self._day_min else cur.l
+        return (
+            open_,
+            high,
+            low,
+            self._day_qty + cur.qty,
+            self._day_amt + cur.amt,
+            self._day_tc + cur.tc,
+        )
+
+    def candles(
+        self, interval_ms: int, start: int | None, end: int | None, limit: int
+    ) -> list[list[str | int]]:
+        """Rows ``[low, high, open, close, amt, qty, tC, sT, cT]``, oldest first.
+
+        The most recent ``limit`` buckets in ``[start, end]``; with only ``start`` given, the
+        first ``limit`` buckets from ``start``.
+        """
+        buckets: list[MinuteCandle] = []
+        for m in self._history:
+            b = _bucket(m.sT, interval_ms)
+            if (start is not None and b < start) or (end is not None and b > end):
+                continue
+            if buckets and buckets[-1].sT == b:
+                agg = buckets[-1]
+                agg.h = max(agg.h, m.h)
+                agg.l = min(agg.l, m.l)
+                agg.c = m.c
+                agg.qty += m.qty
+                agg.amt += m.amt
+                agg.tc += m.tc
+            else:
+                buckets.append(MinuteCandle(b, m.o, m.h, m.l, m.c, m.qty, m.amt, m.tc))
+        chosen = buckets[:limit] if start is not None and end is None else buckets[-limit:]
+        return [
+            [
+                str(c.l),
+                str(c.h),
+                str(c.o),
+                str(c.c),
+                str(c.amt),
+                str(c.qty),
+                c.tc,
+                c.sT,
+                c.sT + interval_ms - 1,
+            ]
+            for c in chosen
+        ]
+
+    # --- internals -----------------------------------------------------------------------
+    def _new_candle(self, start_ms: int, px: Decimal) -> MinuteCandle:
+        candle = MinuteCandle(start_ms, px, px, px, px, Decimal(0), Decimal(0), 0)
+        self._history.append(candle)
+        return candle
+
+    def _close_minute(self, done: MinuteCandle) -> None:
+        self._day.append(done)
+        self._day_qty += done.qty
+        self._day_amt += done.amt
+        self._day_tc += done.tc
+        while self._day_max and self._day_max[-1].h <= done.h:
+            self._day_max.pop()
+        self._day_max.append(done)
+        while self._day_min and self._day_min[-1].l >= done.l:
+            self._day_min.pop()
+        self._day_min.append(done)
+
+
+def _bucket(start_ms: int, interval_ms: int) -> int:
+    if interval_ms == _WEEK_MS:
+        return (start_ms - _MONDAY_OFFSET_MS) // _WEEK_MS * _WEEK_MS + _MONDAY_OFFSET_MS
+    return start_ms - start_ms % interval_ms
