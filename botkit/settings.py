@@ -24,6 +24,7 @@ import re
 import tomllib
 from contextvars import ContextVar
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal
 
@@ -127,6 +128,28 @@ class Settings(BaseSettings):
     )
     sim_config: Path = Field(
         default=Path("configs/sim.toml"), description="settings file of the embedded simulator"
+    )
+    # --- risk guards and kill switch (the pipeline's GuardSettings.from_settings reads them) ---
+    kill_switch: bool = Field(
+        default=False, description="stop every new order (reads and journaling go on)"
+    )
+    kill_switch_file: Path | None = Field(
+        default=None, description="while this file exists, no new order is sent"
+    )
+    max_orders_per_cycle: int | None = Field(
+        default=None, ge=0, description="orders one cycle may send, all strategies together"
+    )
+    max_notional_per_order: Decimal | None = Field(
+        default=None, ge=0, allow_inf_nan=False, description="sz × ctVal × price of one order"
+    )
+    max_notional_per_cycle: Decimal | None = Field(
+        default=None, ge=0, allow_inf_nan=False, description="notional one cycle may send"
+    )
+    max_position: Decimal | None = Field(
+        default=None, ge=0, allow_inf_nan=False, description="|position| in contracts per leg"
+    )
+    journal_synchronous: Literal["NORMAL", "FULL"] = Field(
+        default="FULL", description="journal SQLite synchronous mode (FULL: fsync per commit)"
     )
 
     @field_validator("exchange", "signing", mode="before")
