@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, TypeVar, get_args, get_origin
 from urllib.parse import quote
 
 import httpx
@@ -163,7 +163,10 @@ def _adapter(kind: Any) -> TypeAdapter[Any]:
 
 
 def model_problem(kind: Any, exc: Exception) -> str:
-    name = getattr(kind, "__name__", str(kind))
+    """One line saying which model refused which field, and why."""
+    args = get_args(kind)
+    inner = args[0] if get_origin(kind) is list and args else kind
+    name = getattr(inner, "__name__", str(inner))
     if isinstance(exc, ValidationError):
         first = exc.errors()[0]
         where = ".".join(str(x) for x in first["loc"]) or "payload"

@@ -152,10 +152,16 @@ def _lenient_bool(value: Any) -> Any:
 Millis = Annotated[int | None, BeforeValidator(_millis)]
 """Unix milliseconds; accepts ``"1700000000000"``, ``1700000000000`` and ``""`` (None)."""
 
-Amount = Annotated[Decimal | None, BeforeValidator(_empty_is_none), Field(allow_inf_nan=False)]
+# The constraints sit on the Decimal inside the Optional: on the union they would also be
+# applied to None (pydantic then fails with a TypeError on "" and null).
+Amount = Annotated[
+    Annotated[Decimal, Field(allow_inf_nan=False)] | None, BeforeValidator(_empty_is_none)
+]
 """A signed decimal amount (PnL, equity); empty string is None; NaN and infinities refused."""
 
-Size = Annotated[Decimal | None, BeforeValidator(_empty_is_none), Field(ge=0, allow_inf_nan=False)]
+Size = Annotated[
+    Annotated[Decimal, Field(ge=0, allow_inf_nan=False)] | None, BeforeValidator(_empty_is_none)
+]
 """A non-negative decimal (price, size, fee rate); negative, NaN and infinities refused."""
 
 Flag = Annotated[bool, BeforeValidator(_lenient_bool)]

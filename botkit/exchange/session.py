@@ -9,6 +9,7 @@ session never retries: the pipeline decides (tenacity), from the error class.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -116,7 +117,7 @@ class Session:
             now_ms=self.clock.now_ms(),
             envelope_required=envelope_required,
         )
-        return data, context
+        return data, dataclasses.replace(context, http_status=response.status_code)
 
     def server_time(self) -> int:
         """``GET /timestamp`` in ms (unsigned); the clock's source of truth."""
