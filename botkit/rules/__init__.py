@@ -1,1 +1,41 @@
-"""botkit.rules."""
+"""The strategy language: YAML files → compiled strategies → order intents.
+
+Public API::
+
+    strategy = load("strategies/btc-dip-ladder.yaml", instruments=...)   # StrategyFileError
+    result = evaluate(strategy, snapshot, activity, now_ms)               # pure, never raises
+    result.intents                                                        # for the pipeline
+    client_order_id(strategy.name, rule, slot, leg)                       # deterministic ids
+    store = StrategyStore("strategies/"); report = store.refresh()        # reload each cycle
+
+See docs/strategies.md for the file format.
+"""
+
+from botkit.rules.evaluate import Evaluation, RuleResult, RuleStatus, evaluate
+from botkit.rules.ids import (
+    ParsedOrderId,
+    belongs_to,
+    client_order_id,
+    parse_client_order_id,
+)
+from botkit.rules.loader import load, loads, version_of
+from botkit.rules.model import OffTick, OnDelete, RiskLimits, Rule, Strategy
+
+__all__ = [
+    "Evaluation",
+    "OffTick",
+    "OnDelete",
+    "ParsedOrderId",
+    "RiskLimits",
+    "Rule",
+    "RuleResult",
+    "RuleStatus",
+    "Strategy",
+    "belongs_to",
+    "client_order_id",
+    "evaluate",
+    "load",
+    "loads",
+    "parse_client_order_id",
+    "version_of",
+]

@@ -1,0 +1,232 @@
+"""Actions → intents: what a fired rule asks for, as plain values for the pipeline.
+
+Pure. Each order gets its leg index (0, 1, ... across the rule's actions) and the deterministic
+client order id of (strategy, rule, slot, leg). Prices and sizes are left unrounded: rounding
+and validation against the instrument is the pipeline's job. A value that can never make an
+order (size or price <= 0, a rung count that is not a whole number) raises :class:`ActionError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from decimal import Decimal
+
+from botkit.exchange.models import OrderSide
+from botkit.intents import (
+    CancelIntent,
+    Intent,
+    LeverageIntent,
+    OrderIntent,
+    PositionModeIntent,
+)
+from botkit.rules.context import Ctx
+from botkit.rules.expr import Env, Evaluator, Expr
+from botkit.rules.ids import client_order_id
+from botkit.rules.model import (
+    Cancel,
+    Close,
+    Grid,
+    Ladder,
+    OrderFields,
+    PlaceOrder,
+    Rule,
+    SetLeverage,
+    SetPositionMode,
+    Strategy,
+)
+
+__all__ = ["MAX_LEGS", "ActionError", "build_intents"]
+
+MAX_LEGS = 200
+"""The most orders one rule may produce in one evaluation."""
+
+_INDEX = "i"
+
+
+class ActionError(Exception):
+    """An action's values cannot make an order; the message names the field and the value."""
+
+
+class _Builder:
+    def __init__(
+        self,
+        strategy: Strategy,
+        rule: Rule,
+        ev: Evaluator,
+        env: Env,
+        ctx: Ctx,
+        slot: int,
+        inputs: dict[str, str],
+    ) -> None:
+        self.strategy = strategy
+        self.rule = rule
+        self.ev = ev
+        self.env = env
+        self.ctx = ctx
+        self.slot = slot
+        self.inputs = inputs
+        self.leg = 0
+        self.out: list[Intent] = []
+
+    def num(self, expr: Expr, what: str) -> Decimal:
+        value = self.ev.value(expr, self.env)
+        if not isinstance(value, Decimal) or not value.is_finite():
+            raise ActionError(f"{what} evaluated to {value} ({expr.text})")
+        return value
+
+    def positive(self, expr: Expr, what: str) -> Decimal:
+        value = self.num(expr, what)
+        if value <= 0:
+            raise ActionError(f"{what} evaluated to {_fmt(value)}, must be > 0 ({expr.text})")
+        return value
+
+    def count(self, expr: Expr, what: str, limit: int) -> int:
+        value = self.num(expr, what)
+        if value != value.to_integral_value() or value < 0 or value > limit:
+            raise ActionError(
+                f"{what} evaluated to {_fmt(value)}, must be a whole number 0..{limit}"
+                f" ({expr.text})"
+            )
+        return int(value)
+
+    def order(self, fields: OrderFields, sz: Decimal, px: Decimal | None) -> None:
+        if self.leg >= MAX_LEGS:
+            raise ActionError(f"the rule asks for more than {MAX_LEGS} orders")
+        strategy, rule = self.strategy, self.rule
+        self.out.append(
+            OrderIntent(
+                strategy=strategy.name,
+                rule=rule.name,
+                slot=self.slot,
+                leg=self.leg,
+                cl_ord_id=client_order_id(strategy.name, rule.name, self.slot, self.leg),
+                symbol=strategy.symbol,
+                side=fields.side,
+                type=fields.type,
+                sz=sz,
+                px=px,
+                mgn_mode=fields.mgn_mode,
+                pos_side=fields.pos_side,
+                reduce_only=fields.reduce_only,
+                time_in_force=fields.time_in_force,
+                stp_mode=fields.stp_mode,
+                inputs=self.inputs,
+            )
+        )
+        self.leg += 1
+
+    def rungs(self, count: int) -> Iterator[int]:
+        try:
+            for k in range(count):
+                self.env[_INDEX] = Decimal(k)
+                yield k
+        finally:
+            self.env.pop(_INDEX, None)
+
+    # --- the actions ---------------------------------------------------------------------
+
+    def place_order(self, action: PlaceOrder) -> None:
+        sz = self.positive(action.sz, "sz")
+        px = None if action.px is None else self.positive(action.px, "px")
+        self.order(action.fields, sz, px)
+
+    def ladder(self, action: Ladder) -> None:
+        count = self.count(action.count, "ladder count", MAX_LEGS)
+        if count == 0:
+            return
+        start = self.positive(action.from_px, "ladder from_px")
+        if action.to_px is not None:
+            end = self.positive(action.to_px, "ladder to_px")
+            step = (end - start) / (count - 1) if count > 1 else Decimal(0)
+        else:
+            assert action.step_px is not None
+            step = self.positive(action.step_px, "ladder step_px")
+            if action.fields.side is OrderSide.BUY:
+                step = -step
+        for k in self.rungs(count):
+            px = start + step * k
+            if px <= 0:
+                raise ActionError(f"ladder rung {k}: price {_fmt(px)} is not > 0")
+            self.order(action.fields, self.positive(action.sz, f"ladder rung {k} sz"), px)
+
+    def grid(self, action: Grid) -> None:
+        levels = self.count(action.levels, "grid levels", MAX_LEGS // 2)
+        center = self.positive(action.center, "grid center")
+        step = self.positive(action.step_px, "grid step_px")
+        for k in self.rungs(levels):
+            px = center - step * (k + 1)
+            if px <= 0:
+                raise ActionError(f"grid BUY level {k + 1}: price {_fmt(px)} is not > 0")
+            self.order(action.buy, self.positive(action.sz, f"grid level {k + 1} sz"), px)
+        for k in self.rungs(levels):
+            px = center + step * (k + 1)
+            self.order(action.sell, self.positive(action.sz, f"grid level {k + 1} sz"), px)
+
+    def close(self, action: Close) -> None:
+        for pos_side in action.pos_sides:
+            position = self.ctx.position(pos_side)
+            if position.qty == 0:
+                continue
+            held = position.availQty if position.availQty > 0 else position.size
+            sz = held if action.sz is None else min(held, self.positive(action.sz, "close sz"))
+            px = None if action.px is None else self.positive(action.px, "close px")
+            side = OrderSide.SELL if position.qty > 0 else OrderSide.BUY
+            fields = OrderFields(
+                side=side,
+                type=action.type,
+                pos_side=pos_side,
+                mgn_mode=action.mgn_mode,
+                reduce_only=True,
+                time_in_force=action.time_in_force,
+                stp_mode=action.stp_mode,
+            )
+            self.order(fields, sz, px)
+
+    def run(self) -> list[Intent]:
+        strategy, rule = self.strategy, self.rule
+        for action in rule.actions:
+            if isinstance(action, PlaceOrder):
+                self.place_order(action)
+            elif isinstance(action, Ladder):
+                self.ladder(action)
+            elif isinstance(action, Grid):
+                self.grid(action)
+            elif isinstance(action, Close):
+                self.close(action)
+            elif isinstance(action, Cancel):
+                self.out.append(
+                    CancelIntent(strategy.name, rule.name, strategy.symbol, action.only_rule)
+                )
+            elif isinstance(action, SetLeverage):
+                self.out.append(
+                    LeverageIntent(
+                        strategy.name,
+                        rule.name,
+                        strategy.symbol,
+                        action.lever,
+                        action.mgn_mode,
+                        action.pos_side,
+                    )
+                )
+            elif isinstance(action, SetPositionMode):
+                self.out.append(PositionModeIntent(strategy.name, rule.name, action.mode))
+        return self.out
+
+
+def build_intents(
+    strategy: Strategy,
+    rule: Rule,
+    ev: Evaluator,
+    env: Env,
+    ctx: Ctx,
+    slot: int,
+    inputs: dict[str, str],
+) -> list[Intent]:
+    """The intents of a rule whose condition held. Raises ActionError or EvalError.
+
+    Every order intent shares ``inputs``; the caller fills it once all values are known."""
+    return _Builder(strategy, rule, ev, env, ctx, slot, inputs).run()
+
+
+def _fmt(value: Decimal) -> str:
+    return format(value, "f")

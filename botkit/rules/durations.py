@@ -1,0 +1,56 @@
+"""Durations as operators write them (``30s``, ``10m``, ``1h30m``, ``1d``) ↔ milliseconds."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+__all__ = ["DurationError", "format_duration", "parse_duration"]
+
+_UNITS: dict[str, int] = {
+    "ms": 1,
+    "s": 1_000,
+    "m": 60_000,
+    "h": 3_600_000,
+    "d": 86_400_000,
+    "w": 604_800_000,
+}
+_PART = re.compile(r"(\d+)(ms|s|m|h|d|w)")
+_WHOLE = re.compile(r"(?:\d+(?:ms|s|m|h|d|w))+")
+
+MAX_MS = 366 * 86_400_000
+"""The longest duration a strategy may use (a year and a day)."""
+
+
+class DurationError(ValueError):
+    """The text is not a duration; the message says how to write one."""
+
+
+@lru_cache(maxsize=1024)
+def parse_duration(text: str) -> int:
+    """``"1h30m"`` → 5_400_000. Units: ms, s, m, h, d, w; at least 1 ms, at most a year."""
+    cleaned = text.strip().replace(" ", "")
+    if not _WHOLE.fullmatch(cleaned):
+        raise DurationError(
+            f"{text!r} is not a duration — write a number and a unit, e.g. 30s, 10m, 1h30m, 1d"
+        )
+    total = sum(int(n) * _UNITS[u] for n, u in _PART.findall(cleaned))
+    if total <= 0:
+        raise DurationError(f"{text!r} is zero — a duration must be at least 1ms")
+    if total > MAX_MS:
+        raise DurationError(f"{text!r} is longer than a year — use at most 366d")
+    return total
+
+
+def format_duration(ms: int) -> str:
+    """The shortest exact spelling: 5_400_000 → ``"1h30m"``, 1500 → ``"1s500ms"``."""
+    if ms <= 0:
+        return "0s"
+    parts: list[str] = []
+    rest = ms
+    for unit in ("d", "h", "m", "s", "ms"):
+        size = _UNITS[unit]
+        count, rest = divmod(rest, size)
+        if count:
+            parts.append(f"{count}{unit}")
+    return "".join(parts)

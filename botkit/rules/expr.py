@@ -1,0 +1,555 @@
+"""Strategy expressions: compiled once when the file loads, evaluated by simpleeval in Decimal.
+
+Compiling parses the text with :mod:`ast` (never ``eval``), then walks the tree once to
+
+- allow only whitelisted node types (arithmetic, comparisons, and/or/not, ``a if c else b``,
+  calls of the functions of :mod:`~botkit.rules.functions`), bound the depth and length;
+- turn every numeric literal into a :class:`~decimal.Decimal` built from its *source text*;
+- check every name against the context schema (:mod:`~botkit.rules.context`) with a
+  did-you-mean, and type-check: a condition must be true/false, an amount a number;
+- flatten each context access (``position.qty``, ``history.fills.count('1h')``) into one
+  simpleeval name whose value a resolver computes lazily, once per evaluation (these names
+  are also the inputs the journal records);
+- replace ``params.*`` and ``ms('1h')`` by constants and fold constant expressions.
+
+Errors carry the character offset inside the expression so the loader can point at the exact
+column of the file.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from simpleeval import SimpleEval
+
+from botkit.rules.context import BOOL, NUM, ROOTS, AnyKey, ContextError, Ctx, Method, View
+from botkit.rules.durations import DurationError, parse_duration
+from botkit.rules.functions import FUNCTIONS, OPERATORS
+
+__all__ = [
+    "EvalError",
+    "Evaluator",
+    "Expr",
+    "ExprError",
+    "Resolver",
+    "Scope",
+    "compile_expr",
+    "env_for",
+]
+
+TEXT = "text"
+MAX_LENGTH = 1000
+MAX_DEPTH = 30
+INDEX_NAME = "i"
+
+Resolver = Callable[[Ctx], Any]
+
+
+class ExprError(Exception):
+    """A compile-time problem at character ``offset`` of the expression."""
+
+    def __init__(self, message: str, offset: int = 0, hint: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.offset = offset
+        self.hint = hint
+
+
+class EvalError(Exception):
+    """A run-time problem (division by zero, a missing price) in one expression."""
+
+    def __init__(self, expr: str, message: str) -> None:
+        super().__init__(f"{message} in '{expr}'")
+        self.expr = expr
+        self.message = message
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """What an expression of one field may see."""
+
+    params: Mapping[str, Decimal]
+    rule: str
+    position_side: str | None
+    """``BOTH``/``LONG``/``SHORT``: which leg ``position`` means; None: ``position`` refused."""
+    position_hint: str = ""
+    allow_index: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Expr:
+    """A compiled expression. ``const`` is set when it reads no context (folded at load)."""
+
+    text: str
+    kind: str
+    node: ast.expr
+    const: Decimal | bool | None
+    names: tuple[str, ...]
+    """Environment keys it reads (each a flattened context access)."""
+    display: Mapping[str, str] = field(default_factory=dict)
+    """Environment key → how the operator wrote it (``position.qty``), for the journal."""
+    resolvers: Mapping[str, Resolver] = field(default_factory=dict, repr=False)
+    uses_index: bool = False
+
+
+class Env(dict[str, Any]):
+    """simpleeval's names for one evaluation: resolves flattened names lazily, once."""
+
+    __slots__ = ("ctx", "resolvers")
+
+    def __init__(self, ctx: Ctx, resolvers: Mapping[str, Resolver]) -> None:
+        super().__init__()
+        self.ctx = ctx
+        self.resolvers = resolvers
+
+    def __missing__(self, key: str) -> Any:
+        try:
+            value = self.resolvers[key](self.ctx)
+        except (KeyError, TypeError, AttributeError) as exc:  # never let simpleeval swallow it
+            raise ContextError(f"cannot read {key.split('@')[0]}: {exc}") from None
+        self[key] = value
+        return value
+
+
+def env_for(ctx: Ctx, resolvers: Mapping[str, Resolver]) -> Env:
+    return Env(ctx, resolvers)
+
+
+class Evaluator(SimpleEval):  # type: ignore[misc]
+    """simpleeval restricted to our operators and functions, with a Decimal fast path."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            operators=dict(OPERATORS),
+            functions={k: f.impl for k, f in FUNCTIONS.items()},
+            names={},
+        )
+
+    def _check_disallowed_items(self, item: Any) -> None:
+        kind = type(item)
+        if kind is Decimal or kind is bool:
+            return
+        super()._check_disallowed_items(item)
+
+    def value(self, expr: Expr, env: Env) -> Any:
+        if expr.const is not None:
+            return expr.const
+        self.names = env
+        try:
+            return self.eval(expr.text, previously_parsed=expr.node)
+        except (ArithmeticError, ContextError, ValueError) as exc:
+            raise EvalError(expr.text, _runtime_message(exc)) from None
+
+
+_local = threading.local()
+
+
+def evaluator() -> Evaluator:
+    """One evaluator per thread (building one costs more than evaluating a condition)."""
+    ev: Evaluator | None = getattr(_local, "ev", None)
+    if ev is None:
+        ev = _local.ev = Evaluator()
+    return ev
+
+
+def _runtime_message(exc: Exception) -> str:
+    if isinstance(exc, ZeroDivisionError):
+        return "division by zero"
+    if isinstance(exc, InvalidOperation):
+        return "invalid arithmetic (0/0, or the square root of a negative number)"
+    if isinstance(exc, ArithmeticError) and str(exc):
+        return str(exc)
+    if isinstance(exc, ArithmeticError):
+        return f"arithmetic error ({type(exc).__name__})"
+    return str(exc)
+
+
+# --- compiling -----------------------------------------------------------------------------
+
+_KIND_WORD = {NUM: "a number", BOOL: "true/false", TEXT: "text"}
+
+
+def _offset(text: str, node: ast.AST, attr: str | None = None) -> int:
+    """Character offset of a node (ast offsets are UTF-8 bytes)."""
+    if attr is not None:
+        end = getattr(node, "end_col_offset", None)
+        if end is not None:
+            raw = text.encode("utf-8")
+            return len(raw[:end].decode("utf-8", "replace")) - len(attr)
+    col = getattr(node, "col_offset", 0)
+    return len(text.encode("utf-8")[:col].decode("utf-8", "replace"))
+
+
+def _suggest(word: str, options: list[str]) -> str:
+    close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
+    if close:
+        return f"did you mean '{close[0]}'?"
+    return "use one of: " + ", ".join(sorted(options)[:12])
+
+
+class _Compiler:
+    def __init__(self, text: str, scope: Scope) -> None:
+        self.text = text
+        self.scope = scope
+        self.names: dict[str, str] = {}
+        self.resolvers: dict[str, Resolver] = {}
+        self.uses_index = False
+
+    def fail(self, node: ast.AST, message: str, hint: str = "", attr: str | None = None) -> None:
+        raise ExprError(message, _offset(self.text, node, attr), hint)
+
+    def check(self, node: ast.expr, depth: int = 0) -> tuple[str, ast.expr]:
+        if depth > MAX_DEPTH:
+            self.fail(node, "the expression is nested too deeply", "split it into simpler parts")
+        d = depth + 1
+        if isinstance(node, ast.Constant):
+            return self._constant(node)
+        if isinstance(node, ast.Name | ast.Attribute):
+            return self._access(node)
+        if isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Attribute):
+                return self._access(node)
+            return self._call(node, d)
+        if isinstance(node, ast.BinOp):
+            if type(node.op) not in OPERATORS:
+                self.fail(
+                    node, f"operator {_op_word(node.op)} is not allowed", "use + - * / // % **"
+                )
+            node.left = self._expect(node.left, NUM, d, "arithmetic needs numbers")
+            node.right = self._expect(node.right, NUM, d, "arithmetic needs numbers")
+            return NUM, node
+        if isinstance(node, ast.UnaryOp):
+            if isinstance(node.op, ast.Not):
+                node.operand = self._expect(node.operand, BOOL, d, "'not' needs true/false")
+                return BOOL, node
+            if type(node.op) not in OPERATORS:
+                self.fail(node, f"operator {_op_word(node.op)} is not allowed", "use - or not")
+            node.operand = self._expect(node.operand, NUM, d, "a sign needs a number")
+            return NUM, node
+        if isinstance(node, ast.BoolOp):
+            word = "and" if isinstance(node.op, ast.And) else "or"
+            node.values = [
+                self._expect(v, BOOL, d, f"'{word}' joins conditions") for v in node.values
+            ]
+            return BOOL, node
+        if isinstance(node, ast.Compare):
+            return self._compare(node, d)
+        if isinstance(node, ast.IfExp):
+            node.test = self._expect(node.test, BOOL, d, "the test of 'a if test else b'")
+            kind, node.body = self.check(node.body, d)
+            node.orelse = self._expect(node.orelse, kind, d, "both branches must match")
+            return kind, node
+        what = type(node).__name__
+        hints = {
+            "Subscript": "use a dot: account.ccy.USDT.avail, not brackets",
+            "List": "lists are not values here",
+            "Lambda": "lambdas are not allowed",
+            "JoinedStr": "f-strings are not allowed",
+        }
+        self.fail(node, f"'{what}' is not allowed in an expression", hints.get(what, ""))
+        raise AssertionError  # unreachable
+
+    def _expect(self, node: ast.expr, kind: str, depth: int, why: str) -> ast.expr:
+        got, new = self.check(node, depth)
+        if got != kind:
+            self.fail(
+                node, f"expected {_KIND_WORD[kind]}, got {_KIND_WORD[got]} ({why})", _fix(kind)
+            )
+        return new
+
+    def _constant(self, node: ast.Constant) -> tuple[str, ast.expr]:
+        value = node.value
+        if isinstance(value, bool):
+            return BOOL, node
+        if isinstance(value, int | float):
+            start = _offset(self.text, node)
+            end_b = getattr(node, "end_col_offset", None)
+            source = (
+                self.text.encode("utf-8")[node.col_offset : end_b].decode("utf-8")
+                if end_b is not None
+                else str(value)
+            )
+            try:
+                number = Decimal(source.replace("_", ""))
+            except InvalidOperation:
+                number = Decimal(int(value)) if isinstance(value, int) else Decimal(str(value))
+            if not number.is_finite():
+                raise ExprError("the number is not finite", start)
+            return NUM, self._const(node, number)
+        if isinstance(value, str):
+            if len(value) > 40:
+                self.fail(node, "text is too long", "text is only for windows and field names")
+            return TEXT, node
+        self.fail(node, f"{type(value).__name__} literals are not allowed", "write a plain number")
+        raise AssertionError
+
+    def _compare(self, node: ast.Compare, depth: int) -> tuple[str, ast.expr]:
+        kind, node.left = self.check(node.left, depth)
+        new: list[ast.expr] = []
+        for op, comparator in zip(node.ops, node.comparators, strict=True):
+            if type(op) not in OPERATORS:
+                self.fail(node, f"comparison {_op_word(op)} is not allowed", "use < <= > >= == !=")
+            ordered = not isinstance(op, ast.Eq | ast.NotEq)
+            if kind == TEXT or (ordered and kind != NUM):
+                self.fail(node, f"cannot compare {_KIND_WORD[kind]} with {_op_word(op)}", _fix(NUM))
+            new.append(self._expect(comparator, kind, depth, "both sides of a comparison"))
+        node.comparators = new
+        return BOOL, node
+
+    def _call(self, node: ast.Call, depth: int) -> tuple[str, ast.expr]:
+        func = node.func
+        if not isinstance(func, ast.Name):
+            self.fail(node, "only named functions can be called", _functions_hint())
+            raise AssertionError
+        spec = FUNCTIONS.get(func.id)
+        if spec is None:
+            hint = _suggest(func.id, list(FUNCTIONS))
+            self.fail(func, f"unknown function '{func.id}'", hint)
+            raise AssertionError
+        if node.keywords:
+            self.fail(
+                node.keywords[0].value, "keyword arguments are not allowed", "pass values in order"
+            )
+        count = len(node.args)
+        if count < spec.min_args or (spec.max_args is not None and count > spec.max_args):
+            want = (
+                f"{spec.min_args}"
+                if spec.max_args == spec.min_args
+                else f"{spec.min_args} or more"
+                if spec.max_args is None
+                else f"{spec.min_args} to {spec.max_args}"
+            )
+            self.fail(node, f"{func.id}() takes {want} arguments, got {count}", spec.doc)
+        if func.id == "ms":
+            arg = node.args[0]
+            if not (isinstance(arg, ast.Constant) and isinstance(arg.value, str)):
+                self.fail(arg, "ms() needs a literal duration", "write ms('1h')")
+                raise AssertionError
+            return NUM, self._const(node, Decimal(self._duration(arg)))
+        node.args = [self._expect(a, NUM, depth, f"arguments of {func.id}()") for a in node.args]
+        return NUM, node
+
+    def _duration(self, arg: ast.Constant) -> int:
+        try:
+            return parse_duration(str(arg.value))
+        except DurationError as exc:
+            self.fail(arg, str(exc).split(" — ")[0], "write a number and a unit: 30s, 10m, 1h, 1d")
+            raise AssertionError from None
+
+    def _const(self, node: ast.AST, value: Decimal) -> ast.expr:
+        new = ast.Constant(value=value)  # type: ignore[arg-type]  # simpleeval returns it as is
+        return ast.copy_location(new, node)
+
+    # A context access: Name, Attribute chain, and calls of view methods with literal args.
+    def _access(self, node: ast.expr) -> tuple[str, ast.expr]:
+        steps: list[tuple[str, Any, ast.AST]] = []
+        cur: ast.expr = node
+        while True:
+            if isinstance(cur, ast.Attribute):
+                steps.append(("attr", cur.attr, cur))
+                cur = cur.value
+            elif isinstance(cur, ast.Call) and isinstance(cur.func, ast.Attribute):
+                steps.append(("call", cur, cur))
+                cur = cur.func
+                steps.append(("attr", cur.attr, cur))
+                cur = cur.value
+            elif isinstance(cur, ast.Name):
+                break
+            else:
+                self.fail(cur, "only names like position.qty can be followed by a dot")
+        steps.reverse()
+        name = cur.id
+        if name.startswith("_") or any(s[0] == "attr" and str(s[1]).startswith("_") for s in steps):
+            self.fail(node, "names starting with '_' are not allowed")
+        if name == INDEX_NAME and not steps:
+            if not self.scope.allow_index:
+                self.fail(cur, "'i' (the rung index) exists only in ladder and grid fields")
+            self.uses_index = True
+            return NUM, node
+        if name in FUNCTIONS and not steps:
+            self.fail(cur, f"'{name}' is a function", f"call it: {FUNCTIONS[name].doc}")
+        root = ROOTS.get(name)
+        if root is None:
+            options = [*ROOTS, *FUNCTIONS] + ([INDEX_NAME] if self.scope.allow_index else [])
+            self.fail(cur, f"unknown name '{name}'", _suggest(name, options))
+            raise AssertionError
+        if name == "params":
+            return self._param(node, steps)
+        scope: str | None = None
+        if name == "position":
+            if self.scope.position_side is None:
+                self.fail(
+                    cur, "'position' needs the rule's pos_side here", self.scope.position_hint
+                )
+            scope = self.scope.position_side
+        elif name == "rule":
+            scope = self.scope.rule
+        kind: Any = root[0]
+        path = name
+        plan: list[tuple[str, Any]] = []
+        i = 0
+        while i < len(steps):
+            how, attr, at = steps[i]
+            if how == "call":
+                self.fail(at, f"{path} is not a function", "remove the parentheses")
+            if isinstance(kind, AnyKey):
+                plan.append(("key", attr))
+                path += f".{attr}"
+                kind = kind.of
+                i += 1
+                continue
+            if not (isinstance(kind, type) and issubclass(kind, View)):
+                self.fail(at, f"{path} is {_KIND_WORD[kind]}; it has no field '{attr}'", attr=attr)
+            fields = kind.FIELDS
+            if attr not in fields:
+                self.fail(
+                    at, f"{path} has no field '{attr}'", _suggest(attr, list(fields)), attr=attr
+                )
+            target = fields[attr][0]
+            path += f".{attr}"
+            if isinstance(target, Method):
+                if i + 1 >= len(steps) or steps[i + 1][0] != "call":
+                    self.fail(at, f"{path} is a function", f"call it: {target.doc}", attr=attr)
+                call = steps[i + 1][1]
+                args = self._method_args(call, target, kind, path)
+                plan.append(("call", (attr, args)))
+                kind = target.returns
+                i += 2
+                continue
+            plan.append(("attr", attr))
+            kind = target
+            i += 1
+        if kind not in (NUM, BOOL):
+            if isinstance(kind, AnyKey):
+                self.fail(node, f"{path} is not a value", f"add {kind.doc}: {path}.NAME")
+            fields = [f for f, (t, _) in kind.FIELDS.items() if t in (NUM, BOOL)]
+            shown = ", ".join(f"{path}.{f}" for f in fields[:3])
+            self.fail(node, f"{path} is not a value", f"use a field, e.g. {shown}")
+        display = ast.unparse(node)
+        key = display if scope is None else f"{display}@{scope}"
+        self.names[key] = display
+        self.resolvers[key] = _resolver(name, scope, tuple(plan))
+        return kind, ast.copy_location(ast.Name(id=key, ctx=ast.Load()), node)
+
+    def _method_args(
+        self, call: ast.Call, method: Method, owner: Any, path: str
+    ) -> tuple[Any, ...]:
+        if call.keywords:
+            self.fail(call, "keyword arguments are not allowed", method.doc)
+        if len(call.args) != len(method.args):
+            self.fail(call, f"{path}() takes {len(method.args)} argument(s)", method.doc)
+        out: list[Any] = []
+        for arg, kind in zip(call.args, method.args, strict=True):
+            if not (isinstance(arg, ast.Constant) and isinstance(arg.value, str)):
+                self.fail(arg, f"arguments of {path}() must be quoted literals", method.doc)
+                raise AssertionError
+            if kind == "window":
+                self._duration(arg)
+            else:
+                nums = list(getattr(owner.RECORD, "NUMS", {}))
+                if arg.value not in nums:
+                    self.fail(arg, f"'{arg.value}' is not a field here", _suggest(arg.value, nums))
+            out.append(arg.value)
+        return tuple(out)
+
+    def _param(self, node: ast.expr, steps: list[tuple[str, Any, ast.AST]]) -> tuple[str, ast.expr]:
+        params = self.scope.params
+        if len(steps) != 1 or steps[0][0] != "attr":
+            self.fail(node, "write params.NAME", "params are numbers defined under 'params:'")
+        attr, at = steps[0][1], steps[0][2]
+        if attr not in params:
+            hint = _suggest(attr, list(params)) if params else "define it under 'params:'"
+            self.fail(at, f"unknown param '{attr}'", hint, attr=attr)
+        return NUM, self._const(node, params[attr])
+
+
+def _resolver(root: str, scope: str | None, plan: tuple[tuple[str, Any], ...]) -> Resolver:
+    def resolve(ctx: Ctx) -> Any:
+        obj = ctx.root(root, scope)
+        for how, what in plan:
+            if how == "attr":
+                obj = getattr(obj, what)
+            elif how == "key":
+                obj = obj.key(what)
+            else:
+                method, args = what
+                obj = getattr(obj, method)(*args)
+        return obj
+
+    return resolve
+
+
+def _op_word(op: ast.AST) -> str:
+    words = {
+        "BitAnd": "&", "BitOr": "|", "BitXor": "^", "LShift": "<<", "RShift": ">>",
+        "MatMult": "@", "Invert": "~", "In": "in", "NotIn": "not in", "Is": "is", "IsNot": "is not",
+    }  # fmt: skip
+    return f"'{words.get(type(op).__name__, type(op).__name__)}'"
+
+
+def _fix(kind: str) -> str:
+    if kind == BOOL:
+        return "write a comparison, e.g. position.qty > 0"
+    return "write a number or a numeric field, e.g. price.mark * 0.99"
+
+
+def _functions_hint() -> str:
+    return "functions: " + ", ".join(FUNCTIONS)
+
+
+def compile_expr(source: str | int | Decimal | bool, kind: str, scope: Scope) -> Expr:
+    """Compile one expression that must produce ``kind`` (NUM or BOOL). Raises ExprError."""
+    text = ("True" if source else "False") if isinstance(source, bool) else str(source)
+    if not text.strip():
+        raise ExprError("the expression is empty", 0, _fix(kind))
+    if len(text) > MAX_LENGTH:
+        raise ExprError(f"the expression is longer than {MAX_LENGTH} characters", MAX_LENGTH)
+    flat = text.replace("\r", " ").replace("\n", " ").replace("\t", " ")
+    try:
+        tree = ast.parse(flat, mode="eval")
+    except SyntaxError as exc:
+        offset = max(0, (exc.offset or 1) - 1)
+        if exc.lineno and exc.lineno > 1:
+            offset = len(flat)
+        message = (exc.msg or "invalid syntax").replace("invalid syntax", "syntax error")
+        raise ExprError(message, min(offset, len(flat)), _syntax_hint(flat, offset)) from None
+    compiler = _Compiler(flat, scope)
+    got, node = compiler.check(tree.body)
+    if got != kind:
+        raise ExprError(f"expected {_KIND_WORD[kind]}, got {_KIND_WORD[got]}", 0, _fix(kind))
+    ast.fix_missing_locations(node)
+    const: Decimal | bool | None = None
+    if not compiler.names and not compiler.uses_index:
+        try:
+            const = evaluator().value(Expr(flat, kind, node, None, ()), env_for(_NO_CTX, {}))
+        except EvalError as exc:
+            raise ExprError(exc.message, 0, "fix the arithmetic") from None
+    return Expr(
+        text=flat,
+        kind=kind,
+        node=node,
+        const=const,
+        names=tuple(compiler.names),
+        display=dict(compiler.names),
+        resolvers=dict(compiler.resolvers),
+        uses_index=compiler.uses_index,
+    )
+
+
+def _syntax_hint(text: str, offset: int) -> str:
+    if "=" in text and "==" not in text and not any(op in text for op in ("<=", ">=", "!=")):
+        return "compare with '==', not '='"
+    if text.count("(") != text.count(")"):
+        return "check the parentheses"
+    if "&&" in text or "||" in text:
+        return "write 'and' / 'or'"
+    return "write a Python-like expression, e.g. position.qty > 0 and price.mark < 100"
+
+
+_NO_CTX: Any = None

@@ -1,0 +1,98 @@
+"""Deterministic client order ids: (strategy, rule, evaluation slot, leg) → a clOrdId.
+
+Shape: ``bk`` + 6 characters hashing the strategy name + 4 hashing the rule name + ``-`` + the
+slot in base 36 + ``-`` + the leg in base 36, e.g. ``bkq3xz7mab2c-hx0k9c-0``. Only A-Z a-z 0-9
+``_`` ``-``, at most 32 characters. The same decision (same strategy, rule, slot and leg) always
+gives the same id, so re-running a decision can never double an order; the hashes let the bot
+attribute an open order to its strategy and rule without any state.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+__all__ = [
+    "MAX_LENGTH",
+    "PREFIX",
+    "ParsedOrderId",
+    "belongs_to",
+    "client_order_id",
+    "parse_client_order_id",
+    "rule_tag",
+    "strategy_tag",
+]
+
+PREFIX = "bk"
+MAX_LENGTH = 32
+_STRATEGY_TAG_LEN = 6
+_RULE_TAG_LEN = 4
+_DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
+_PATTERN = re.compile(r"bk([a-z2-7]{6})([a-z2-7]{4})-([0-9a-z]+)-([0-9a-z]+)")
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedOrderId:
+    """The parts of a botkit client order id (names are only known as their hashes)."""
+
+    strategy_tag: str
+    rule_tag: str
+    slot: int
+    leg: int
+
+
+def _tag(text: str, length: int) -> str:
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    return base64.b32encode(digest).decode("ascii").lower()[:length]
+
+
+@lru_cache(maxsize=4096)
+def strategy_tag(strategy: str) -> str:
+    """The 6-character hash of a strategy name used inside its client order ids."""
+    return _tag(strategy, _STRATEGY_TAG_LEN)
+
+
+@lru_cache(maxsize=4096)
+def rule_tag(rule: str) -> str:
+    """The 4-character hash of a rule name used inside its client order ids."""
+    return _tag(rule, _RULE_TAG_LEN)
+
+
+def _base36(value: int) -> str:
+    if value == 0:
+        return "0"
+    out: list[str] = []
+    while value:
+        value, digit = divmod(value, 36)
+        out.append(_DIGITS[digit])
+    return "".join(reversed(out))
+
+
+def client_order_id(strategy: str, rule: str, slot: int, leg: int) -> str:
+    """The client order id of leg ``leg`` of what ``rule`` decided in evaluation slot ``slot``."""
+    if slot < 0 or leg < 0:
+        raise ValueError(f"slot and leg must be >= 0 (got slot={slot}, leg={leg})")
+    text = f"{PREFIX}{strategy_tag(strategy)}{rule_tag(rule)}-{_base36(slot)}-{_base36(leg)}"
+    if len(text) > MAX_LENGTH:
+        raise ValueError(f"slot {slot} / leg {leg} too large for a {MAX_LENGTH}-char client id")
+    return text
+
+
+@lru_cache(maxsize=65536)
+def parse_client_order_id(cl_ord_id: str) -> ParsedOrderId | None:
+    """The parts of a botkit client order id, or None for an id botkit did not make."""
+    match = _PATTERN.fullmatch(cl_ord_id)
+    if match is None:
+        return None
+    return ParsedOrderId(match[1], match[2], int(match[3], 36), int(match[4], 36))
+
+
+def belongs_to(cl_ord_id: str, strategy: str, rule: str | None = None) -> bool:
+    """Whether the order was placed by ``strategy`` (and by ``rule`` of it, when given)."""
+    parsed = parse_client_order_id(cl_ord_id)
+    if parsed is None or parsed.strategy_tag != strategy_tag(strategy):
+        return False
+    return rule is None or parsed.rule_tag == rule_tag(rule)

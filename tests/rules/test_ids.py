@@ -1,0 +1,54 @@
+"""Client order ids: deterministic, exchange-safe, attributable."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from botkit.rules import belongs_to, client_order_id, parse_client_order_id
+
+_ALLOWED = re.compile(r"[A-Za-z0-9_-]{1,32}")
+_names = st.text(min_size=1, max_size=64)
+
+
+@given(_names, _names, st.integers(0, 10**12), st.integers(0, 199))
+def test_id_is_short_safe_and_parses_back(strategy: str, rule: str, slot: int, leg: int) -> None:
+    cl = client_order_id(strategy, rule, slot, leg)
+    assert _ALLOWED.fullmatch(cl)
+    parsed = parse_client_order_id(cl)
+    assert parsed is not None
+    assert (parsed.slot, parsed.leg) == (slot, leg)
+    assert belongs_to(cl, strategy)
+    assert belongs_to(cl, strategy, rule)
+
+
+def test_same_decision_gives_same_id() -> None:
+    assert client_order_id("s", "r", 123, 4) == client_order_id("s", "r", 123, 4)
+
+
+@pytest.mark.parametrize(
+    ("other"),
+    [("s2", "r", 123, 4), ("s", "r2", 123, 4), ("s", "r", 124, 4), ("s", "r", 123, 5)],
+)
+def test_any_part_changes_the_id(other: tuple[str, str, int, int]) -> None:
+    assert client_order_id("s", "r", 123, 4) != client_order_id(*other)
+
+
+def test_order_of_another_strategy_or_rule_does_not_belong() -> None:
+    cl = client_order_id("alpha", "buy", 10, 0)
+    assert not belongs_to(cl, "beta")
+    assert not belongs_to(cl, "alpha", "sell")
+
+
+@pytest.mark.parametrize("foreign", ["", "manual-order-1", "123456789012345678", "bkXYZ"])
+def test_foreign_ids_do_not_parse(foreign: str) -> None:
+    assert parse_client_order_id(foreign) is None
+    assert not belongs_to(foreign, "alpha")
+
+
+def test_negative_slot_is_refused() -> None:
+    with pytest.raises(ValueError, match="slot"):
+        client_order_id("s", "r", -1, 0)
