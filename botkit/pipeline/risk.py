@@ -16,9 +16,13 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from botkit.exchange.models import OpenOrder, OrderSide, OrderType, Position, PosSide
 from botkit.pipeline.validate import OffTick
+
+if TYPE_CHECKING:
+    from botkit.settings import Settings
 
 __all__ = [
     "GuardSettings",
@@ -87,6 +91,21 @@ class GuardSettings:
     limits: RiskLimits = field(default_factory=RiskLimits)
     kill_switch: bool = False
     kill_switch_file: str | None = None
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> GuardSettings:
+        """The global guards of :class:`botkit.settings.Settings`."""
+        file = settings.kill_switch_file
+        return cls(
+            limits=RiskLimits(
+                max_orders_per_cycle=settings.max_orders_per_cycle,
+                max_notional_per_order=settings.max_notional_per_order,
+                max_notional_per_cycle=settings.max_notional_per_cycle,
+                max_position=settings.max_position,
+            ),
+            kill_switch=settings.kill_switch,
+            kill_switch_file=None if file is None else str(file),
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,6 +28,7 @@ from botkit.pipeline import (
     make_batches,
     match_results,
 )
+from botkit.settings import Settings
 from tests.pipeline.helpers import SYMBOL, intent, snapshot
 
 D = Decimal
@@ -298,3 +299,18 @@ def test_render_shows_rounding_refusals_and_batches() -> None:
     assert "1 to send in 1 batch(es), 1 refused" in text
     assert "rounded px 100.05 -> 100.0 (step 0.1)" in text
     assert "px_missing" in text
+
+
+def test_guard_settings_come_from_the_settings(tmp_path: Path) -> None:
+    settings = Settings(
+        max_orders_per_cycle=3,
+        max_notional_per_order=D("250"),
+        max_position=D("7"),
+        kill_switch_file=tmp_path / "STOP",
+    )
+    guards = GuardSettings.from_settings(settings)
+    assert guards.limits == RiskLimits(
+        max_orders_per_cycle=3, max_notional_per_order=D("250"), max_position=D("7")
+    )
+    assert guards.kill_switch_file == str(tmp_path / "STOP")
+    assert not guards.kill_switch
