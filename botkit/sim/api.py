@@ -25,7 +25,7 @@ from botkit.sim.params import (
     parse_order,
     str_param,
 )
-from botkit.sim.prices import INTERVALS
+from botkit.sim.prices import INTERVALS, candle_row, interval_ms
 from botkit.sim.views import (
     balance_view,
     fill_view,
@@ -199,7 +199,7 @@ class SimApi:
     def _candles(self, query: Params, body: Any) -> Any:
         (symbol,) = self._symbols(query, required=True)
         interval = str_param(query, "interval", required=True) or ""
-        width = INTERVALS.get(interval.upper())
+        width = interval_ms(interval)
         if width is None:
             raise SimError(
                 codes.BAD_INTERVAL,
@@ -210,7 +210,8 @@ class SimApi:
         if not 1 <= limit <= 500:
             raise SimError.param(f"limit must be between 1 and 500, got {limit}")
         start, end = int_param(query, "sTime"), int_param(query, "eTime")
-        return self.engine.prices[symbol].candles(width, start, end, limit)
+        candles = self.engine.prices[symbol].candles(width, start, end, limit)
+        return [candle_row(c, width) for c in candles]
 
     def _limit_price(self, query: Params, body: Any) -> Any:
         return [jsonify(limit_price_view(self.engine, s)) for s in self._symbols(query)]

@@ -16,7 +16,7 @@ from collections import deque
 from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Decimal
 
-__all__ = ["INTERVALS", "MinuteCandle", "PriceSeries", "to_tick"]
+__all__ = ["INTERVALS", "MinuteCandle", "PriceSeries", "candle_row", "interval_ms", "to_tick"]
 
 MINUTE_MS = 60_000
 DAY_MS = 86_400_000
@@ -37,6 +37,11 @@ INTERVALS: dict[str, int] = {
     "DAY_3": 3 * DAY_MS,
     "WEEK_1": _WEEK_MS,
 }
+
+
+def interval_ms(word: str) -> int | None:
+    """The width of a candle interval word (any letter case), or None when unknown."""
+    return INTERVALS.get(word.upper())
 
 
 def to_tick(px: Decimal, tick: Decimal) -> Decimal:
@@ -149,11 +154,11 @@ class PriceSeries:
 
     def candles(
         self, interval_ms: int, start: int | None, end: int | None, limit: int
-    ) -> list[list[str | int]]:
-        """Rows ``[low, high, open, close, amt, qty, tC, sT, cT]``, oldest first.
+    ) -> list[MinuteCandle]:
+        """Candles of ``interval_ms`` (``sT`` = bucket start), oldest first.
 
         The most recent ``limit`` buckets in ``[start, end]``; with only ``start`` given, the
-        first ``limit`` buckets from ``start``.
+        first ``limit`` buckets from ``start``. Rows for the wire: :func:`candle_row`.
         """
         buckets: list[MinuteCandle] = []
         for m in self._history:
@@ -170,21 +175,7 @@ class PriceSeries:
                 agg.tc += m.tc
             else:
                 buckets.append(MinuteCandle(b, m.o, m.h, m.l, m.c, m.qty, m.amt, m.tc))
-        chosen = buckets[:limit] if start is not None and end is None else buckets[-limit:]
-        return [
-            [
-                str(c.l),
-                str(c.h),
-                str(c.o),
-                str(c.c),
-                str(c.amt),
-                str(c.qty),
-                c.tc,
-                c.sT,
-                c.sT + interval_ms - 1,
-            ]
-            for c in chosen
-        ]
+        return buckets[:limit] if start is not None and end is None else buckets[-limit:]
 
     # --- internals -----------------------------------------------------------------------
     def _new_candle(self, start_ms: int, px: Decimal) -> MinuteCandle:
@@ -203,6 +194,21 @@ class PriceSeries:
         while self._day_min and self._day_min[-1].l >= done.l:
             self._day_min.pop()
         self._day_min.append(done)
+
+
+def candle_row(c: MinuteCandle, interval_ms: int) -> list[str | int]:
+    """The notes' row order: ``[low, high, open, close, amt, qty, tC, sT, cT]``."""
+    return [
+        format(c.l, "f"),
+        format(c.h, "f"),
+        format(c.o, "f"),
+        format(c.c, "f"),
+        format(c.amt, "f"),
+        format(c.qty, "f"),
+        c.tc,
+        c.sT,
+        c.sT + interval_ms - 1,
+    ]
 
 
 def _bucket(start_ms: int, interval_ms: int) -> int:

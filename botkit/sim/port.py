@@ -1,0 +1,396 @@
+"""``SimPort``: the simulator as an :class:`~botkit.exchange.port.ExchangePort`, in process.
+
+No HTTP, no signing, no JSON: calls go straight to the :class:`~botkit.sim.engine.SimEngine`
+and answers are the typed models of :mod:`botkit.exchange.models`, built with
+``model_construct`` from the same views the wire API serialises (the data is known-good), so
+the backtest pays microseconds per call. Errors are those the HTTP client would raise for the
+same answer: a caller mistake the client refuses before sending (batch over 10, page size over
+100, a start after its end) is :class:`~botkit.errors.RequestValidationError`; a refusal by
+the exchange is :class:`~botkit.errors.ExchangeRejected` (``NotFoundError`` for 11008 / 404).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from decimal import Decimal
+from typing import Any, NoReturn, TypeVar
+
+from botkit.errors import ExchangeRejected, NotFoundError, RequestContext, RequestValidationError
+from botkit.exchange.models import (
+    Balance,
+    BalanceDetail,
+    CancelResult,
+    Candle,
+    Fill,
+    Instrument,
+    LimitPrice,
+    MarginMode,
+    OpenOrder,
+    Order,
+    OrderHistoryState,
+    OrderRequest,
+    OrderSide,
+    OrderType,
+    PlaceResult,
+    Position,
+    PositionHistory,
+    PositionMode,
+    PosSide,
+    Ticker,
+)
+from botkit.exchange.port import Direction
+from botkit.sim import codes
+from botkit.sim.codes import SimError
+from botkit.sim.engine import MAX_BATCH, Rejected, SimEngine
+from botkit.sim.history import Window
+from botkit.sim.orders import OrderInput
+from botkit.sim.prices import interval_ms
+from botkit.sim.views import (
+    balance_view,
+    fill_view,
+    instrument_view,
+    limit_price_view,
+    open_position_view,
+    order_view,
+    position_record_view,
+    ticker_view,
+)
+
+__all__ = ["SimPort"]
+
+M = TypeVar("M")
+_NOT_FOUND = frozenset({codes.NOT_FOUND, codes.ORDER_NOT_FOUND, codes.POSITION_NOT_FOUND})
+
+
+def _reject(exc: SimError, method: str, path: str, ids: Sequence[str] = ()) -> NoReturn:
+    ctx = RequestContext(method=method, path=path, client_order_ids=tuple(ids))
+    kind = NotFoundError if exc.code in _NOT_FOUND else ExchangeRejected
+    raise kind(exc.code, exc.msg, context=ctx) from exc
+
+
+class SimPort:
+    """The embedded simulator behind the same interface as the live HTTP client."""
+
+    def __init__(self, engine: SimEngine) -> None:
+        self.engine = engine
+        self._instruments: dict[str, Instrument] = {}
+        self._instrument_status: dict[str, Any] = {}
+
+    def _call(self, method: str, path: str, fn: Callable[[], M], ids: Sequence[str] = ()) -> M:
+        try:
+            return fn()
+        except SimError as exc:
+            _reject(exc, method, path, ids)
+
+    def _window(
+        self,
+        start: int | None,
+        end: int | None,
+        from_id: str | None,
+        limit: int | None,
+        direct: Direction | None,
+    ) -> Window:
+        if from_id is not None and not from_id.isdigit():
+            raise RequestValidationError(f"from_id must be a numeric id, got {from_id!r}")
+        try:
+            return self.engine.window(
+                start=start,
+                end=end,
+                from_id=int(from_id) if from_id else None,
+                limit=limit,
+                direct=direct,
+            )
+        except SimError as exc:
+            raise RequestValidationError(exc.msg) from None
+
+    # --- time and reference data ---------------------------------------------------------
+    def server_time(self) -> int:
+        return self.engine.clock.now_ms()
+
+    def instruments(self, symbol: str | None = None) -> list[Instrument]:
+        e = self.engine
+        symbols = [symbol] if symbol is not None else list(e.instruments)
+        out = []
+        for s in symbols:
+            try:
+                inst = e.instrument(s)
+            except SimError as exc:
+                _reject(exc, "GET", "/v3/market/allInstruments")
+            cached = self._instruments.get(s)
+            if cached is None or self._instrument_status.get(s) is not e.status[s]:
+                cached = Instrument.model_construct(**instrument_view(inst, e))
+                self._instruments[s] = cached
+                self._instrument_status[s] = e.status[s]
+            out.append(cached)
+        return out
+
+    # --- market data ---------------------------------------------------------------------
+    def _symbols(self, symbol: str | None, path: str) -> list[str]:
+        if symbol is None:
+            return list(self.engine.instruments)
+        self._call("GET", path, lambda: self.engine.instrument(symbol))
+        return [symbol]
+
+    def tickers(self, symbol: str | None = None) -> list[Ticker]:
+        now = self.engine.clock.now_ms()
+        return [
+            Ticker.model_construct(**ticker_view(self.engine, s, now))
+            for s in self._symbols(symbol, "/v3/market/tickers")
+        ]
+
+    def limit_price(self, symbol: str) -> LimitPrice:
+        (s,) = self._symbols(symbol, "/v3/market/limitPrice")
+        return LimitPrice.model_construct(**limit_price_view(self.engine, s))
+
+    def candles(
+        self,
+        symbol: str,
+        interval: str,
+        *,
+        start: int | None = None,
+        end: int | None = None,
+        limit: int | None = None,
+    ) -> list[Candle]:
+        (s,) = self._symbols(symbol, "/v3/market/candles")
+        width = interval_ms(interval)
+        if width is None:
+            raise RequestValidationError(f"unknown candle interval {interval!r}")
+        size = 100 if limit is None else limit
+        if not 1 <= size <= 500:
+            raise RequestValidationError(f"limit must be between 1 and 500, got {size}")
+        return [
+            Candle.model_construct(
+                low=c.l,
+                high=c.h,
+                open=c.o,
+                close=c.c,
+                amt=c.amt,
+                qty=c.qty,
+                tC=c.tc,
+                sT=c.sT,
+                cT=c.sT + width - 1,
+            )
+            for c in self.engine.prices[s].candles(width, start, end, size)
+        ]
+
+    # --- account -------------------------------------------------------------------------
+    def balance(self) -> Balance:
+        fields = balance_view(self.engine.balance())
+        fields["details"] = [BalanceDetail.model_construct(**d) for d in fields["details"]]
+        return Balance.model_construct(**fields)
+
+    def open_positions(self, symbol: str | None = None) -> list[Position]:
+        e = self.engine
+        return [
+            Position.model_construct(**open_position_view(p, e.position_mode))
+            for p in e.positions(symbol)
+        ]
+
+    def open_orders(
+        self,
+        symbol: str | None = None,
+        *,
+        side: OrderSide | None = None,
+        ord_id: str | None = None,
+        cl_ord_id: str | None = None,
+    ) -> list[OpenOrder]:
+        e = self.engine
+        if ord_id is not None and not ord_id.isdigit():
+            return []
+        window = Window(start=0, end=0, limit=2**31)  # every page at once; no time window
+        orders = e.open_orders(
+            window,
+            symbol=symbol,
+            side=side,
+            ord_id=int(ord_id) if ord_id else None,
+            cl_ord_id=cl_ord_id,
+        )
+        return [OpenOrder.model_construct(**order_view(o, e)) for o in orders]
+
+    def order_history(
+        self,
+        *,
+        symbol: str | None = None,
+        side: OrderSide | None = None,
+        ord_id: str | None = None,
+        cl_ord_id: str | None = None,
+        state: str | None = None,
+        type: str | None = None,
+        start: int | None = None,
+        end: int | None = None,
+        from_id: str | None = None,
+        limit: int | None = None,
+        direct: Direction | None = None,
+    ) -> list[Order]:
+        e = self.engine
+        window = self._window(start, end, from_id, limit, direct)
+        if ord_id is not None and not ord_id.isdigit():
+            return []
+        word = OrderHistoryState(state) if state is not None else None
+        orders = e.history.order_history(
+            e.clock.now_ms(),
+            window,
+            symbol=symbol,
+            side=OrderSide(side) if side is not None else None,
+            ord_id=int(ord_id) if ord_id else None,
+            cl_ord_id=cl_ord_id,
+            state=word.value if word is not None else None,
+            type=OrderType(type) if type is not None else None,
+        )
+        out = []
+        for o in orders:
+            fields = order_view(o, e)
+            fields["state"] = OrderHistoryState(fields["state"])
+            out.append(Order.model_construct(**fields))
+        return out
+
+    def fills(
+        self,
+        *,
+        symbol: str | None = None,
+        side: OrderSide | None = None,
+        ord_id: str | None = None,
+        cl_ord_id: str | None = None,
+        start: int | None = None,
+        end: int | None = None,
+        from_id: str | None = None,
+        limit: int | None = None,
+        direct: Direction | None = None,
+    ) -> list[Fill]:
+        e = self.engine
+        window = self._window(start, end, from_id, limit, direct)
+        if ord_id is not None and not ord_id.isdigit():
+            return []
+        records = e.history.trades(
+            window,
+            symbol=symbol,
+            side=OrderSide(side) if side is not None else None,
+            ord_id=int(ord_id) if ord_id else None,
+            cl_ord_id=cl_ord_id,
+        )
+        return [Fill.model_construct(**fill_view(f, e)) for f in records]
+
+    def position_history(
+        self,
+        *,
+        symbol: str | None = None,
+        mgn_mode: MarginMode | None = None,
+        pos_side: PosSide | None = None,
+        start: int | None = None,
+        end: int | None = None,
+        from_id: str | None = None,
+        limit: int | None = None,
+        direct: Direction | None = None,
+    ) -> list[PositionHistory]:
+        window = self._window(start, end, from_id, limit, direct)
+        records = self.engine.history.position_history(
+            window,
+            symbol=symbol,
+            mgn_mode=MarginMode(mgn_mode) if mgn_mode is not None else None,
+            pos_side=PosSide(pos_side) if pos_side is not None else None,
+        )
+        return [PositionHistory.model_construct(**position_record_view(p)) for p in records]
+
+    def position_mode(self) -> PositionMode:
+        return self.engine.position_mode
+
+    # --- trading -------------------------------------------------------------------------
+    def place_orders(self, orders: Sequence[OrderRequest]) -> list[PlaceResult]:
+        if not orders or len(orders) > MAX_BATCH:
+            raise RequestValidationError(
+                f"place_orders takes 1 to {MAX_BATCH} orders, got {len(orders)}"
+            )
+        items: list[OrderInput | Rejected] = [
+            OrderInput(
+                symbol=o.symbol,
+                side=o.side,
+                type=o.type,
+                sz=o.sz,
+                px=o.px,
+                mgn_mode=o.mgnMode,
+                pos_side=o.posSide,
+                cl_ord_id=o.clOrdId,
+                reduce_only=o.reduceOnly,
+                tif=o.timeInForce,
+                stp=o.stpMode,
+            )
+            for o in orders
+        ]
+        ids = [o.clOrdId for o in orders if o.clOrdId]
+        results = self._call(
+            "POST", "/v3/trade/orders", lambda: self.engine.place_batch(items), ids
+        )
+        return [
+            PlaceResult.model_construct(clOrdId=r.cl_ord_id, ordId=r.ord_id, code=r.code, msg=r.msg)
+            for r in results
+        ]
+
+    def cancel_order(
+        self, symbol: str, *, ord_id: str | None = None, cl_ord_id: str | None = None
+    ) -> CancelResult:
+        if not ord_id and not cl_ord_id:
+            raise RequestValidationError("cancel_order needs ord_id or cl_ord_id")
+        ids = (cl_ord_id,) if cl_ord_id else ()
+
+        def cancel() -> CancelResult:
+            self.engine.instrument(symbol)
+            order = self.engine.cancel(symbol, ord_id=ord_id, cl_ord_id=cl_ord_id)
+            return _cancelled(str(order.ord_id), order.cl_ord_id)
+
+        return self._call("DELETE", "/v3/trade/order", cancel, ids)
+
+    def cancel_orders(
+        self, symbol: str, *, ord_ids: Sequence[str] = (), cl_ord_ids: Sequence[str] = ()
+    ) -> list[CancelResult]:
+        count = len(ord_ids) + len(cl_ord_ids)
+        if not 1 <= count <= MAX_BATCH:
+            raise RequestValidationError(f"cancel_orders takes 1 to {MAX_BATCH} ids, got {count}")
+        self._call("DELETE", "/v3/trade/batchOrders", lambda: self.engine.instrument(symbol))
+        out = []
+        wanted = [(i, None) for i in ord_ids] + [(None, c) for c in cl_ord_ids]
+        for oid, cid in wanted:
+            try:
+                order = self.engine.cancel(symbol, ord_id=oid, cl_ord_id=cid)
+            except SimError as exc:
+                out.append(
+                    CancelResult.model_construct(
+                        ordId=oid or "", clOrdId=cid or "", code=exc.code, msg=exc.msg
+                    )
+                )
+            else:
+                out.append(_cancelled(str(order.ord_id), order.cl_ord_id))
+        return out
+
+    def cancel_all(
+        self, symbol: str | None = None, side: OrderSide | None = None
+    ) -> list[CancelResult]:
+        chosen = self._call(
+            "DELETE",
+            "/v3/trade/allOrders",
+            lambda: self.engine.cancel_all(symbol, OrderSide(side) if side else None),
+        )
+        return [_cancelled(str(o.ord_id), o.cl_ord_id) for o in chosen]
+
+    def set_position_mode(self, mode: PositionMode) -> None:
+        self._call(
+            "POST",
+            "/v3/position/mode",
+            lambda: self.engine.set_position_mode(PositionMode(mode)),
+        )
+
+    def set_leverage(
+        self, symbol: str, lever: int, *, mgn_mode: MarginMode, pos_side: PosSide = PosSide.BOTH
+    ) -> None:
+        self._call(
+            "POST",
+            "/v3/position/leverage",
+            lambda: self.engine.set_leverage(
+                symbol, Decimal(lever), MarginMode(mgn_mode), PosSide(pos_side)
+            ),
+        )
+
+
+def _cancelled(ord_id: str, cl_ord_id: str) -> CancelResult:
+    return CancelResult.model_construct(
+        ordId=ord_id, clOrdId=cl_ord_id, code=codes.SUCCESS, msg="Success"
+    )
