@@ -1,0 +1,204 @@
+"""Load a candle file (CSV or JSON lines) into a compact, checked, time-ordered series.
+
+Layouts (docs/backtest.md):
+
+* CSV with a header naming the columns ``time,open,high,low,close,volume`` (any order, extra
+  columns ignored, ``volume`` optional). ``time`` is the candle's open time as Unix ms or
+  ISO-8601 with a zone.
+* JSON lines, one candle a line: an object with the same keys (numbers or decimal strings), or
+  the exchange's array ``[low, high, open, close, amt, qty, tC, sT, cT]`` as ``botkit data
+  fetch`` receives it (time = ``sT``, volume = ``qty``).
+
+Prices are ``Decimal`` (never ``float``). Every problem is reported with its line
+(``file:line: what — what to do``) and the file is refused: a row that does not parse, NaN or
+infinity, a price that is not positive, high below low, open or close outside [low, high],
+rows out of order, duplicate times, steps that are not whole intervals, and gaps (missing
+candles) unless ``allow_gaps``. The interval is the most common step unless given.
+"""
+
+from __future__ import annotations
+
+import gc
+from bisect import bisect_left
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from itertools import pairwise
+from pathlib import Path
+
+from botkit.backtest.bars import CSV_COLUMNS, Bar, CandleSeries, Gap
+from botkit.backtest.candle_parse import Problems, parse_lines
+from botkit.backtest.intervals import format_interval, format_time
+from botkit.errors import ConfigError, DataFileError, Location
+
+__all__ = ["CSV_COLUMNS", "Bar", "CandleSeries", "Gap", "load_candles"]
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Half a million new tuples would set off the cyclic collector again and again (it
+    doubles the load time); none of them can form a cycle, so it waits until the end."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _read(path: Path, problems: Problems) -> tuple[list[Bar], Sequence[int]]:
+    """Parse every row; returns bars and their line numbers (rows with problems left out)."""
+    try:
+        with path.open(encoding="utf-8", newline="") as handle:
+            lines = handle.readlines()
+    except UnicodeDecodeError as exc:
+        problems.add(None, f"not UTF-8 text ({exc.reason} at byte {exc.start})",
+                     "give a CSV or JSON-lines file")  # fmt: skip
+        return [], []
+    if lines:
+        lines[0] = lines[0].lstrip("\ufeff")
+    first = 0
+    while first < len(lines) and not lines[first].strip():
+        first += 1
+    last = len(lines)
+    while last > first and not lines[last - 1].strip():
+        last -= 1
+    if first == last:
+        problems.add(1, "the file has no candles", "write a header and candle rows")
+        return [], []
+    return parse_lines(lines[first:last], first + 1, problems)
+
+
+def _check_order(bars: list[Bar], lines: Sequence[int], problems: Problems) -> None:
+    if not bars:
+        return
+    latest, latest_line = bars[0].time_ms, lines[0]
+    seen_at: dict[int, int] = {}
+    for bar, line in zip(bars[1:], lines[1:], strict=True):
+        t = bar.time_ms
+        if t > latest:
+            latest, latest_line = t, line
+            continue
+        if t == latest:
+            problems.add(
+                line,
+                f"duplicate time {format_time(t)} (also at line {latest_line})",
+                "keep one row per candle",
+            )
+            continue
+        if not seen_at:  # built only when a file is out of order
+            seen_at = {b.time_ms: n for b, n in zip(bars, lines, strict=True) if n < line}
+        other = seen_at.get(t)
+        what = (
+            f"duplicate time {format_time(t)} (also at line {other})"
+            if other
+            else (
+                f"time {format_time(t)} is earlier than line {latest_line} ({format_time(latest)})"
+            )
+        )
+        problems.add(line, what, "sort the rows by time, one row per candle")
+
+
+def _infer_interval(bars: Sequence[Bar], source: str) -> int:
+    steps = Counter(b.time_ms - a.time_ms for a, b in pairwise(bars))
+    steps.pop(0, None)
+    positive = [(count, -step) for step, count in steps.items() if step > 0]
+    if not positive:
+        raise DataFileError(
+            [
+                ConfigError(
+                    "cannot infer the candle interval from a single candle",
+                    where=Location(file=source),
+                    hint="pass the interval (e.g. --interval 1m)",
+                )
+            ]
+        )
+    return -max(positive)[1]
+
+
+def _check_steps(
+    bars: Sequence[Bar], lines: Sequence[int], interval: int, problems: Problems
+) -> list[Gap]:
+    gaps: list[Gap] = []
+    label = format_interval(interval)
+    for i in range(1, len(bars)):
+        prev, cur = bars[i - 1].time_ms, bars[i].time_ms
+        step = cur - prev
+        if step == interval:
+            continue
+        if step % interval:
+            problems.add(
+                lines[i],
+                f"{format_time(cur)} is {format_interval(step)} after line {lines[i - 1]}, "
+                f"not a whole number of {label} candles",
+                f"align the rows to the {label} interval, or pass the right --interval",
+            )
+            continue
+        gaps.append(Gap(prev, cur, step // interval - 1, lines[i]))
+    return gaps
+
+
+def _open_time(bar: Bar) -> int:
+    return bar.time_ms
+
+
+def load_candles(
+    path: str | Path,
+    *,
+    interval_ms: int | None = None,
+    start_ms: int | None = None,
+    end_ms: int | None = None,
+    allow_gaps: bool = False,
+) -> CandleSeries:
+    """Read, check and select the candles of ``path`` whose open time is in [start, end).
+
+    Raises :class:`~botkit.errors.DataFileError` listing every problem with its line. Gaps
+    inside the selected range are problems unless ``allow_gaps``; then they are kept in
+    :attr:`CandleSeries.gaps` for the caller to report.
+    """
+    file = Path(path)
+    source = str(path)
+    if not file.is_file():
+        raise DataFileError(
+            [
+                ConfigError(
+                    "no such data file",
+                    where=Location(file=source),
+                    hint="check the path, or write one with 'botkit data synth' or "
+                    "'botkit data fetch'",
+                )
+            ]
+        )
+    problems = Problems(source)
+    with _gc_paused():
+        bars, lines = _read(file, problems)
+    _check_order(bars, lines, problems)
+    problems.raise_if_any()
+    interval = interval_ms if interval_ms is not None else _infer_interval(bars, source)
+    lo = 0 if start_ms is None else bisect_left(bars, start_ms, key=_open_time)
+    hi = len(bars) if end_ms is None else bisect_left(bars, end_ms, key=_open_time)
+    if lo >= hi:
+        covered = f"{format_time(bars[0].time_ms)} to {format_time(bars[-1].time_ms)}"
+        raise DataFileError(
+            [
+                ConfigError(
+                    "no candles in the selected period",
+                    where=Location(file=source),
+                    hint=f"the file covers {covered}; check --start and --end",
+                )
+            ]
+        )
+    selected = bars[lo:hi] if (lo, hi) != (0, len(bars)) else bars
+    selected_lines = lines[lo:hi]
+    gaps = _check_steps(selected, selected_lines, interval, problems)
+    if gaps and not allow_gaps:
+        for gap in gaps:
+            problems.add(
+                gap.line,
+                f"gap: {gap.missing} candle{'s' if gap.missing > 1 else ''} missing between "
+                f"{format_time(gap.after_ms)} and {format_time(gap.before_ms)}",
+                "fill the missing candles, or pass --allow-gaps to proceed",
+            )
+    problems.raise_if_any()
+    return CandleSeries(bars=selected, interval_ms=interval, source=source, gaps=tuple(gaps))

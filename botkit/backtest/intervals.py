@@ -1,0 +1,117 @@
+"""Candle intervals and timestamps as the data commands read and write them.
+
+An interval is written ``90s``, ``1m``, ``15m``, ``1h``, ``4h``, ``1d``, ``1w`` or as the
+exchange names it (``MINUTE_1``, ``HOUR_4``, ``DAY_1``); inside botkit it is a number of
+milliseconds. A time is Unix milliseconds or ISO-8601 with a zone (``2024-01-01T00:00:00Z``;
+a bare date means UTC midnight); output is always ISO-8601 UTC with a ``Z``.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime, timedelta
+
+__all__ = [
+    "EXCHANGE_INTERVALS",
+    "exchange_interval",
+    "format_interval",
+    "format_time",
+    "parse_interval",
+    "parse_time",
+]
+
+_UNIT_MS = {"s": 1_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
+_EXCHANGE_UNIT_MS = {"MINUTE": 60_000, "HOUR": 3_600_000, "DAY": 86_400_000, "WEEK": 604_800_000}
+
+EXCHANGE_INTERVALS: dict[int, str] = {
+    60_000: "MINUTE_1",
+    180_000: "MINUTE_3",
+    300_000: "MINUTE_5",
+    900_000: "MINUTE_15",
+    1_800_000: "MINUTE_30",
+    3_600_000: "HOUR_1",
+    7_200_000: "HOUR_2",
+    14_400_000: "HOUR_4",
+    21_600_000: "HOUR_6",
+    43_200_000: "HOUR_12",
+    86_400_000: "DAY_1",
+    604_800_000: "WEEK_1",
+}
+"""The ``interval`` words of ``/v3/market/candles`` botkit knows, by length in ms."""
+
+_SHORT = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$")
+_LONG = re.compile(r"^\s*(MINUTE|HOUR|DAY|WEEK)_(\d+)\s*$", re.IGNORECASE)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MS = timedelta(milliseconds=1)
+
+
+def parse_interval(text: str) -> int:
+    """``"1m"`` → 60000, ``"HOUR_4"`` → 14400000. Raises ``ValueError`` with a usable message."""
+    short = _SHORT.match(text)
+    if short:
+        value = int(short.group(1)) * _UNIT_MS[short.group(2)]
+    else:
+        long = _LONG.match(text)
+        if not long:
+            raise ValueError(
+                f"interval {text!r} is not understood: write e.g. 1m, 5m, 1h, 1d or MINUTE_1"
+            )
+        value = int(long.group(2)) * _EXCHANGE_UNIT_MS[long.group(1).upper()]
+    if value <= 0:
+        raise ValueError(f"interval {text!r} must be longer than zero")
+    return value
+
+
+def format_interval(ms: int) -> str:
+    """60000 → ``"1m"``; the largest unit that divides the length exactly (ms as ``"250ms"``)."""
+    for unit in ("w", "d", "h", "m", "s"):
+        size = _UNIT_MS[unit]
+        if ms >= size and ms % size == 0:
+            return f"{ms // size}{unit}"
+    return f"{ms}ms"
+
+
+def exchange_interval(ms: int) -> str:
+    """The exchange's word for an interval (``MINUTE_1``); ``ValueError`` if it has none."""
+    try:
+        return EXCHANGE_INTERVALS[ms]
+    except KeyError:
+        known = ", ".join(format_interval(k) for k in EXCHANGE_INTERVALS)
+        raise ValueError(
+            f"the exchange has no {format_interval(ms)} candles: use one of {known}"
+        ) from None
+
+
+def parse_time(text: str | int) -> int:
+    """Unix ms, or ISO-8601 with a zone (a bare date is UTC midnight) → Unix ms.
+
+    Raises ``ValueError`` for text that is neither, and for a date-time without a zone
+    (ambiguous: add ``Z`` for UTC).
+    """
+    if isinstance(text, int):
+        return text
+    stripped = text.strip()
+    if stripped.lstrip("-").isdigit():
+        return int(stripped)
+    try:
+        if len(stripped) == 10:
+            day = date.fromisoformat(stripped)
+            moment = datetime(day.year, day.month, day.day, tzinfo=UTC)
+        else:
+            moment = datetime.fromisoformat(stripped)
+    except ValueError:
+        raise ValueError(
+            f"time {text!r} is neither Unix milliseconds nor ISO-8601 "
+            "(write e.g. 2024-01-01T00:00:00Z)"
+        ) from None
+    if moment.tzinfo is None:
+        raise ValueError(f"time {text!r} has no zone: add Z for UTC (2024-01-01T00:00:00Z)")
+    return (moment - _EPOCH) // _MS
+
+
+def format_time(ms: int) -> str:
+    """Unix ms → ``2024-01-01T00:00:00Z`` (``.250Z`` when the ms are not whole seconds)."""
+    moment = _EPOCH + timedelta(milliseconds=ms)
+    if ms % 1000:
+        return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -1,0 +1,1 @@
+"""Tests of the backtest data tools: candles, path, synth, fetch, report."""
