@@ -23,7 +23,7 @@ import os
 import re
 import tomllib
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal
@@ -80,9 +80,9 @@ def _config_path() -> Path:
 
 @dataclass(frozen=True, slots=True)
 class Credentials:
-    """Key, secret and passphrase as the client uses them; ``repr`` masks the secrets."""
+    """Key, secret and passphrase as the client uses them; ``repr`` shows none of them."""
 
-    key: str
+    key: str = field(repr=False)
     secret: SecretStr
     passphrase: SecretStr
 

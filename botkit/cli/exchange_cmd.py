@@ -1,13 +1,271 @@
-"""``botkit exchange ...``: read-only looks at the exchange (placeholder until the client lands)."""
+"""``botkit exchange ...``: read-only looks at the exchange, as a table or as JSON (``--json``).
+
+Each subcommand loads the settings, builds a client with
+:func:`botkit.exchange.factory.make_client` (the embedded simulator when ``exchange = "sim"``),
+calls one read endpoint and prints the answer. History commands print one page, or with
+``--start`` every record of the range (paged and split into 90-day windows). Times are accepted
+as Unix ms, ISO-8601 with a zone (``2024-05-01T00:00:00Z``) or an age (``90m``, ``12h``,
+``7d``), and shown in UTC.
+"""
 
 from __future__ import annotations
 
 import argparse
+import functools
+import itertools
+import json
+import re
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from typing import Any
+
+from pydantic import BaseModel
+
+from botkit.errors import UsageError
+from botkit.exchange import factory
+from botkit.exchange.client import ExchangeClient
+from botkit.exchange.paging import iter_history
+from botkit.settings import load_settings
+
+__all__ = ["parse_time", "register", "render_table"]
+
+_AGE = re.compile(r"^(\d+)([smhdw])$")
+_AGE_MS = {"s": 1_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
+_TIME_FIELDS = frozenset({"cTime", "uTime", "sT", "cT", "oDate", "ts", "fT", "nFT"})
+
+Command = Callable[[ExchangeClient, argparse.Namespace], Any]
+
+
+def parse_time(text: str, now_ms: Callable[[], int]) -> int:
+    """Unix ms from ``1700000000000``, ``2024-05-01T00:00:00Z`` or an age like ``7d``."""
+    value = text.strip()
+    if value.isdigit():
+        return int(value)
+    if match := _AGE.match(value):
+        return now_ms() - int(match.group(1)) * _AGE_MS[match.group(2)]
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise UsageError(
+            f"time {text!r} is not Unix ms, ISO-8601 (2024-05-01T00:00:00Z) or an age (7d)"
+        ) from None
+    if moment.tzinfo is None:
+        raise UsageError(f"time {text!r} has no time zone; add Z or +00:00")
+    return int(moment.timestamp() * 1000)
+
+
+def _show(name: str, value: Any) -> str:
+    if value is None or value == "":
+        return "-"
+    if name in _TIME_FIELDS and isinstance(value, int) and value > 0:
+        return datetime.fromtimestamp(value / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M:%S")
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(getattr(value, "value", value))
+
+
+def render_table(rows: Sequence[BaseModel | dict[str, Any]], columns: Sequence[str]) -> str:
+    """Rows as aligned text columns (times in UTC, None as ``-``)."""
+    cells = [list(columns)]
+    for row in rows:
+        get = row.get if isinstance(row, dict) else functools.partial(getattr, row)
+        cells.append([_show(c, get(c, None)) for c in columns])
+    widths = [max(len(r[i]) for r in cells) for i in range(len(columns))]
+    lines = ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip() for r in cells]
+    return "\n".join(lines) if rows else f"{lines[0]}\n(none)"
+
+
+def _as_json(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, list):
+        return [_as_json(v) for v in value]
+    return value
+
+
+# --- the subcommands -----------------------------------------------------------------------
+
+
+def _time(client: ExchangeClient, _args: argparse.Namespace) -> dict[str, Any]:
+    sample = client.resync_clock()
+    return {
+        "serverTime": sample.server_ms,
+        "iso": datetime.fromtimestamp(sample.server_ms / 1000, tz=UTC).isoformat(),
+        "offsetMs": sample.offset_ms,
+        "roundTripMs": sample.rtt_ms,
+    }
+
+
+def _history(page: Any, client: ExchangeClient, args: argparse.Namespace) -> list[Any]:
+    """One page; or with --start every record of [start, end] (--limit caps the count)."""
+    now = client.clock.now_ms
+    end = parse_time(args.end, now) if args.end else None
+    if not args.start:
+        s_time = None if end is None else max(end - 90 * _AGE_MS["d"], 0)
+        return list(page(start=s_time, end=end, limit=args.limit or 100))
+    start = parse_time(args.start, now)
+    records = iter_history(page, start=start, end=end if end is not None else now())
+    return list(itertools.islice(records, args.limit))
+
+
+_COMMANDS: dict[str, tuple[str, Command, Sequence[str]]] = {
+    "time": ("server time and the clock offset", _time, ()),
+    "instruments": (
+        "futures instruments and their order limits",
+        lambda c, a: c.instruments(a.symbol),
+        ("symbol", "status", "tSz", "lotSz", "minSz", "ctVal", "minPx", "maxPx", "limitMaxQty",
+         "marketMaxQty", "maxLever", "ordPxRange"),
+    ),
+    "markets": (
+        "spot symbols and their trade limits",
+        lambda c, _a: c.markets(),
+        ("symbol", "state", "baseCurrencyName", "quoteCurrencyName", "displayName"),
+    ),
+    "currencies": (
+        "currencies (v1 view)",
+        lambda c, a: c.currencies(include_multi_chain=a.multi_chain),
+        ("name", "id", "blockchain", "tradingState", "walletState", "withdrawalFee", "delisted"),
+    ),
+    "tickers": (
+        "last, mark, index, best bid/ask and 24h figures",
+        lambda c, a: c.tickers(a.symbol),
+        ("s", "c", "mPx", "iPx", "bPx", "aPx", "h", "l", "qty", "dC"),
+    ),
+    "balance": (
+        "the futures account (per-currency details with --json)",
+        lambda c, _a: c.balance(),
+        ("state", "eq", "availMgn", "im", "mm", "mmr", "upl", "isoEq", "uTime"),
+    ),
+    "positions": (
+        "open positions",
+        lambda c, a: c.open_positions(a.symbol),
+        ("symbol", "mgnMode", "posSide", "side", "qty", "openAvgPx", "markPx", "upl", "lever",
+         "liqPx"),
+    ),
+    "orders": (
+        "open orders (every page)",
+        lambda c, a: c.open_orders(a.symbol),
+        ("ordId", "clOrdId", "symbol", "side", "type", "posSide", "px", "sz", "execQty", "state",
+         "cTime"),
+    ),
+    "history": (
+        "closed orders",
+        lambda c, a: _history(functools.partial(c.order_history, symbol=a.symbol), c, a),
+        ("ordId", "clOrdId", "symbol", "side", "type", "px", "sz", "avgPx", "execQty", "state",
+         "cancelReason", "uTime"),
+    ),
+    "fills": (
+        "executions",
+        lambda c, a: _history(functools.partial(c.fills, symbol=a.symbol), c, a),
+        ("id", "ordId", "clOrdId", "symbol", "side", "role", "px", "qty", "feeAmt", "feeCcy",
+         "cTime"),
+    ),
+    "position-history": (
+        "closed positions",
+        lambda c, a: _history(functools.partial(c.position_history, symbol=a.symbol), c, a),
+        ("id", "symbol", "mgnMode", "posSide", "side", "openAvgPx", "closeAvgPx", "closedQty",
+         "pnl", "fee", "state", "uTime"),
+    ),
+    "risk-limit": (
+        "risk-limit tiers of a symbol",
+        lambda c, a: c.risk_limit(a.symbol),
+        ("symbol", "mgnMode", "tier", "maxLever", "mMRatio", "minSize", "maxSize"),
+    ),
+    "limit-price": (
+        "the price band orders must fall in now",
+        lambda c, a: [c.limit_price(a.symbol)],
+        ("symbol", "buyLmt", "sellLmt"),
+    ),
+    "candles": (
+        "candles, oldest first",
+        lambda c, a: c.candles(
+            a.symbol,
+            a.interval,
+            start=parse_time(a.start, c.clock.now_ms) if a.start else None,
+            end=parse_time(a.end, c.clock.now_ms) if a.end else None,
+            limit=a.limit,
+        ),
+        ("sT", "open", "high", "low", "close", "qty", "amt", "tC"),
+    ),
+}  # fmt: skip
+
+_NEEDS_SYMBOL = frozenset({"risk-limit", "limit-price", "candles"})
+_HAS_SYMBOL = frozenset(
+    {"instruments", "tickers", "positions", "orders", "history", "fills", "position-history"}
+)
+_HAS_RANGE = frozenset({"history", "fills", "position-history", "candles"})
+
+
+def _run(args: argparse.Namespace) -> int:
+    settings = load_settings(config=args.config)
+    _, command, columns = _COMMANDS[args.what]
+    with factory.make_client(settings) as client:
+        result = command(client, args)
+    if args.json:
+        print(json.dumps(_as_json(result), indent=2, default=str))
+    elif isinstance(result, dict):
+        print("\n".join(f"{k}: {v}" for k, v in result.items()))
+    else:
+        rows = result if isinstance(result, list) else [result]
+        print(render_table(rows, columns))
+    return 0
+
+
+def _settings(args: argparse.Namespace) -> int:
+    shown = load_settings(config=args.config).describe()
+    if args.json:
+        print(json.dumps(shown, indent=2))
+    else:
+        width = max(map(len, shown))
+        print("\n".join(f"{k.ljust(width)}  {v}" for k, v in shown.items()))
+    return 0
+
+
+def _common() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    common.add_argument("--config", metavar="PATH", help="settings file (default: BOTKIT_CONFIG)")
+    return common
+
+
+def _add_options(parser: argparse.ArgumentParser, name: str) -> None:
+    if name in _NEEDS_SYMBOL:
+        parser.add_argument("--symbol", required=True, help="e.g. BTC_USDT_PERP")
+    elif name in _HAS_SYMBOL:
+        parser.add_argument("--symbol", help="only this symbol")
+    if name == "currencies":
+        parser.add_argument("--multi-chain", action="store_true", help="a row per chain")
+    if name == "candles":
+        parser.add_argument("--interval", default="HOUR_1", help="MINUTE_1 … WEEK_1")
+    if name in _HAS_RANGE:
+        parser.add_argument("--start", help="Unix ms, ISO-8601 with zone, or an age (7d)")
+        parser.add_argument("--end", help="same forms; default now")
+        parser.add_argument("--limit", type=_positive, help="page size / most records shown")
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 1")
+    return int(text)
 
 
 def register(sub: Any) -> None:
     parser: argparse.ArgumentParser = sub.add_parser(
         "exchange", help="look at the exchange: time, instruments, balance, positions, orders"
     )
-    parser.set_defaults(handler=lambda _args: 0)
+    commands = parser.add_subparsers(title="what", metavar="WHAT", dest="what")
+    common = _common()
+    for name, (text, _command, _columns) in _COMMANDS.items():
+        one = commands.add_parser(name, help=text, description=text, parents=[common])
+        _add_options(one, name)
+        one.set_defaults(handler=_run)
+    shown = commands.add_parser(
+        "settings", help="the effective settings, secrets masked", parents=[common]
+    )
+    shown.set_defaults(handler=_settings)
+    parser.set_defaults(handler=lambda _args: _usage(parser))
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help()
+    return 2
