@@ -23,6 +23,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "botkit.cli.exchange_cmd",
     "botkit.cli.demo_cmd",
     "botkit.cli.sim_cmd",
+    "botkit.cli.journal_cmd",
 )
 
 EXIT_OK = 0

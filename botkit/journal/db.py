@@ -489,6 +489,11 @@ class Journal:
         with self._read() as conn:
             return queries.events_after(conn, after_id, limit=limit)
 
+    def events_for(self, cl_ord_id: str) -> list[EventRecord]:
+        """One order's history: intent, sends, retries, lookups, outcome."""
+        with self._read() as conn:
+            return queries.events_for(conn, cl_ord_id)
+
     def last_event_id(self) -> int:
         with self._read() as conn:
             return queries.last_event_id(conn)

@@ -27,6 +27,7 @@ __all__ = [
     "activity",
     "cycle_summaries",
     "events_after",
+    "events_for",
     "known_ids",
     "select_orders",
     "select_trips",
@@ -139,6 +140,18 @@ def events_after(
         "SELECT id, ts_ms, cycle_id, kind, strategy, rule, cl_ord_id, text, detail FROM events"
         " WHERE id > ? ORDER BY id LIMIT ?",
         (after_id, limit),
+    )
+    return [
+        EventRecord(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], json.loads(r[8])) for r in rows
+    ]
+
+
+def events_for(conn: sqlite3.Connection, cl_ord_id: str) -> list[EventRecord]:
+    """Every event of one order, oldest first (its history)."""
+    rows = conn.execute(
+        "SELECT id, ts_ms, cycle_id, kind, strategy, rule, cl_ord_id, text, detail FROM events"
+        " WHERE cl_ord_id = ? OR (cl_ord_id = '' AND detail LIKE ?) ORDER BY id",
+        (cl_ord_id, f'%"{cl_ord_id}"%'),
     )
     return [
         EventRecord(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], json.loads(r[8])) for r in rows
