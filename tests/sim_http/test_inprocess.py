@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
 import httpx
 import pytest
 
+from botkit.errors import ConfigError
+from botkit.exchange.factory import make_client
+from botkit.settings import Settings, load_settings
 from botkit.sim.clock import ManualClock
-from botkit.sim.config import AuthConfig
+from botkit.sim.config import AuthConfig, default_config_text
 from botkit.sim.faults import FaultPlan
 from botkit.sim.http import SimHttp
-from botkit.sim.inprocess import SimTransport
+from botkit.sim.inprocess import SimTransport, make_transport, sim_config_for
 from tests.sim_http.support import EchoApi, sign_request
 
 
@@ -86,3 +93,57 @@ def test_transport_works_with_the_default_fault_plan() -> None:
     assert isinstance(http.faults, FaultPlan)
     with httpx.Client(transport=SimTransport(http), base_url="http://sim") as client:
         assert client.get("/public/x").json()["code"] == 200
+
+
+# --- the factory path: exchange = "sim" in the settings -------------------------------------
+
+
+def _settings(tmp_path: Path, **overrides: Any) -> Settings:
+    empty = tmp_path / "botkit.toml"
+    empty.write_text("")
+    return load_settings(config=empty, env_file=None, **overrides)
+
+
+def test_make_client_for_sim_settings_talks_to_the_in_process_simulator(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # no configs/sim.toml here: the built-in defaults
+    with make_client(_settings(tmp_path, exchange="sim")) as client:
+        assert client.balance().eq == Decimal(10000)
+        assert len(client.instruments()) == 3
+
+
+@pytest.mark.parametrize("signing", ["v3", "pf"])
+def test_sim_accepts_exactly_the_credentials_of_the_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, signing: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    settings = _settings(
+        tmp_path,
+        exchange="sim",
+        signing=signing,
+        api_key="op-key",
+        api_secret="op-secret",
+        api_passphrase="op-pass",
+    )
+    config = sim_config_for(settings)
+    assert [k.key for k in config.auth.keys] == ["op-key"]
+    with make_client(settings) as client:
+        assert client.balance().eq == Decimal(10000)
+
+
+def test_sim_config_setting_names_the_simulator_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    text = default_config_text().replace('amount = "10000"', 'amount = "2500"', 1)
+    (tmp_path / "mysim.toml").write_text(text)
+    settings = _settings(tmp_path, exchange="sim", sim_config=tmp_path / "mysim.toml")
+    with make_client(settings) as client:
+        assert client.balance().eq == Decimal(2500)
+
+
+def test_missing_named_sim_config_is_a_config_error(tmp_path: Path) -> None:
+    settings = _settings(tmp_path, exchange="sim", sim_config=tmp_path / "nope.toml")
+    with pytest.raises(ConfigError, match="simulator config file not found"):
+        make_transport(settings)
