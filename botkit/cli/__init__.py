@@ -24,6 +24,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "botkit.cli.demo_cmd",
     "botkit.cli.sim_cmd",
     "botkit.cli.journal_cmd",
+    "botkit.cli.check_cmd",
 )
 
 EXIT_OK = 0

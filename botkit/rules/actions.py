@@ -20,7 +20,7 @@ from botkit.intents import (
     PositionModeIntent,
 )
 from botkit.rules.context import Ctx
-from botkit.rules.expr import Env, Evaluator, Expr
+from botkit.rules.expr import Expr
 from botkit.rules.ids import client_order_id
 from botkit.rules.model import (
     Cancel,
@@ -34,6 +34,7 @@ from botkit.rules.model import (
     SetPositionMode,
     Strategy,
 )
+from botkit.rules.runtime import Env, Evaluator
 
 __all__ = ["MAX_LEGS", "ActionError", "build_intents"]
 

@@ -26,7 +26,7 @@ from botkit.exchange.models import (
 from botkit.rules.actions import MAX_LEGS
 from botkit.rules.context import BOOL, NUM
 from botkit.rules.durations import parse_duration
-from botkit.rules.expr import Expr, ExprError, Resolver, Scope, compile_expr
+from botkit.rules.expr import Expr, ExprError, Scope, compile_expr
 from botkit.rules.ids import rule_tag
 from botkit.rules.limits import ladder_problem
 from botkit.rules.messages import did_you_mean
@@ -45,6 +45,7 @@ from botkit.rules.model import (
     SetPositionMode,
     Strategy,
 )
+from botkit.rules.runtime import Resolver
 from botkit.rules.schema import CloseSpec, GridSpec, LadderSpec, OrderSpec, RuleSpec, StrategySpec
 from botkit.rules.yamlsrc import Path, SourceMap
 

@@ -16,9 +16,9 @@ from typing import Any
 from botkit.intents import Activity, Intent
 from botkit.rules.actions import ActionError, build_intents
 from botkit.rules.context import ContextError, Ctx
-from botkit.rules.expr import EvalError, env_for, evaluator
 from botkit.rules.firing import RuleStatus, gate
 from botkit.rules.model import Strategy
+from botkit.rules.runtime import EvalError, env_for, evaluator
 from botkit.snapshot import Snapshot
 
 __all__ = ["Evaluation", "RuleResult", "RuleStatus", "evaluate"]

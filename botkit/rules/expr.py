@@ -20,35 +20,22 @@ from __future__ import annotations
 
 import ast
 import difflib
-import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from simpleeval import SimpleEval
-
-from botkit.rules.context import BOOL, NUM, ROOTS, AnyKey, ContextError, Ctx, Method, View
+from botkit.rules.context import BOOL, NUM, ROOTS, AnyKey, Ctx, Method, View
 from botkit.rules.durations import DurationError, parse_duration
 from botkit.rules.functions import FUNCTIONS, OPERATORS
+from botkit.rules.runtime import EvalError, Resolver, env_for, evaluator
 
-__all__ = [
-    "EvalError",
-    "Evaluator",
-    "Expr",
-    "ExprError",
-    "Resolver",
-    "Scope",
-    "compile_expr",
-    "env_for",
-]
+__all__ = ["Expr", "ExprError", "Scope", "compile_expr"]
 
 TEXT = "text"
 MAX_LENGTH = 1000
 MAX_DEPTH = 30
 INDEX_NAME = "i"
-
-Resolver = Callable[[Ctx], Any]
 
 
 class ExprError(Exception):
@@ -59,15 +46,6 @@ class ExprError(Exception):
         self.message = message
         self.offset = offset
         self.hint = hint
-
-
-class EvalError(Exception):
-    """A run-time problem (division by zero, a missing price) in one expression."""
-
-    def __init__(self, expr: str, message: str) -> None:
-        super().__init__(f"{message} in '{expr}'")
-        self.expr = expr
-        self.message = message
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,78 +74,6 @@ class Expr:
     """Environment key → how the operator wrote it (``position.qty``), for the journal."""
     resolvers: Mapping[str, Resolver] = field(default_factory=dict, repr=False)
     uses_index: bool = False
-
-
-class Env(dict[str, Any]):
-    """simpleeval's names for one evaluation: resolves flattened names lazily, once."""
-
-    __slots__ = ("ctx", "resolvers")
-
-    def __init__(self, ctx: Ctx, resolvers: Mapping[str, Resolver]) -> None:
-        super().__init__()
-        self.ctx = ctx
-        self.resolvers = resolvers
-
-    def __missing__(self, key: str) -> Any:
-        try:
-            value = self.resolvers[key](self.ctx)
-        except (KeyError, TypeError, AttributeError) as exc:  # never let simpleeval swallow it
-            raise ContextError(f"cannot read {key.split('@')[0]}: {exc}") from None
-        self[key] = value
-        return value
-
-
-def env_for(ctx: Ctx, resolvers: Mapping[str, Resolver]) -> Env:
-    return Env(ctx, resolvers)
-
-
-class Evaluator(SimpleEval):  # type: ignore[misc]
-    """simpleeval restricted to our operators and functions, with a Decimal fast path."""
-
-    def __init__(self) -> None:
-        super().__init__(
-            operators=dict(OPERATORS),
-            functions={k: f.impl for k, f in FUNCTIONS.items()},
-            names={},
-        )
-
-    def _check_disallowed_items(self, item: Any) -> None:
-        kind = type(item)
-        if kind is Decimal or kind is bool:
-            return
-        super()._check_disallowed_items(item)
-
-    def value(self, expr: Expr, env: Env) -> Any:
-        if expr.const is not None:
-            return expr.const
-        self.names = env
-        try:
-            return self.eval(expr.text, previously_parsed=expr.node)
-        except (ArithmeticError, ContextError, ValueError) as exc:
-            raise EvalError(expr.text, _runtime_message(exc)) from None
-
-
-_local = threading.local()
-
-
-def evaluator() -> Evaluator:
-    """One evaluator per thread (building one costs more than evaluating a condition)."""
-    ev: Evaluator | None = getattr(_local, "ev", None)
-    if ev is None:
-        ev = _local.ev = Evaluator()
-    return ev
-
-
-def _runtime_message(exc: Exception) -> str:
-    if isinstance(exc, ZeroDivisionError):
-        return "division by zero"
-    if isinstance(exc, InvalidOperation):
-        return "invalid arithmetic (0/0, or the square root of a negative number)"
-    if isinstance(exc, ArithmeticError) and str(exc):
-        return str(exc)
-    if isinstance(exc, ArithmeticError):
-        return f"arithmetic error ({type(exc).__name__})"
-    return str(exc)
 
 
 # --- compiling -----------------------------------------------------------------------------
@@ -428,9 +334,7 @@ class _Compiler:
         if kind not in (NUM, BOOL):
             if isinstance(kind, AnyKey):
                 self.fail(node, f"{path} is not a value", f"add {kind.doc}: {path}.NAME")
-            fields = [f for f, (t, _) in kind.FIELDS.items() if t in (NUM, BOOL)]
-            shown = ", ".join(f"{path}.{f}" for f in fields[:3])
-            self.fail(node, f"{path} is not a value", f"use a field, e.g. {shown}")
+            self.fail(node, f"{path} is not a value", f"use a field, e.g. {_examples(kind, path)}")
         display = ast.unparse(node)
         key = display if scope is None else f"{display}@{scope}"
         self.names[key] = display
@@ -485,6 +389,25 @@ def _resolver(root: str, scope: str | None, plan: tuple[tuple[str, Any], ...]) -
     return resolve
 
 
+def _examples(view: type[View], path: str) -> str:
+    methods: list[str] = []
+    views: list[str] = []
+    others: list[str] = []
+    record = getattr(view, "RECORD", None)
+    first_field = next(iter(getattr(record, "NUMS", {})), "...")
+    for name, (kind, _) in view.FIELDS.items():
+        if isinstance(kind, Method):
+            args = ", ".join("'1h'" if a == "window" else f"'{first_field}'" for a in kind.args)
+            methods.append(f"{path}.{name}({args})")
+        elif kind in (NUM, BOOL):
+            others.append(f"{path}.{name}")
+        elif isinstance(kind, type) and issubclass(kind, View):
+            leaf = next((f for f, (t, _) in kind.FIELDS.items() if t == NUM), "")
+            if leaf:
+                views.append(f"{path}.{name}.{leaf}")
+    return ", ".join([*methods[:2], *views, *others][:3])
+
+
 def _op_word(op: ast.AST) -> str:
     words = {
         "BitAnd": "&", "BitOr": "|", "BitXor": "^", "LShift": "<<", "RShift": ">>",
@@ -515,9 +438,11 @@ def compile_expr(source: str | int | Decimal | bool, kind: str, scope: Scope) ->
         tree = ast.parse(flat, mode="eval")
     except SyntaxError as exc:
         offset = max(0, (exc.offset or 1) - 1)
-        if exc.lineno and exc.lineno > 1:
-            offset = len(flat)
         message = (exc.msg or "invalid syntax").replace("invalid syntax", "syntax error")
+        if not exc.offset or (exc.lineno or 1) > 1 or offset >= len(flat.rstrip()):
+            offset = len(flat.rstrip())
+            if message == "syntax error":
+                message = "the expression ends too early"
         raise ExprError(message, min(offset, len(flat)), _syntax_hint(flat, offset)) from None
     compiler = _Compiler(flat, scope)
     got, node = compiler.check(tree.body)

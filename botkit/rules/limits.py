@@ -12,8 +12,9 @@ from decimal import Decimal
 
 from botkit.exchange.models import Balance, Instrument, Ticker
 from botkit.rules.context import Ctx
-from botkit.rules.expr import EvalError, Expr, env_for, evaluator
+from botkit.rules.expr import Expr
 from botkit.rules.model import Ladder
+from botkit.rules.runtime import EvalError, env_for, evaluator
 from botkit.snapshot import Snapshot
 
 __all__ = ["ladder_prices", "ladder_problem"]
@@ -55,10 +56,11 @@ def ladder_prices(ladder: Ladder, instrument: Instrument, mark: Decimal) -> list
         if ladder.to_px is not None:
             end = ev.value(ladder.to_px, env)
             step = (end - start) / (n - 1) if n > 1 else Decimal(0)
-        else:
-            assert ladder.step_px is not None
+        elif ladder.step_px is not None:
             step = ev.value(ladder.step_px, env)
             step = -step if ladder.fields.side.value == "BUY" else step
+        else:
+            return None
     except (EvalError, ArithmeticError, ValueError):
         return None
     return [start + step * k for k in range(n)]

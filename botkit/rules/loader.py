@@ -7,9 +7,12 @@ operator fixes them all in one go.
 
 from __future__ import annotations
 
+import copy
 import hashlib
+import re
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -18,8 +21,8 @@ from botkit.exchange.models import Instrument
 from botkit.rules.compile import compile_strategy
 from botkit.rules.messages import validation_problems
 from botkit.rules.model import Strategy
-from botkit.rules.schema import StrategySpec
-from botkit.rules.yamlsrc import parse_yaml
+from botkit.rules.schema import NAME_PATTERN, StrategySpec
+from botkit.rules.yamlsrc import SourceMap, parse_yaml
 
 __all__ = ["load", "loads", "version_of"]
 
@@ -60,7 +63,9 @@ def loads(
     try:
         spec = StrategySpec.model_validate(data)
     except ValidationError as exc:
-        raise StrategyFileError(validation_problems(exc, smap)) from None
+        problems = validation_problems(exc, smap)
+        problems += _compile_problems_despite(exc, data, smap, instruments)
+        raise StrategyFileError(_unique(problems)) from None
     strategy, problems = compile_strategy(
         spec,
         smap,
@@ -71,6 +76,79 @@ def loads(
     if problems:
         raise StrategyFileError(problems)
     return strategy
+
+
+_PLACEHOLDERS: dict[str, Any] = {"strategy": "invalid", "symbol": "INVALID", "every": "1m"}
+
+
+def _compile_problems_despite(
+    exc: ValidationError,
+    data: dict[str, Any],
+    smap: SourceMap,
+    instruments: Mapping[str, Instrument] | None,
+) -> list[ConfigError]:
+    """Also report the expression and meaning problems of the parts that are well-formed.
+
+    Each part the schema refused is set aside (an unknown key dropped, a broken rule replaced
+    by a harmless stand-in of the same name, a broken top-level value by a placeholder) and
+    the rest is compiled, so one run of ``botkit check`` shows every problem of the file.
+    """
+    repaired = copy.deepcopy(data)
+    rules = repaired.get("rules")
+    for err in exc.errors(include_url=False):
+        loc = err["loc"]
+        if not loc:
+            return []
+        head = loc[0]
+        if err["type"] == "extra_forbidden":
+            parent = _at(repaired, loc[:-1])
+            if isinstance(parent, dict):
+                parent.pop(loc[-1], None)
+        elif (
+            head == "rules"
+            and len(loc) >= 2
+            and isinstance(loc[1], int)
+            and isinstance(rules, list)
+        ):
+            old = rules[loc[1]]
+            name = old.get("name") if isinstance(old, dict) else None
+            valid = isinstance(name, str) and re.fullmatch(NAME_PATTERN, name)
+            rules[loc[1]] = {"name": name if valid else f"invalid-{loc[1]}", "cancel": {}}
+        elif isinstance(head, str) and head in _PLACEHOLDERS and len(loc) == 1:
+            repaired[head] = _PLACEHOLDERS[head]
+        elif isinstance(head, str) and head not in ("rules", "strategy", "symbol", "every"):
+            repaired.pop(head, None)
+        else:
+            return []
+    try:
+        spec = StrategySpec.model_validate(repaired)
+    except ValidationError:
+        return []
+    if repaired.get("symbol") != data.get("symbol"):
+        instruments = None
+    _, problems = compile_strategy(
+        spec, smap, version="", source=smap.file, instruments=instruments
+    )
+    return problems
+
+
+def _at(data: Any, path: tuple[Any, ...]) -> Any:
+    for part in path:
+        try:
+            data = data[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return data
+
+
+def _unique(problems: list[ConfigError]) -> list[ConfigError]:
+    seen: set[str] = set()
+    out: list[ConfigError] = []
+    for p in sorted(problems, key=lambda p: (p.where.line or 0, p.where.column or 0)):
+        if p.format() not in seen:
+            seen.add(p.format())
+            out.append(p)
+    return out
 
 
 def load(path: str | Path, *, instruments: Mapping[str, Instrument] | None = None) -> Strategy:

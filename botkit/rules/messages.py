@@ -58,7 +58,7 @@ def did_you_mean(word: str, options: list[str]) -> str:
     close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
     if close:
         return f"did you mean '{close[0]}'?"
-    return "allowed here: " + ", ".join(options)
+    return "use one of: " + ", ".join(options)
 
 
 def _unwrap(annotation: Any) -> Any:

@@ -19,8 +19,9 @@ from botkit.exchange.models import (
     StpMode,
     TimeInForce,
 )
-from botkit.rules.expr import Expr, Resolver
+from botkit.rules.expr import Expr
 from botkit.rules.ids import rule_tag, strategy_tag
+from botkit.rules.runtime import Resolver
 from botkit.rules.schema import OffTick, OnDelete
 
 __all__ = [
