@@ -5,8 +5,9 @@ the mapping is tested without a network. The rules (spec section 7 and the live-
 
 * HTTP 429 or envelope code 429 → :class:`RateLimited` (``Retry-After`` seconds or HTTP date);
 * HTTP 5xx, code 500 / 503 / 1002 → :class:`ServerUnavailable`;
-* HTTP 408, or a message saying the timestamp expired / is more than … from system time /
-  breached the recvWindow → :class:`TimestampExpired` (the simulator's and the live texts);
+* HTTP 408, or (unless the code is 401 / 403) a message saying the timestamp expired / is
+  more than … from system time / breached the recvWindow → :class:`TimestampExpired` (the
+  simulator's and the live texts);
 * code 401 / 403 → :class:`AuthFailed`; 404 / 11008 / 21001 → :class:`NotFoundError`; any
   other code not 200 → :class:`ExchangeRejected` (code as number or string, ``msg`` or
   ``message``);
@@ -204,7 +205,8 @@ def interpret(
         retry_after = parse_retry_after(headers.get("retry-after"), now_ms)
         wait = f"; retry after {retry_after:g} s" if retry_after is not None else ""
         raise RateLimited(f"rate limited{wait}", retry_after=retry_after, context=ctx)
-    if status == 408 or code == 408 or (msg and EXPIRED_PATTERN.search(msg)):
+    auth = code in _AUTH or status in _AUTH
+    if status == 408 or code == 408 or (msg and not auth and EXPIRED_PATTERN.search(msg)):
         text = msg or f"HTTP {status}"
         raise TimestampExpired(f"timestamp expired: {text}", context=ctx)
     if status >= 500 or code in _UNAVAILABLE:

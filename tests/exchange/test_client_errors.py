@@ -153,6 +153,14 @@ def test_status_and_code_mapping(
     _one_line_and_clean(info.value)
 
 
+def test_an_expired_key_is_an_auth_failure_not_a_clock_problem(
+    fake: FakeExchange, client: ExchangeClient
+) -> None:
+    fake.on("GET", "/v3/account/balance", _json(401, {"code": 401, "msg": "API key expired"}))
+    with pytest.raises(AuthFailed):
+        client.balance()
+
+
 def test_message_field_is_read_when_msg_is_absent(
     fake: FakeExchange, client: ExchangeClient
 ) -> None:
