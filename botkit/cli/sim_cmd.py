@@ -20,6 +20,7 @@ from botkit.settings import SIM_DEFAULT_KEY, load_settings
 from botkit.sim.auth import effective_auth
 from botkit.sim.clock import WallClock
 from botkit.sim.config import SimConfig, load_sim_config
+from botkit.sim.faults import FaultPlan
 
 __all__ = ["register"]
 
@@ -27,8 +28,9 @@ DEFAULT_PORT = 8900
 _DEFAULT_SIM_CONFIG = Path("configs/sim.toml")
 
 
-def _config(args: argparse.Namespace) -> SimConfig:
-    """The simulator's config with the credentials of the flags / settings applied."""
+def _config(args: argparse.Namespace) -> tuple[SimConfig, str]:
+    """The simulator's config with the credentials of the flags / settings applied, and where
+    it came from."""
     path: Path | None = args.config
     key, secret, passphrase = args.key, args.secret, args.passphrase
     if path is None or not (key or secret):
@@ -56,7 +58,7 @@ def _config(args: argparse.Namespace) -> SimConfig:
             raise UsageError("--tolerance-ms must be a positive number of milliseconds")
         updates["tolerance_ms"] = args.tolerance_ms
     auth = auth.model_copy(update=updates)
-    return config.model_copy(update={"auth": auth})
+    return config.model_copy(update={"auth": auth}), str(path or "<built-in sim defaults>")
 
 
 def _shown_key(key: str) -> str:
@@ -67,8 +69,10 @@ def _serve(args: argparse.Namespace) -> int:
     from botkit.sim.inprocess import make_sim
     from botkit.sim.server import serve
 
-    config = _config(args)
-    sim = make_sim(config, WallClock())
+    config, source = _config(args)
+    clock = WallClock()
+    plan = FaultPlan.from_config(config.faults, seed=config.seed, clock=clock, source=source)
+    sim = make_sim(config, clock, faults=plan)
     auth = config.auth
     keys = ", ".join(_shown_key(k.key) for k in auth.keys)
     symbols = ", ".join(i.symbol for i in config.instruments)
@@ -93,7 +97,8 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _show_config(args: argparse.Namespace) -> int:
-    config = _config(args)
+    config, source = _config(args)
+    FaultPlan.from_config(config.faults, source=source)  # a bad fault entry is reported here too
     json.dump(config.model_dump(mode="json"), sys.stdout, indent=2)
     print()
     return 0

@@ -101,3 +101,16 @@ def test_sim_serve_on_a_busy_port_is_a_one_line_error(
     err = capsys.readouterr().err
     assert "choose another --port" in err
     assert "Traceback" not in err
+
+
+def test_a_bad_fault_in_the_config_file_is_reported_with_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from botkit.sim.config import default_config_text
+
+    path = tmp_path / "sim.toml"
+    path.write_text(default_config_text() + '\n[[faults]]\nkind = "rate_limit"\nevery = 0\n')
+    assert main(["sim", "config", "--config", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {path}: faults[0].every:")
+    assert err.count("\n") == 1
