@@ -374,12 +374,30 @@ class Journal:
             )
 
     def record_event(
-        self, kind: str, text: str, *, cl_ord_id: str = "", detail: dict[str, Any] | None = None
+        self,
+        kind: str,
+        text: str,
+        *,
+        cl_ord_id: str = "",
+        detail: dict[str, Any] | None = None,
+        cycle_id: int | None = None,
+        strategy: str = "",
+        rule: str = "",
     ) -> None:
-        """A free note in the running log (a retry, a lookup, a re-sync)."""
+        """A free note in the running log (a retry, a lookup, a re-sync, a cancel)."""
         now = self._clock()
         with self._tx() as conn:
-            self._event(conn, kind, text, now=now, cl_ord_id=cl_ord_id, detail=detail)
+            self._event(
+                conn,
+                kind,
+                text,
+                now=now,
+                cycle_id=cycle_id,
+                strategy=strategy,
+                rule=rule,
+                cl_ord_id=cl_ord_id,
+                detail=detail,
+            )
 
     def settle(self, outcomes: Sequence[OrderOutcome]) -> None:
         """Record final outcomes in one commit. Settling an order twice is a JournalError."""
