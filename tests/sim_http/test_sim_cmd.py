@@ -52,7 +52,10 @@ def test_sim_config_mistakes_are_one_line_errors(
 
 
 @pytest.mark.slow
-def test_sim_serve_answers_and_stops_cleanly_on_sigterm(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_sim_serve_answers_and_stops_cleanly_on_a_signal(
+    tmp_path: Path, stop: signal.Signals
+) -> None:
     env = {
         **os.environ,
         "BOTKIT_API_KEY": "env-key",
@@ -77,7 +80,7 @@ def test_sim_serve_answers_and_stops_cleanly_on_sigterm(tmp_path: Path) -> None:
         assert "env-secret" not in keys_line
         url = first.rsplit(" ", 1)[1].strip()
         assert httpx.get(f"{url}/timestamp", timeout=5).json()["code"] == 200
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(stop)
         out, err = proc.communicate(timeout=15)
     finally:
         if proc.poll() is None:
