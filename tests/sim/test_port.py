@@ -1,0 +1,129 @@
+"""SimPort: the in-process ExchangePort gives the same answers as the wire, with typed models."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from botkit.errors import ExchangeRejected, NotFoundError, RequestValidationError
+from botkit.exchange.models import (
+    Balance,
+    MarginMode,
+    Order,
+    OrderHistoryState,
+    OrderRequest,
+    OrderSide,
+    OrderType,
+    Position,
+    PositionMode,
+    PosSide,
+)
+from botkit.exchange.port import ExchangePort
+from botkit.sim.port import SimPort
+from tests.sim.conftest import BTC, Sim
+
+
+def req(side: str = "BUY", type: str = "MARKET", sz: str = "1", **kw: object) -> OrderRequest:
+    return OrderRequest.model_validate({"symbol": BTC, "side": side, "type": type, "sz": sz, **kw})
+
+
+@pytest.fixture
+def port(sim: Sim) -> SimPort:
+    return SimPort(sim.engine)
+
+
+def test_sim_port_is_an_exchange_port(port: SimPort) -> None:
+    assert isinstance(port, ExchangePort)
+
+
+def test_port_models_equal_the_wire_answers_validated(sim: Sim, port: SimPort) -> None:
+    port.place_orders([req(clOrdId="m1"), req("SELL", "LIMIT", px="60500", clOrdId="l1")])
+    sim.clock.advance(60_000)
+    sim.mark("60600")
+    assert port.balance() == Balance.model_validate(sim.balance())
+    assert port.open_positions() == [Position.model_validate(p) for p in sim.positions()]
+    wire_orders = sim.get("/v3/trade/order/history")
+    assert port.order_history() == [Order.model_validate(o) for o in wire_orders]
+    assert port.order_history()[0].state is OrderHistoryState.FILLED
+    assert [f.id for f in port.fills()] == [f["id"] for f in sim.get("/v3/trade/order/trades")]
+    assert port.tickers(BTC)[0].mPx == Decimal("60600")
+    assert port.instruments(BTC)[0].tSz == Decimal("0.1")
+    assert port.limit_price(BTC).buyLmt == Decimal("63630.0")
+    assert [c.close for c in port.candles(BTC, "MINUTE_1")] == [Decimal(60000), Decimal(60600)]
+    assert port.server_time() == sim.clock.now_ms()
+
+
+def test_port_place_cancel_and_open_orders(port: SimPort) -> None:
+    results = port.place_orders(
+        [req("BUY", "LIMIT", px="59000", clOrdId="a"), req("BUY", "LIMIT", px="70000")]
+    )
+    assert [(r.clOrdId, r.code) for r in results] == [("a", 200), ("", 10014)]
+    (opened,) = port.open_orders(BTC)
+    assert (opened.clOrdId, opened.state, opened.px) == ("a", "NEW", Decimal(59000))
+    assert port.open_orders(BTC, side=OrderSide.SELL) == []
+    cancelled = port.cancel_order(BTC, cl_ord_id="a")
+    assert (cancelled.ordId, cancelled.code) == (opened.ordId, 200)
+    assert port.open_orders() == []
+    with pytest.raises(NotFoundError) as info:
+        port.cancel_order(BTC, cl_ord_id="zzz")
+    assert info.value.code == 11008
+    assert "clOrdId zzz" in str(info.value)
+    with pytest.raises(ExchangeRejected) as rejected:
+        port.cancel_order(BTC, cl_ord_id="a")
+    assert rejected.value.code == 11004
+
+
+def test_port_batch_cancel_and_cancel_all(port: SimPort) -> None:
+    port.place_orders([req("BUY", "LIMIT", px="59000", clOrdId=f"c{i}") for i in range(4)])
+    results = port.cancel_orders(BTC, cl_ord_ids=["c0", "nope"])
+    assert [r.code for r in results] == [200, 11008]
+    assert len(port.cancel_all(BTC, OrderSide.BUY)) == 3
+    assert port.open_orders() == []
+
+
+def test_port_refuses_caller_mistakes_before_sending(port: SimPort) -> None:
+    with pytest.raises(RequestValidationError):
+        port.place_orders([req()] * 11)
+    with pytest.raises(RequestValidationError):
+        port.place_orders([])
+    with pytest.raises(RequestValidationError, match="limit must be between 1 and 100"):
+        port.order_history(limit=101)
+    with pytest.raises(RequestValidationError, match="after"):
+        port.fills(start=2, end=1)
+    with pytest.raises(RequestValidationError):
+        port.cancel_orders(BTC, cl_ord_ids=[str(i) for i in range(11)])
+
+
+def test_port_position_mode_and_leverage(port: SimPort) -> None:
+    assert port.position_mode() is PositionMode.ONE_WAY
+    port.set_position_mode(PositionMode.HEDGE)
+    assert port.position_mode() is PositionMode.HEDGE
+    port.set_leverage(BTC, 5, mgn_mode=MarginMode.CROSS, pos_side=PosSide.LONG)
+    results = port.place_orders([req(mgnMode="CROSS", posSide="LONG")])
+    assert results[0].code == 200
+    (pos,) = port.open_positions(BTC)
+    assert (pos.lever, pos.im) == (Decimal(5), Decimal("12.00000000"))
+    with pytest.raises(ExchangeRejected):
+        port.set_position_mode(PositionMode.ONE_WAY)
+    with pytest.raises(ExchangeRejected, match="lever must be a whole number"):
+        port.set_leverage(BTC, 500, mgn_mode=MarginMode.CROSS, pos_side=PosSide.LONG)
+
+
+def test_port_history_paging_and_position_history(sim: Sim, port: SimPort) -> None:
+    for i in range(6):
+        port.place_orders([req("BUY" if i % 2 == 0 else "SELL", clOrdId=f"p{i}")])
+        sim.clock.advance(1000)
+    page = port.order_history(limit=4)
+    rest = port.order_history(limit=4, from_id=page[-1].ordId)
+    assert [o.clOrdId for o in page + rest] == [f"p{i}" for i in range(5, -1, -1)]
+    assert len(port.position_history(mgn_mode=MarginMode.CROSS)) == 3
+    assert port.order_history(type=OrderType.LIMIT) == []
+
+
+def test_port_unknown_symbol_is_rejected(port: SimPort) -> None:
+    with pytest.raises(ExchangeRejected) as info:
+        port.tickers("NOPE_USDT_PERP")
+    assert info.value.code == 10001
+    (result,) = port.place_orders([req(symbol="NOPE_USDT_PERP")])
+    assert result.code == 10001
