@@ -33,6 +33,7 @@ from botkit.rules.runtime import EvalError, Resolver, env_for, evaluator
 __all__ = ["Expr", "ExprError", "Scope", "compile_expr"]
 
 TEXT = "text"
+_SUBSCRIPT = "use a dot: account.ccy.USDT.avail, not brackets"
 MAX_LENGTH = 1000
 MAX_DEPTH = 30
 INDEX_NAME = "i"
@@ -153,7 +154,7 @@ class _Compiler:
             return kind, node
         what = type(node).__name__
         hints = {
-            "Subscript": "use a dot: account.ccy.USDT.avail, not brackets",
+            "Subscript": _SUBSCRIPT,
             "List": "lists are not values here",
             "Lambda": "lambdas are not allowed",
             "JoinedStr": "f-strings are not allowed",
@@ -267,6 +268,8 @@ class _Compiler:
                 cur = cur.value
             elif isinstance(cur, ast.Name):
                 break
+            elif isinstance(cur, ast.Subscript):
+                self.fail(cur, "'Subscript' is not allowed in an expression", _SUBSCRIPT)
             else:
                 self.fail(cur, "only names like position.qty can be followed by a dot")
         steps.reverse()
@@ -412,6 +415,7 @@ def _op_word(op: ast.AST) -> str:
     words = {
         "BitAnd": "&", "BitOr": "|", "BitXor": "^", "LShift": "<<", "RShift": ">>",
         "MatMult": "@", "Invert": "~", "In": "in", "NotIn": "not in", "Is": "is", "IsNot": "is not",
+        "Lt": "<", "LtE": "<=", "Gt": ">", "GtE": ">=", "Eq": "==", "NotEq": "!=",
     }  # fmt: skip
     return f"'{words.get(type(op).__name__, type(op).__name__)}'"
 

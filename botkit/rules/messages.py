@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import types
 import typing
+from decimal import Decimal
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -37,6 +38,7 @@ _EXAMPLES = {
     "per": "per: 1h",
 }
 
+_DURATIONS = ("every", "cooldown", "per")
 _TYPE_WORDS = {
     "bool_type": "expected true or false",
     "bool_parsing": "expected true or false",
@@ -97,6 +99,12 @@ def _words(items: Any) -> str:
     return str(items).replace("'", "")
 
 
+def _shown(value: Any) -> str:
+    if isinstance(value, Decimal):
+        return format(value, "f")
+    return repr(value)
+
+
 def _problem(err: ErrorDetails, smap: SourceMap) -> ConfigError:
     loc: Path = tuple(p for p in err["loc"] if isinstance(p, str | int))
     kind = err["type"]
@@ -122,7 +130,7 @@ def _problem(err: ErrorDetails, smap: SourceMap) -> ConfigError:
             hint=f"use one of {_words(ctx.get('expected'))}",
         )
     if kind == "string_pattern_mismatch":
-        if key == "every" or key in ("cooldown", "per"):
+        if key in _DURATIONS:
             return ConfigError(
                 f"{key}: {value!r} is not a duration",
                 where=where,
@@ -137,8 +145,14 @@ def _problem(err: ErrorDetails, smap: SourceMap) -> ConfigError:
         message = str(ctx.get("error") or err["msg"])
         text, _, hint = message.partition(" — ")
         return ConfigError(f"{key}: {text}", where=where, hint=hint)
+    if kind == "string_type" and key in _DURATIONS:
+        return ConfigError(
+            f"{key}: {_shown(value)} is not a duration",
+            where=where,
+            hint="write a number and a unit: 30s, 10m, 1h30m, 1d",
+        )
     if kind in _TYPE_WORDS:
-        shown = "" if isinstance(value, dict | list) else f" (got {value!r})"
+        shown = "" if isinstance(value, dict | list) else f" (got {_shown(value)})"
         if kind == "too_short":
             return ConfigError(
                 f"{key}: {_TYPE_WORDS[kind]}", where=where, hint="add at least one item"
