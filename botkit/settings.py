@@ -151,11 +151,26 @@ class Settings(BaseSettings):
     journal_synchronous: Literal["NORMAL", "FULL"] = Field(
         default="FULL", description="journal SQLite synchronous mode (FULL: fsync per commit)"
     )
+    # --- the service ---------------------------------------------------------------------------
+    log_level: Literal["TRACE", "DEBUG", "INFO", "SUCCESS", "WARNING", "ERROR"] = Field(
+        default="INFO", description="least severe log level written"
+    )
+    log_format: Literal["auto", "text", "json"] = Field(
+        default="auto", description="text on a terminal, JSON lines otherwise (journald)"
+    )
+    metrics_port: int | None = Field(
+        default=None, ge=1, le=65535, description="Prometheus metrics on 127.0.0.1:PORT; unset: off"
+    )
 
-    @field_validator("exchange", "signing", mode="before")
+    @field_validator("exchange", "signing", "log_format", mode="before")
     @classmethod
     def _lower_word(cls, value: Any) -> Any:
         return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _upper_word(cls, value: Any) -> Any:
+        return value.strip().upper() if isinstance(value, str) else value
 
     @field_validator("base_url", mode="before")
     @classmethod

@@ -20,8 +20,9 @@ __all__ = ["COMMAND_MODULES", "build_parser", "main"]
 
 # One module per command group, in the order ``botkit --help`` lists them.
 COMMAND_MODULES: tuple[str, ...] = (
-    "botkit.cli.exchange_cmd",
+    "botkit.cli.run_cmd",
     "botkit.cli.demo_cmd",
+    "botkit.cli.exchange_cmd",
     "botkit.cli.sim_cmd",
     "botkit.cli.journal_cmd",
     "botkit.cli.check_cmd",

@@ -1,0 +1,264 @@
+"""``botkit run`` (the service loop), ``botkit plan`` (one dry-run cycle) and ``botkit status``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from loguru import logger
+
+from botkit.errors import BotkitError, UsageError
+from botkit.rules import Evaluation, RuleStatus
+from botkit.runner.build import assemble, open_journal, wall_ms
+from botkit.runner.cycle import CycleReport
+from botkit.runner.loop import Loop, RealTimeWaiter, install_signal_handlers
+from botkit.service.logs import configure_logging
+from botkit.service.metrics import Metrics
+from botkit.service.notify import Notifier
+from botkit.settings import Settings, load_settings
+
+__all__ = ["format_cycle", "register"]
+
+HEALTHY_AFTER_S = 600
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    overrides: dict[str, Any] = {}
+    if getattr(args, "strategies", None):
+        overrides["strategies_dir"] = args.strategies[0]
+    if getattr(args, "journal", None):
+        overrides["journal"] = args.journal
+    return load_settings(config=getattr(args, "config", None), **overrides)
+
+
+def _secrets(settings: Settings) -> list[str]:
+    return [
+        s.get_secret_value()
+        for s in (settings.api_key, settings.api_secret, settings.api_passphrase)
+        if s is not None
+    ]
+
+
+def _evaluation_lines(evaluation: Evaluation) -> list[str]:
+    lines = [f"strategy {evaluation.strategy} (version {evaluation.version[:12]})"]
+    for result in evaluation.results:
+        mark = "FIRED" if result.status is RuleStatus.FIRED else result.status.value
+        why = f" — {result.reason}" if result.reason and not result.fired else ""
+        lines.append(f"  rule {result.rule}: {mark}{why}")
+        if result.fired or result.status is RuleStatus.CONDITION_FALSE:
+            seen = ", ".join(f"{k}={v}" for k, v in result.inputs.items())
+            if seen:
+                lines.append(f"      saw {seen}")
+    return lines
+
+
+def format_cycle(report: CycleReport) -> str:
+    """What a cycle decided: rules, the plan (rounding, refusals, batches) and side effects."""
+    lines = [
+        f"== cycle {report.cycle_id} at {report.now_ms} ms"
+        + (" (dry run)" if report.execution and report.execution.dry else "")
+    ]
+    if report.error:
+        lines.append(f"error: {report.error}")
+    for name, error in report.strategy_errors.items():
+        lines.append(f"strategy {name}: {error}")
+    for evaluation in report.evaluations:
+        lines.extend(_evaluation_lines(evaluation))
+    for effect in report.effects:
+        lines.append(f"{effect.action} {effect.strategy}/{effect.rule}: {effect.detail}")
+    if report.plan is not None:
+        lines.append(report.plan.render())
+    execution = report.execution
+    if execution is not None and not execution.dry:
+        by: dict[str, int] = {}
+        for outcome in execution.outcomes:
+            key = outcome.outcome.value + (
+                f" {outcome.code}" if outcome.code not in (None, 200) else ""
+            )
+            by[key] = by.get(key, 0) + 1
+        if by:
+            lines.append("outcomes: " + ", ".join(f"{k}: {v}" for k, v in sorted(by.items())))
+    return "\n".join(lines)
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.once and args.cycles is not None:
+        raise UsageError("botkit run: --once and --cycles N exclude each other (pick one)")
+    if args.cycles is not None and args.cycles < 1:
+        raise UsageError(f"botkit run: --cycles must be 1 or more, got {args.cycles}")
+    settings = _settings(args)
+    configure_logging(
+        level="DEBUG" if args.debug else settings.log_level,
+        fmt=args.log_format or settings.log_format,
+        secrets=_secrets(settings),
+    )
+    metrics = Metrics()
+    port = args.metrics_port if args.metrics_port is not None else settings.metrics_port
+    if port:
+        metrics.serve(port)
+        logger.info("metrics on http://127.0.0.1:{}/metrics", port)
+    dry = True if args.dry_run else None
+    notifier = Notifier()
+    with assemble(settings, dry_run=dry, metrics=metrics) as parts:
+        mode = ("dry run, " if parts.dry else "") + (
+            "live exchange" if settings.exchange == "live" else "embedded simulator (paper)"
+        )
+        logger.info(
+            "botkit starting: {}; strategies from {}; journal {}",
+            mode,
+            settings.strategies_dir,
+            settings.journal,
+        )
+        runner = parts.runner
+
+        def reload_settings() -> None:
+            try:
+                fresh = _settings(args)
+            except BotkitError as exc:  # a bad edit must not stop the service
+                logger.error("settings not reloaded: {}", exc)
+                return
+            from botkit.pipeline import GuardSettings
+
+            runner.guards = GuardSettings.from_settings(fresh)
+            logger.info("settings reloaded (guards and kill switch); other changes need a restart")
+
+        def show(report: CycleReport) -> None:
+            if parts.dry:
+                print(format_cycle(report), flush=True)
+
+        loop = Loop(
+            runner,
+            RealTimeWaiter(runner.now_ms, notifier),
+            notifier=notifier,
+            sync=parts.client.clock.maybe_resync,
+            on_reload=reload_settings,
+            on_cycle=show,
+        )
+        undo = install_signal_handlers(loop)
+        try:
+            cycles = 1 if args.once else args.cycles
+            return loop.run(cycles)
+        finally:
+            undo()
+            notifier.close()
+
+
+def _plan(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    configure_logging(level="WARNING", fmt="text", secrets=_secrets(settings))
+    with assemble(settings, dry_run=True) as parts:
+        runner = parts.runner
+        parts.client.clock.maybe_resync()
+        report = runner.run_cycle()
+        if report.reload is not None:
+            for error in report.reload.errors:
+                print(f"error: {error}", file=sys.stderr)
+        if report.cycle_id is None:
+            print("no strategy loaded: nothing to plan", file=sys.stderr)
+            return 1
+        print(format_cycle(report))
+        return 1 if report.error else 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    path = Path(settings.journal)
+    if not path.exists():
+        print(f"unhealthy: no journal at {path} — has the service run yet?")
+        return 1
+    with open_journal(settings) as journal:
+        cycles = journal.cycles(limit=50)
+        if not cycles:
+            print(f"unhealthy: the journal {path} holds no cycle yet")
+            return 1
+        last = cycles[0] if cycles[0].id >= cycles[-1].id else cycles[-1]
+        now = wall_ms()
+        last_error = next((c for c in sorted(cycles, key=lambda c: -c.id) if c.error), None)
+        day_start = now - now % 86_400_000
+        today = [c for c in cycles if c.started_ms >= day_start and not c.dry]
+        orders = sum(c.orders for c in today)
+        unsettled = len(journal.unsettled())
+        age_s = (now - last.started_ms) / 1000
+        healthy = not last.error and age_s <= args.max_age and unsettled == 0
+        print(
+            f"{'healthy' if healthy else 'unhealthy'}: last cycle {last.id} {age_s:.0f}s ago"
+            + (f" failed: {last.error}" if last.error else " ok")
+        )
+        print(
+            f"last error: {last_error.error} (cycle {last_error.id})"
+            if last_error
+            else "last error: none in the last 50 cycles"
+        )
+        print(f"orders today (UTC, of the last 50 cycles): {orders}; unsettled: {unsettled}")
+        print(f"journal: {path}")
+        return 0 if healthy else 1
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help="settings file (default: BOTKIT_CONFIG or configs/botkit.toml)",
+    )
+    parser.add_argument(
+        "--strategies",
+        metavar="PATH",
+        nargs=1,
+        help="strategy folder or file (default: the strategies_dir setting)",
+    )
+    parser.add_argument("--journal", metavar="FILE", help="journal database (default: setting)")
+
+
+def register(sub: Any) -> None:
+    run = sub.add_parser(
+        "run",
+        help="run the service loop (live, paper on the embedded simulator, or dry run)",
+        description="Run strategies every cycle until stopped (SIGTERM/SIGINT: finish the cycle "
+        "in flight and exit 0; SIGHUP: reload strategies and settings).",
+    )
+    _common(run)
+    run.add_argument("--once", action="store_true", help="run a single cycle and exit")
+    run.add_argument("--cycles", type=int, metavar="N", help="run N cycles and exit")
+    run.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="read the account, send nothing, print and journal each cycle's plan",
+    )
+    run.add_argument(
+        "--metrics-port",
+        type=int,
+        metavar="PORT",
+        help="serve Prometheus metrics on 127.0.0.1:PORT (off by default)",
+    )
+    run.add_argument(
+        "--log-format",
+        choices=["auto", "text", "json"],
+        help="log lines: text on a terminal, JSON otherwise (auto)",
+    )
+    run.add_argument("--debug", action="store_true", help="log at DEBUG level")
+    run.set_defaults(handler=_run)
+
+    plan = sub.add_parser(
+        "plan",
+        help="one dry-run cycle: what each rule would do, rounding, refusals, batches",
+        description="Evaluate every strategy once against the real account and print the orders "
+        "it would place, how they were rounded, which were refused and why, and the batches. "
+        "Nothing is sent; the plan is journaled as a dry run.",
+    )
+    _common(plan)
+    plan.set_defaults(handler=_plan)
+
+    status = sub.add_parser(
+        "status", help="is the service healthy? (last cycle, last error, orders today)"
+    )
+    _common(status)
+    status.add_argument(
+        "--max-age",
+        type=float,
+        default=HEALTHY_AFTER_S,
+        metavar="SECONDS",
+        help="a last cycle older than this is unhealthy (default 600)",
+    )
+    status.set_defaults(handler=_status)

@@ -1,0 +1,298 @@
+"""One cycle of the loop: reload, read, evaluate, plan, execute, journal.
+
+:class:`Runner` owns no I/O of its own: the exchange is an :class:`ExchangePort`, the strategies a
+:class:`~botkit.rules.store.StrategyStore`, the journal a :class:`~botkit.journal.Journal`, time a
+callable, and whether anything is sent an :class:`~botkit.runner.execution.Execution` adapter.
+Live trading, paper trading on the embedded simulator, dry runs and backtests all run this code.
+
+A failing strategy or a failing read is logged and journaled and the cycle goes on (or, for a
+read every strategy needs, ends early); nothing in here stops the loop.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from loguru import logger
+
+from botkit.errors import BotkitError, ExchangeError
+from botkit.exchange.models import OpenOrder
+from botkit.exchange.port import ExchangePort
+from botkit.intents import CancelIntent, LeverageIntent, OrderIntent, PositionModeIntent
+from botkit.journal import Evaluated, Journal
+from botkit.pipeline import (
+    ExecutionReport,
+    GuardSettings,
+    OffTick,
+    Plan,
+    RiskLimits,
+    StrategyPolicy,
+    build_plan,
+    kill_switch_reason,
+)
+from botkit.rules import Evaluation, OnDelete, Strategy, belongs_to, evaluate
+from botkit.rules.store import ReloadReport, StrategyStore
+from botkit.runner.execution import Execution, SideEffect
+from botkit.runner.reader import SnapshotReader, needs_of
+from botkit.service.metrics import Metrics
+from botkit.snapshot import Snapshot
+
+__all__ = ["CycleReport", "Runner"]
+
+ACTIVITY_WINDOW_MS = 7 * 24 * 3_600_000
+"""How far back the journal is asked what each rule did (cooldowns, max fires, windows)."""
+
+LIMITS_MOVED_CODES = frozenset({10002, 10014})
+"""Exchange codes that suggest the instrument limits or the band moved: re-read them."""
+
+
+@dataclass(frozen=True, slots=True)
+class CycleReport:
+    """What one cycle did; ``plan`` and ``evaluations`` are what a dry run prints."""
+
+    now_ms: int
+    cycle_id: int | None = None
+    due: tuple[str, ...] = ()
+    evaluations: tuple[Evaluation, ...] = ()
+    plan: Plan | None = None
+    execution: ExecutionReport | None = None
+    effects: tuple[SideEffect, ...] = ()
+    reload: ReloadReport | None = None
+    error: str = ""
+    strategy_errors: dict[str, str] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return not self.error
+
+
+def _policy(strategy: Strategy) -> StrategyPolicy:
+    risk = strategy.risk
+    return StrategyPolicy(
+        off_tick=OffTick(strategy.off_tick.value),
+        limits=RiskLimits(
+            max_orders_per_cycle=risk.max_orders_per_cycle,
+            max_notional_per_order=risk.max_notional_per_order,
+            max_notional_per_cycle=risk.max_notional_per_cycle,
+            max_position=risk.max_position,
+        ),
+    )
+
+
+def _evaluated(evaluation: Evaluation) -> list[Evaluated]:
+    return [
+        Evaluated(
+            rule=r.rule, fired=r.fired, reason=r.reason or r.status.value, inputs=dict(r.inputs)
+        )
+        for r in evaluation.results
+    ]
+
+
+class Runner:
+    """Runs cycles. ``now_ms`` is exchange time (the synced clock, or the simulator's clock)."""
+
+    def __init__(
+        self,
+        *,
+        port: ExchangePort,
+        store: StrategyStore,
+        journal: Journal,
+        execution: Execution,
+        now_ms: Callable[[], int],
+        guards: GuardSettings | None = None,
+        reader: SnapshotReader | None = None,
+        clock_offset_ms: Callable[[], int | None] = lambda: None,
+        metrics: Metrics | None = None,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.port = port
+        self.store = store
+        self.journal = journal
+        self.execution = execution
+        self.now_ms = now_ms
+        self.guards = guards or GuardSettings()
+        self.reader = reader or SnapshotReader(port)
+        self.clock_offset_ms = clock_offset_ms
+        self.metrics = metrics or Metrics()
+        self._monotonic = monotonic
+        self._next_due: dict[str, int] = {}
+        self.last_reload: ReloadReport | None = None
+
+    # --- scheduling --------------------------------------------------------------------------
+
+    def next_due_ms(self) -> int | None:
+        """When the next strategy is due (exchange time), or None when none is loaded."""
+        times = [self._next_due.get(s.name, 0) for s in self.store.strategies.values() if s.enabled]
+        return min(times) if times else None
+
+    def force_due(self) -> None:
+        """Make every strategy due at the next cycle (SIGHUP)."""
+        self._next_due.clear()
+
+    # --- the cycle ---------------------------------------------------------------------------
+
+    def reload(self, now_ms: int) -> ReloadReport:
+        """Re-read changed strategy files; apply ``on_delete`` to strategies whose file went."""
+        try:
+            instruments = self.reader.instruments(now_ms)
+        except ExchangeError as exc:
+            logger.warning("instrument limits unavailable for checking strategies: {}", exc)
+            instruments = None
+        report = self.store.refresh(instruments)
+        for line in report.lines():
+            logger.info("strategies: {}", line)
+        for error in report.errors:
+            self.journal.record_event("strategy_error", str(error))
+        for gone in report.removed:
+            self._next_due.pop(gone.name, None)
+            if gone.on_delete is OnDelete.CANCEL and gone.name not in self.store.strategies:
+                self._cancel_all_of(gone)
+        self.last_reload = report
+        return report
+
+    def _cancel_all_of(self, strategy: Strategy) -> None:
+        try:
+            orders = [o for o in self.port.open_orders() if belongs_to(o.clOrdId, strategy.name)]
+        except ExchangeError as exc:
+            logger.error(
+                "could not list open orders of removed strategy {}: {}", strategy.name, exc
+            )
+            return
+        if orders:
+            effect = self.execution.cancel(strategy.name, "<file removed>", orders, None)
+            logger.info("strategy {} removed: {}", strategy.name, effect.detail)
+
+    def run_cycle(self) -> CycleReport:
+        """One cycle. Never raises for an exchange, strategy or journal-read problem."""
+        started = self._monotonic()
+        now = self.now_ms()
+        reload = self.reload(now)
+        due = [
+            s
+            for s in self.store.strategies.values()
+            if s.enabled and self._next_due.get(s.name, 0) <= now
+        ]
+        if not due:
+            return CycleReport(now_ms=now, reload=reload, seconds=self._monotonic() - started)
+        cycle_id = self.journal.begin_cycle(
+            dry=self.execution.dry, clock_offset_ms=self.clock_offset_ms()
+        )
+        report = self._cycle(cycle_id, now, due, reload)
+        self.journal.end_cycle(cycle_id, error=report.error)
+        seconds = self._monotonic() - started
+        self._observe(report, seconds)
+        return dataclasses.replace(report, seconds=seconds)
+
+    def _cycle(
+        self, cycle_id: int, now: int, due: Sequence[Strategy], reload: ReloadReport
+    ) -> CycleReport:
+        names = tuple(s.name for s in due)
+        symbols = {sym for s in due for sym in s.symbols}
+        for strategy in due:
+            self._next_due[strategy.name] = strategy.next_due_ms(now)
+        try:
+            snapshot = self.reader.read(now, symbols, needs_of(due))
+        except ExchangeError as exc:
+            logger.error("cycle {}: reading the account failed: {}", cycle_id, exc)
+            return CycleReport(now, cycle_id, names, reload=reload, error=f"read failed: {exc}")
+        evaluations, errors = self._evaluate(cycle_id, due, snapshot)
+        intents = [i for e in evaluations for i in e.intents]
+        effects = self._side_effects(cycle_id, intents, snapshot)
+        plan = build_plan(
+            [i for i in intents if isinstance(i, OrderIntent)],
+            snapshot,
+            policies={s.name: _policy(s) for s in due},
+            limits=self.guards.limits,
+            kill_switch=kill_switch_reason(self.guards),
+        )
+        execution = self.execution.orders(plan, cycle_id)
+        if any(o.code in LIMITS_MOVED_CODES for o in execution.outcomes):
+            self.reader.invalidate_instruments()
+        return CycleReport(
+            now,
+            cycle_id,
+            names,
+            tuple(evaluations),
+            plan,
+            execution,
+            effects,
+            reload,
+            strategy_errors=errors,
+        )
+
+    def _evaluate(
+        self, cycle_id: int, due: Sequence[Strategy], snapshot: Snapshot
+    ) -> tuple[list[Evaluation], dict[str, str]]:
+        evaluations: list[Evaluation] = []
+        errors: dict[str, str] = {}
+        for strategy in due:
+            log = logger.bind(strategy=strategy.name)
+            try:
+                activity = self.journal.activity(
+                    strategy.name,
+                    snapshot.now_ms - ACTIVITY_WINDOW_MS,
+                    include_dry=self.execution.dry,
+                )
+                evaluation = evaluate(strategy, snapshot, activity, snapshot.now_ms)
+                self.journal.record_evaluations(
+                    cycle_id,
+                    strategy=strategy.name,
+                    version=strategy.version,
+                    rules=_evaluated(evaluation),
+                    dry=self.execution.dry,
+                )
+            except BotkitError as exc:
+                errors[strategy.name] = str(exc)
+                log.error("evaluation failed: {}", exc)
+                continue
+            for result in evaluation.errors:
+                log.bind(rule=result.rule).warning("rule error: {}", result.reason)
+            for rule in evaluation.fired:
+                log.bind(rule=rule).info("fired")
+            evaluations.append(evaluation)
+        return evaluations, errors
+
+    def _side_effects(
+        self, cycle_id: int, intents: Sequence[object], snapshot: Snapshot
+    ) -> tuple[SideEffect, ...]:
+        """Position mode and leverage first, then cancels, before new orders are placed."""
+        effects: list[SideEffect] = []
+        for intent in intents:
+            if isinstance(intent, PositionModeIntent | LeverageIntent):
+                effects.append(self.execution.configure(intent, cycle_id))
+        for intent in intents:
+            if isinstance(intent, CancelIntent):
+                orders = _attributed(snapshot.open_orders, intent)
+                if orders:
+                    effects.append(
+                        self.execution.cancel(intent.strategy, intent.rule, orders, cycle_id)
+                    )
+        return tuple(effects)
+
+    def _observe(self, report: CycleReport, seconds: float) -> None:
+        metrics = self.metrics
+        metrics.cycle_seconds.observe(seconds)
+        offset = self.clock_offset_ms()
+        if offset is not None:
+            metrics.clock_offset_ms.set(offset)
+        if report.execution is not None:
+            for outcome in report.execution.outcomes:
+                metrics.orders.labels(outcome=outcome.outcome.value).inc()
+                if outcome.code not in (None, 200):
+                    metrics.exchange_errors.labels(code=str(outcome.code)).inc()
+            if report.execution.refused:
+                metrics.orders.labels(outcome="rejected_local").inc(report.execution.refused)
+        if report.ok:
+            metrics.last_success.set(report.now_ms / 1000)
+
+
+def _attributed(orders: Sequence[OpenOrder], intent: CancelIntent) -> list[OpenOrder]:
+    return [
+        o
+        for o in orders
+        if o.symbol == intent.symbol and belongs_to(o.clOrdId, intent.strategy, intent.only_rule)
+    ]

@@ -1,0 +1,181 @@
+"""How a cycle's decisions reach the exchange: live, or as a dry run that sends nothing.
+
+Two adapters with one interface, so the loop has no ``if dry_run`` of its own: the runner calls
+:class:`Execution` and the adapter decides whether anything leaves. Both journal everything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from botkit.errors import ExchangeError
+from botkit.exchange.models import OpenOrder
+from botkit.exchange.port import ExchangePort
+from botkit.intents import LeverageIntent, PositionModeIntent
+from botkit.journal import Journal
+from botkit.pipeline import ExecutionReport, Executor, Plan
+
+__all__ = ["DryRunExecution", "Execution", "LiveExecution", "SideEffect"]
+
+CANCEL_BATCH = 10
+
+
+@dataclass(frozen=True, slots=True)
+class SideEffect:
+    """A cancel, leverage or position-mode change: what was asked and what came of it."""
+
+    strategy: str
+    rule: str
+    action: str
+    ok: bool
+    detail: str
+
+
+class Execution(Protocol):
+    dry: bool
+
+    def reconcile(self) -> None:
+        """Settle what an earlier run left unsettled (start-up, crash recovery)."""
+        ...
+
+    def orders(self, plan: Plan, cycle_id: int) -> ExecutionReport:
+        """Journal the plan and (live) send it."""
+        ...
+
+    def cancel(
+        self, strategy: str, rule: str, orders: Sequence[OpenOrder], cycle_id: int | None
+    ) -> SideEffect:
+        """Cancel ``orders`` (this strategy's open orders)."""
+        ...
+
+    def configure(
+        self, intent: LeverageIntent | PositionModeIntent, cycle_id: int | None
+    ) -> SideEffect:
+        """Set leverage or the position mode."""
+        ...
+
+
+def _describe(intent: LeverageIntent | PositionModeIntent) -> str:
+    if isinstance(intent, LeverageIntent):
+        return (
+            f"set leverage {intent.lever}x on {intent.symbol} "
+            f"({intent.mgn_mode.value}, {intent.pos_side.value})"
+        )
+    return f"set position mode {intent.mode.value}"
+
+
+def _cancel_text(orders: Sequence[OpenOrder]) -> str:
+    ids = ", ".join(o.clOrdId or o.ordId for o in orders[:5])
+    more = f" and {len(orders) - 5} more" if len(orders) > 5 else ""
+    return f"cancel {len(orders)} open order(s): {ids}{more}"
+
+
+class LiveExecution:
+    """Sends through the pipeline's :class:`~botkit.pipeline.Executor` and the port."""
+
+    dry = False
+
+    def __init__(self, executor: Executor, port: ExchangePort, journal: Journal) -> None:
+        self.executor = executor
+        self.port = port
+        self.journal = journal
+
+    def reconcile(self) -> None:
+        self.executor.reconcile()
+
+    def orders(self, plan: Plan, cycle_id: int) -> ExecutionReport:
+        return self.executor.run(plan, cycle_id=cycle_id, dry=False)
+
+    def _record(self, effect: SideEffect, cycle_id: int | None) -> SideEffect:
+        self.journal.record_event(
+            effect.action,
+            f"{effect.strategy}/{effect.rule}: {effect.detail}",
+            cycle_id=cycle_id,
+            strategy=effect.strategy,
+            rule=effect.rule,
+        )
+        return effect
+
+    def cancel(
+        self, strategy: str, rule: str, orders: Sequence[OpenOrder], cycle_id: int | None
+    ) -> SideEffect:
+        failures: list[str] = []
+        by_symbol: dict[str, list[str]] = {}
+        for order in orders:
+            by_symbol.setdefault(order.symbol, []).append(order.ordId)
+        for symbol, ids in sorted(by_symbol.items()):
+            for start in range(0, len(ids), CANCEL_BATCH):
+                chunk = ids[start : start + CANCEL_BATCH]
+                try:
+                    results = self.port.cancel_orders(symbol, ord_ids=chunk)
+                except ExchangeError as exc:
+                    failures.append(str(exc))
+                    continue
+                failures += [
+                    f"{r.ordId or r.clOrdId}: {r.code} {r.msg}" for r in results if not r.accepted
+                ]
+        detail = _cancel_text(orders) + (f"; failed: {'; '.join(failures)}" if failures else "")
+        return self._record(SideEffect(strategy, rule, "cancel", not failures, detail), cycle_id)
+
+    def configure(
+        self, intent: LeverageIntent | PositionModeIntent, cycle_id: int | None
+    ) -> SideEffect:
+        try:
+            if isinstance(intent, LeverageIntent):
+                self.port.set_leverage(
+                    intent.symbol, intent.lever, mgn_mode=intent.mgn_mode, pos_side=intent.pos_side
+                )
+            else:
+                self.port.set_position_mode(intent.mode)
+        except ExchangeError as exc:
+            effect = SideEffect(
+                intent.strategy,
+                intent.rule,
+                "configure",
+                False,
+                f"{_describe(intent)} failed: {exc}",
+            )
+        else:
+            effect = SideEffect(intent.strategy, intent.rule, "configure", True, _describe(intent))
+        return self._record(effect, cycle_id)
+
+
+class DryRunExecution:
+    """Reads happened; nothing is sent. The plan is journaled as a dry run and returned."""
+
+    dry = True
+
+    def __init__(self, executor: Executor, journal: Journal) -> None:
+        self.executor = executor
+        self.journal = journal
+
+    def reconcile(self) -> None:
+        """A dry run sends nothing, so it leaves nothing to settle and settles nothing."""
+
+    def orders(self, plan: Plan, cycle_id: int) -> ExecutionReport:
+        return self.executor.run(plan, cycle_id=cycle_id, dry=True)
+
+    def _record(self, effect: SideEffect, cycle_id: int | None) -> SideEffect:
+        self.journal.record_event(
+            "dry_run",
+            f"{effect.strategy}/{effect.rule}: would {effect.detail}",
+            cycle_id=cycle_id,
+            strategy=effect.strategy,
+            rule=effect.rule,
+        )
+        return effect
+
+    def cancel(
+        self, strategy: str, rule: str, orders: Sequence[OpenOrder], cycle_id: int | None
+    ) -> SideEffect:
+        return self._record(
+            SideEffect(strategy, rule, "cancel", True, _cancel_text(orders)), cycle_id
+        )
+
+    def configure(
+        self, intent: LeverageIntent | PositionModeIntent, cycle_id: int | None
+    ) -> SideEffect:
+        effect = SideEffect(intent.strategy, intent.rule, "configure", True, _describe(intent))
+        return self._record(effect, cycle_id)

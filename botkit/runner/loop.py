@@ -1,0 +1,187 @@
+"""The long-running loop: cycles, waiting for the next due strategy, signals and systemd.
+
+The loop only exits when asked (SIGTERM / SIGINT, ``--once``, ``--cycles N``). SIGTERM lets the
+cycle in flight finish and record its outcomes, then exits 0. SIGHUP reloads the strategies now
+(and the caller's settings hook). Under systemd it sends READY=1 after the first successful sync,
+WATCHDOG=1 every cycle and while it waits, STATUS= after each cycle, STOPPING=1 on the way out.
+Waiting is a dependency (:class:`Waiter`): wall time for the service, a manual clock for the demo.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from collections.abc import Callable
+from types import FrameType
+from typing import Protocol
+
+from loguru import logger
+
+from botkit.errors import ExchangeError
+from botkit.runner.cycle import CycleReport, Runner
+from botkit.service.notify import Notifier
+
+__all__ = ["Loop", "RealTimeWaiter", "Waiter", "install_signal_handlers", "status_line"]
+
+MAX_NAP_S = 5.0
+
+
+class Waiter(Protocol):
+    def wait_until(self, target_ms: int, wake: threading.Event) -> None:
+        """Return at ``target_ms`` (exchange time), or earlier when ``wake`` is set."""
+        ...
+
+
+class RealTimeWaiter:
+    """Waits on wall time in naps, pinging the watchdog between them."""
+
+    def __init__(self, now_ms: Callable[[], int], notifier: Notifier) -> None:
+        self.now_ms = now_ms
+        self.notifier = notifier
+        interval = notifier.watchdog_interval_s
+        self.nap_s = min(MAX_NAP_S, interval / 2) if interval else MAX_NAP_S
+
+    def wait_until(self, target_ms: int, wake: threading.Event) -> None:
+        while not wake.is_set():
+            remaining = (target_ms - self.now_ms()) / 1000
+            if remaining <= 0:
+                return
+            wake.wait(min(remaining, self.nap_s))
+            self.notifier.watchdog()
+
+
+def status_line(report: CycleReport) -> str:
+    """One line for systemd's STATUS= and the terminal."""
+    if report.cycle_id is None:
+        return "idle: no strategy due"
+    if report.error:
+        return f"cycle {report.cycle_id}: {report.error}"
+    execution = report.execution
+    placed = len(execution.outcomes) if execution else 0
+    refused = execution.refused if execution else 0
+    return (
+        f"cycle {report.cycle_id}: {len(report.due)} strategies, {placed} orders sent, "
+        f"{refused} refused locally, {len(report.effects)} cancels/changes"
+        + (f", {len(report.strategy_errors)} strategy errors" if report.strategy_errors else "")
+    )
+
+
+class Loop:
+    """Drives a :class:`Runner` until stopped."""
+
+    def __init__(
+        self,
+        runner: Runner,
+        waiter: Waiter,
+        *,
+        notifier: Notifier | None = None,
+        sync: Callable[[], object] = lambda: None,
+        on_reload: Callable[[], None] = lambda: None,
+        on_cycle: Callable[[CycleReport], None] = lambda _r: None,
+        retry_sync_s: float = 5.0,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.runner = runner
+        self.waiter = waiter
+        self.notifier = notifier or Notifier()
+        self.sync = sync
+        self.on_reload = on_reload
+        self.on_cycle = on_cycle
+        self.retry_sync_s = retry_sync_s
+        self._sleep = sleep
+        self.stop = threading.Event()
+        """Set to stop after the cycle in flight."""
+        self.wake = threading.Event()
+        """Set to end a wait early (stop or reload)."""
+        self.reload_requested = threading.Event()
+        self.cycles_run = 0
+        self.last_report: CycleReport | None = None
+
+    def request_stop(self) -> None:
+        self.stop.set()
+        self.wake.set()
+
+    def request_reload(self) -> None:
+        self.reload_requested.set()
+        self.wake.set()
+
+    def _start(self) -> bool:
+        """Sync the clock and settle what an earlier run left unsettled; True when ready."""
+        while not self.stop.is_set():
+            try:
+                self.sync()
+                self.runner.execution.reconcile()
+                self.runner.reader.instruments(self.runner.now_ms())
+            except ExchangeError as exc:
+                logger.error("start-up sync failed, retrying in {}s: {}", self.retry_sync_s, exc)
+                self.notifier.status(f"waiting for the exchange: {exc}")
+                self.notifier.watchdog()
+                self.wake.wait(self.retry_sync_s)
+                continue
+            self.notifier.ready("synced with the exchange")
+            return True
+        return False
+
+    def run(self, cycles: int | None = None) -> int:
+        """Run ``cycles`` cycles (forever when None) or until stopped. Returns the exit code."""
+        try:
+            if not self._start():
+                return 0
+            while not self.stop.is_set():
+                if self.reload_requested.is_set():
+                    self.reload_requested.clear()
+                    self.notifier.reloading()
+                    self.on_reload()
+                    self.runner.force_due()
+                try:
+                    self.sync()
+                except ExchangeError as exc:
+                    logger.warning("clock re-sync failed (keeping the old offset): {}", exc)
+                report = self.runner.run_cycle()
+                self.last_report = report
+                if report.cycle_id is not None:
+                    self.cycles_run += 1
+                    line = status_line(report)
+                    self.notifier.status(line)
+                    logger.info(line)
+                    self.on_cycle(report)
+                self.notifier.watchdog()
+                if cycles is not None and self.cycles_run >= cycles:
+                    break
+                if self.stop.is_set():
+                    break
+                target = self.runner.next_due_ms()
+                self.wake.clear()
+                if target is None:  # nothing loaded: look for files again in a while
+                    target = self.runner.now_ms() + int(MAX_NAP_S * 1000)
+                self.waiter.wait_until(target, self.wake)
+            return 0
+        finally:
+            self.notifier.stopping()
+
+
+def install_signal_handlers(loop: Loop) -> Callable[[], None]:
+    """SIGTERM / SIGINT stop after the cycle in flight; SIGHUP reloads. Returns an undo."""
+
+    def stop(signum: int, _frame: FrameType | None) -> None:
+        logger.info(
+            "{} received: finishing the cycle in flight, then exiting", signal.Signals(signum).name
+        )
+        loop.request_stop()
+
+    def reload(_signum: int, _frame: FrameType | None) -> None:
+        logger.info("SIGHUP received: reloading strategies and settings")
+        loop.request_reload()
+
+    previous = {
+        signal.SIGTERM: signal.signal(signal.SIGTERM, stop),
+        signal.SIGINT: signal.signal(signal.SIGINT, stop),
+        signal.SIGHUP: signal.signal(signal.SIGHUP, reload),
+    }
+
+    def undo() -> None:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+    return undo

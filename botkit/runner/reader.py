@@ -1,0 +1,123 @@
+"""Reading the account snapshot: each endpoint once per cycle, however many strategies need it.
+
+Instruments change rarely: they are cached for ``instruments_ttl_ms`` and re-read early when a
+rejection suggests they moved (:meth:`SnapshotReader.invalidate_instruments`). History (closed
+orders, fills, closed positions) is read only when a due strategy's expressions refer to it, and
+only for the last ``history_window_ms``, oldest record first.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from botkit.exchange.models import Instrument, LimitPrice, PositionMode
+from botkit.exchange.paging import iter_history
+from botkit.exchange.port import ExchangePort
+from botkit.rules import Strategy
+from botkit.snapshot import Snapshot
+
+__all__ = ["Needs", "ReadPolicy", "SnapshotReader", "needs_of"]
+
+T = TypeVar("T")
+
+HOUR_MS = 3_600_000
+
+
+@dataclass(frozen=True, slots=True)
+class ReadPolicy:
+    """How much the reader reads."""
+
+    instruments_ttl_ms: int = HOUR_MS
+    history_window_ms: int = 24 * HOUR_MS
+    history_max_records: int = 500
+    limit_prices: bool = True
+    """Read ``/v3/market/limitPrice`` for each traded symbol (the live price band)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Needs:
+    """Which optional reads the due strategies' expressions need."""
+
+    orders: bool = False
+    fills: bool = False
+    positions: bool = False
+
+    def __or__(self, other: Needs) -> Needs:
+        return Needs(
+            self.orders or other.orders,
+            self.fills or other.fills,
+            self.positions or other.positions,
+        )
+
+
+def needs_of(strategies: Iterable[Strategy]) -> Needs:
+    """The history reads ``strategies`` refer to (from the context names their rules read)."""
+    names = {name for s in strategies for r in s.rules for name in r.inputs.values()}
+    return Needs(
+        orders=any(n.startswith("history.orders") for n in names),
+        fills=any(n.startswith("history.fills") for n in names),
+        positions=any(n.startswith("history.positions") for n in names),
+    )
+
+
+def _time_of(record: Any) -> int:
+    return int(getattr(record, "uTime", None) or getattr(record, "cTime", None) or 0)
+
+
+class SnapshotReader:
+    """Builds a :class:`~botkit.snapshot.Snapshot` from an :class:`ExchangePort`."""
+
+    def __init__(self, port: ExchangePort, policy: ReadPolicy | None = None) -> None:
+        self.port = port
+        self.policy = policy or ReadPolicy()
+        self._instruments: dict[str, Instrument] = {}
+        self._instruments_read_ms: int | None = None
+
+    def invalidate_instruments(self) -> None:
+        """Read instrument limits again at the next cycle."""
+        self._instruments_read_ms = None
+
+    def instruments(self, now_ms: int) -> dict[str, Instrument]:
+        """Instrument limits by symbol, from the cache while it is fresh."""
+        read_at = self._instruments_read_ms
+        if read_at is None or now_ms - read_at >= self.policy.instruments_ttl_ms:
+            self._instruments = {i.symbol: i for i in self.port.instruments()}
+            self._instruments_read_ms = now_ms
+        return self._instruments
+
+    def _history(self, page: Callable[..., Sequence[T]], now_ms: int) -> list[T]:
+        start = now_ms - self.policy.history_window_ms
+        records = iter_history(page, start=start, end=now_ms, limit=100)
+        kept = list(itertools.islice(records, self.policy.history_max_records))
+        kept.sort(key=_time_of)
+        return kept
+
+    def read(self, now_ms: int, symbols: Collection[str], needs: Needs = Needs()) -> Snapshot:
+        """Everything the due strategies may read, as of ``now_ms`` (exchange time)."""
+        port = self.port
+        instruments = self.instruments(now_ms)
+        tickers = {t.s: t for t in port.tickers()}
+        limit_prices: dict[str, LimitPrice] = {}
+        if self.policy.limit_prices:
+            for symbol in sorted(symbols):
+                if symbol in instruments:
+                    limit_prices[symbol] = port.limit_price(symbol)
+        history = functools.partial(self._history, now_ms=now_ms)
+        mode = port.position_mode()
+        return Snapshot(
+            now_ms=now_ms,
+            balance=port.balance(),
+            instruments=instruments,
+            tickers=tickers,
+            positions=port.open_positions(),
+            open_orders=port.open_orders(),
+            order_history=history(port.order_history) if needs.orders else [],
+            fills=history(port.fills) if needs.fills else [],
+            position_history=history(port.position_history) if needs.positions else [],
+            limit_prices=limit_prices,
+            position_mode=mode if isinstance(mode, PositionMode) else PositionMode(mode),
+        )
