@@ -217,8 +217,8 @@ def _summary(args: argparse.Namespace) -> int:
         [
             str(c.id),
             format_ms(c.started_ms),
-            "yes" if c.dry else "",
-            str(c.clock_offset_ms or ""),
+            "yes" if c.dry else "no",
+            "-" if c.clock_offset_ms is None else str(c.clock_offset_ms),
             str(c.evaluations),
             str(c.fired),
             str(c.orders),
