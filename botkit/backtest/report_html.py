@@ -1,0 +1,141 @@
+"""``index.html`` of a backtest report: one self-contained page over the other report files.
+
+It shows the summary, the figures, the run's description, the counts by reason and code, the
+final positions, the three charts (``equity.png``, ``drawdown.png``, ``price.png``, linked
+relatively) and the first orders and fills, and links ``summary.json``, ``orders.csv`` and
+``fills.csv``. Inline CSS only: no script, no font, no CDN — it opens from the folder
+offline. Every text is HTML-escaped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from decimal import Decimal
+from html import escape
+
+from botkit.backtest.intervals import format_interval, format_time
+from botkit.backtest.metrics import Figures
+from botkit.backtest.result import BacktestResult, FillRow, OrderRow, PositionRow
+
+__all__ = ["TABLE_ROWS", "render_html"]
+
+TABLE_ROWS = 200
+"""Orders and fills shown on the page; the CSV files hold them all."""
+
+_STYLE = """
+body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1060px;
+       color: #1d2733; padding: 0 1em; }
+h1 { font-size: 1.4em; } h2 { font-size: 1.1em; margin-top: 1.8em; }
+pre { background: #f4f6f8; padding: .8em; overflow-x: auto; }
+table { border-collapse: collapse; margin: .4em 0; }
+th, td { border-bottom: 1px solid #dde2e7; padding: .2em .7em; text-align: left; }
+td.n { text-align: right; font-variant-numeric: tabular-nums; }
+img { width: 100%; max-width: 1000px; display: block; margin: .6em 0; }
+.muted { color: #6b7785; }
+""".strip()
+
+
+def _td(value: object) -> str:
+    if isinstance(value, int | Decimal):
+        return f'<td class="n">{escape(str(value))}</td>'
+    return f"<td>{escape(str(value))}</td>"
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+    head = "".join(f"<th>{escape(h)}</th>" for h in header)
+    body = "\n".join("<tr>" + "".join(_td(v) for v in row) + "</tr>" for row in rows)
+    return f"<table>\n<tr>{head}</tr>\n{body}\n</table>"
+
+
+def _pairs(pairs: Mapping[str, object], empty: str) -> str:
+    if not pairs:
+        return f'<p class="muted">{escape(empty)}</p>'
+    return _table(("", ""), list(pairs.items()))
+
+
+def _dec(value: Decimal | None) -> str:
+    return "" if value is None else format(value, "f")
+
+
+_POSITION_HEAD = ("symbol", "posSide", "qty", "avgPx", "unrealized PnL")
+_ORDER_HEAD = ("time", "strategy", "rule", "clOrdId", "side", "type", "px", "sz", "outcome",
+               "code / reasons")  # fmt: skip
+_FILL_HEAD = ("time", "clOrdId", "side", "px", "qty", "fee", "role")
+
+
+def _position_row(p: PositionRow) -> list[object]:
+    return [p.symbol, p.pos_side, _dec(p.qty), _dec(p.avg_px), _dec(p.unrealized_pnl)]
+
+
+def _order_row(o: OrderRow) -> list[object]:
+    why = "; ".join(o.reasons) or " ".join(x for x in (o.code, o.msg) if x)
+    return [
+        format_time(o.time_ms), o.strategy, o.rule, o.cl_ord_id, o.side, o.type, _dec(o.px),
+        _dec(o.sz), o.outcome, why,
+    ]  # fmt: skip
+
+
+def _fill_row(f: FillRow) -> list[object]:
+    return [format_time(f.time_ms), f.cl_ord_id, f.side, _dec(f.px), _dec(f.qty), _dec(f.fee),
+            f.role]  # fmt: skip
+
+
+def render_html(result: BacktestResult, figures: Figures, summary: str) -> str:
+    """The page for ``result`` (``summary`` is the printed summary text)."""
+    title = (
+        f"Backtest {result.symbol} {format_interval(result.interval_ms)} "
+        f"{format_time(result.start_ms)} → {format_time(result.end_ms)}"
+    )
+    refused = sorted(result.refused_by_reason.items(), key=lambda kv: (-kv[1], kv[0]))
+    rejected = sorted(result.rejected_by_code.items(), key=lambda kv: (-kv[1], kv[0]))
+    orders = result.orders[:TABLE_ROWS]
+    fills = result.fills[:TABLE_ROWS]
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en">',
+        '<head><meta charset="utf-8">',
+        f"<title>{escape(title)}</title>",
+        f"<style>\n{_STYLE}\n</style></head>",
+        "<body>",
+        f"<h1>{escape(title)}</h1>",
+        f"<pre>{escape(summary)}</pre>",
+        '<p>Files: <a href="summary.json">summary.json</a> · <a href="orders.csv">orders.csv</a>'
+        ' · <a href="fills.csv">fills.csv</a></p>',
+        "<h2>Equity</h2>",
+        '<img src="equity.png" alt="equity curve">',
+        "<h2>Drawdown</h2>",
+        '<img src="drawdown.png" alt="drawdown from the running peak">',
+        "<h2>Price and fills</h2>",
+        '<img src="price.png" alt="price with buys and sells marked">',
+        "<h2>Figures</h2>",
+        _pairs(figures.as_dict(), "no figures"),
+        "<h2>Run</h2>",
+        _pairs(dict(result.meta), "no description"),
+        "<h2>Refused by reason</h2>",
+        _pairs(dict(refused), "no order was refused"),
+        "<h2>Rejected by code</h2>",
+        _pairs(dict(rejected), "no order was rejected"),
+        "<h2>Final positions</h2>",
+        _table(_POSITION_HEAD, [_position_row(p) for p in result.final_positions])
+        if result.final_positions
+        else '<p class="muted">flat at the end</p>',
+        f"<h2>Orders ({len(result.orders):,})</h2>",
+        _shown(len(orders), len(result.orders), "orders.csv"),
+        _table(_ORDER_HEAD, [_order_row(o) for o in orders]),
+        f"<h2>Fills ({len(result.fills):,})</h2>",
+        _shown(len(fills), len(result.fills), "fills.csv"),
+        _table(_FILL_HEAD, [_fill_row(f) for f in fills]),
+        "</body>",
+        "</html>",
+        "",
+    ]
+    return "\n".join(parts)
+
+
+def _shown(shown: int, total: int, file: str) -> str:
+    if shown >= total:
+        return ""
+    return (
+        f'<p class="muted">The first {shown:,} of {total:,}; all of them are in '
+        f'<a href="{file}">{file}</a>.</p>'
+    )

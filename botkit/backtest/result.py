@@ -1,0 +1,153 @@
+"""The value a backtest run produces, from which the report and the figures are computed.
+
+The driver fills a :class:`BacktestResult`: the period, the equity curve (sampled by the
+driver, e.g. once a candle), the price it replayed, every order with its outcome (the
+journal's :class:`~botkit.journal.records.Outcome` words), every fill, the counts of local
+refusals by reason and exchange rejections by code, the final positions and the money
+figures. :meth:`OrderRow.from_journal`, :meth:`FillRow.from_fill` and
+:meth:`PositionRow.from_position` build rows from what the journal and the exchange port
+return. Everything is a plain frozen value; amounts are ``Decimal``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from botkit.exchange.models import Fill, Position
+    from botkit.journal.records import OrderRecord
+
+__all__ = ["BacktestResult", "EquityPoint", "FillRow", "OrderRow", "PositionRow"]
+
+_ZERO = Decimal(0)
+
+
+@dataclass(frozen=True, slots=True)
+class EquityPoint:
+    """Account equity at ``time_ms``; ``exposure`` is the gross open size (sum of |qty| of
+    every position) then — zero means flat. Exposure time counts the time it is not zero."""
+
+    time_ms: int
+    equity: Decimal
+    exposure: Decimal = _ZERO
+
+
+@dataclass(frozen=True, slots=True)
+class OrderRow:
+    """One order the strategies made and what became of it.
+
+    ``outcome``: ``accepted`` (the exchange took it), ``rejected_local`` (refused before it
+    left; ``reasons``), ``rejected`` (the exchange refused it; ``code``, ``msg``), ``failed``.
+    """
+
+    time_ms: int
+    strategy: str
+    rule: str
+    cl_ord_id: str
+    symbol: str
+    side: str
+    type: str
+    px: Decimal | None
+    sz: Decimal
+    outcome: str
+    code: str = ""
+    msg: str = ""
+    reasons: tuple[str, ...] = ()
+
+    @classmethod
+    def from_journal(cls, record: OrderRecord) -> OrderRow:
+        """The row of a journal record (the price and size sent, else the intended ones)."""
+        px = record.px if record.px is not None else record.intent_px
+        return cls(
+            time_ms=record.ts_ms,
+            strategy=record.strategy,
+            rule=record.rule,
+            cl_ord_id=record.cl_ord_id,
+            symbol=record.symbol,
+            side=record.side,
+            type=record.type,
+            px=Decimal(px) if px else None,
+            sz=Decimal(record.sz if record.sz is not None else record.intent_sz),
+            outcome=record.outcome.value if record.outcome is not None else "unsettled",
+            code="" if record.code is None else str(record.code),
+            msg=record.msg or record.error,
+            reasons=record.reasons,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class FillRow:
+    """One execution: ``role`` is ``maker`` or ``taker``; ``fee`` as the exchange reports it."""
+
+    time_ms: int
+    cl_ord_id: str
+    side: str
+    px: Decimal
+    qty: Decimal
+    fee: Decimal
+    role: str
+    symbol: str = ""
+
+    @classmethod
+    def from_fill(cls, fill: Fill) -> FillRow:
+        """The row of an execution of ``/v3/trade/order/trades``."""
+        return cls(
+            time_ms=fill.cTime or 0,
+            cl_ord_id=fill.clOrdId,
+            side=fill.side.value,
+            px=fill.px or _ZERO,
+            qty=fill.qty or _ZERO,
+            fee=fill.feeAmt or _ZERO,
+            role=fill.role.lower(),
+            symbol=fill.symbol,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class PositionRow:
+    """A position still open at the end: ``qty`` signed (negative short) in one-way mode."""
+
+    symbol: str
+    pos_side: str
+    qty: Decimal
+    avg_px: Decimal | None
+    unrealized_pnl: Decimal
+
+    @classmethod
+    def from_position(cls, position: Position) -> PositionRow:
+        return cls(
+            symbol=position.symbol,
+            pos_side=position.posSide.value,
+            qty=position.qty or _ZERO,
+            avg_px=position.openAvgPx,
+            unrealized_pnl=position.upl or _ZERO,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class BacktestResult:
+    """Everything a run produced. ``end_ms`` is exclusive (the end of the last candle);
+    ``prices`` are the (time, price) points replayed — or one a candle, e.g. the close."""
+
+    symbol: str
+    interval_ms: int
+    start_ms: int
+    end_ms: int
+    candles: int
+    starting_balance: Decimal
+    currency: str = "USDT"
+    equity: Sequence[EquityPoint] = ()
+    prices: Sequence[tuple[int, Decimal]] = ()
+    orders: Sequence[OrderRow] = ()
+    fills: Sequence[FillRow] = ()
+    refused_by_reason: Mapping[str, int] = field(default_factory=dict)
+    rejected_by_code: Mapping[str, int] = field(default_factory=dict)
+    final_positions: Sequence[PositionRow] = ()
+    realized_pnl: Decimal = _ZERO
+    unrealized_pnl: Decimal = _ZERO
+    fees: Decimal = _ZERO
+    meta: Mapping[str, str] = field(default_factory=dict)
+    """What the run was (data file, strategies, settings, seed): shown as given, in order."""
