@@ -20,17 +20,20 @@ from botkit.rules.ids import (
 )
 from botkit.rules.loader import load, loads, version_of
 from botkit.rules.model import OffTick, OnDelete, RiskLimits, Rule, Strategy
+from botkit.rules.store import ReloadReport, StrategyStore
 
 __all__ = [
     "Evaluation",
     "OffTick",
     "OnDelete",
     "ParsedOrderId",
+    "ReloadReport",
     "RiskLimits",
     "Rule",
     "RuleResult",
     "RuleStatus",
     "Strategy",
+    "StrategyStore",
     "belongs_to",
     "client_order_id",
     "evaluate",

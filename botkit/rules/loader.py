@@ -78,6 +78,7 @@ def loads(
     return strategy
 
 
+_ACTIONS = {"place", "close", "cancel", "set_leverage", "set_position_mode"}
 _PLACEHOLDERS: dict[str, Any] = {"strategy": "invalid", "symbol": "INVALID", "every": "1m"}
 
 
@@ -104,6 +105,8 @@ def _compile_problems_despite(
             parent = _at(repaired, loc[:-1])
             if isinstance(parent, dict):
                 parent.pop(loc[-1], None)
+                if len(loc) == 3 and head == "rules" and not _ACTIONS & parent.keys():
+                    parent["cancel"] = {}  # a stand-in, so "does nothing" is not reported too
         elif (
             head == "rules"
             and len(loc) >= 2

@@ -1,0 +1,126 @@
+"""Reloading: valid changes take effect, invalid ones keep the last good version, deletions stop."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from botkit.rules import OnDelete, StrategyStore, version_of
+from tests.rules.helpers import BTC
+
+GOOD = (
+    "strategy: {name}\nsymbol: BTC_USDT_PERP\nevery: {every}\n"
+    "rules:\n  - name: r\n    cancel: {{}}\n"
+)
+
+
+def write(path: Path, name: str = "alpha", every: str = "1m", extra: str = "") -> str:
+    text = GOOD.format(name=name, every=every) + extra
+    path.write_text(text, encoding="utf-8")
+    return text
+
+
+def test_first_refresh_loads_every_yaml_file(tmp_path: Path) -> None:
+    text = write(tmp_path / "a.yaml")
+    write(tmp_path / "b.yml", name="beta")
+    (tmp_path / "notes.txt").write_text("not a strategy")
+    (tmp_path / ".#a.yaml").write_text("editor lock file")
+    store = StrategyStore(tmp_path)
+    report = store.refresh()
+    assert sorted(s.name for s in report.loaded) == ["alpha", "beta"]
+    assert sorted(store.strategies) == ["alpha", "beta"]
+    assert store.strategies["alpha"].version == version_of(text)
+    assert report.changed_anything
+    assert not store.refresh().changed_anything  # nothing changed on disk
+
+
+def test_valid_change_takes_effect(tmp_path: Path) -> None:
+    write(tmp_path / "a.yaml")
+    store = StrategyStore(tmp_path)
+    store.refresh()
+    write(tmp_path / "a.yaml", every="5m")
+    report = store.refresh()
+    assert [s.name for s in report.changed] == ["alpha"]
+    assert store.strategies["alpha"].period_ms == 300_000
+    assert report.lines()[0].startswith("reloaded alpha (")
+
+
+def test_invalid_change_keeps_the_last_good_version_and_says_where(tmp_path: Path) -> None:
+    write(tmp_path / "a.yaml")
+    store = StrategyStore(tmp_path)
+    good = store.refresh().loaded[0]
+    (tmp_path / "a.yaml").write_text(GOOD.format(name="alpha", every="1x"))
+    report = store.refresh()
+    assert store.strategies["alpha"] is good
+    assert report.kept == (good,)
+    assert [str(e) for e in report.errors] == [
+        f"{tmp_path / 'a.yaml'}:3:8: every: '1x' is not a duration — write a number and a "
+        "unit: 30s, 10m, 1h30m, 1d"
+    ]
+    assert not report.changed_anything
+    again = store.refresh()  # still broken: still reported, still kept
+    assert again.kept == (good,)
+    assert len(again.errors) == 1
+    write(tmp_path / "a.yaml", every="2m")
+    fixed = store.refresh()
+    assert [s.period_ms for s in fixed.changed] == [120_000]
+    assert fixed.errors == ()
+
+
+def test_invalid_new_file_runs_nothing(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text("strategy: x\n")
+    store = StrategyStore(tmp_path)
+    report = store.refresh()
+    assert store.strategies == {}
+    assert report.kept == ()
+    assert len(report.errors) == 1
+
+
+def test_deleted_file_stops_its_strategy_and_reports_on_delete(tmp_path: Path) -> None:
+    write(tmp_path / "a.yaml", extra="on_delete: keep\n")
+    write(tmp_path / "b.yaml", name="beta")
+    store = StrategyStore(tmp_path)
+    store.refresh()
+    (tmp_path / "a.yaml").unlink()
+    report = store.refresh()
+    assert [(s.name, s.on_delete) for s in report.removed] == [("alpha", OnDelete.KEEP)]
+    assert sorted(store.strategies) == ["beta"]
+    assert "stopped alpha" in report.lines()[0]
+    assert "on_delete=keep" in report.lines()[0]
+
+
+def test_renamed_strategy_stops_the_old_name_and_starts_the_new(tmp_path: Path) -> None:
+    write(tmp_path / "a.yaml")
+    store = StrategyStore(tmp_path)
+    store.refresh()
+    write(tmp_path / "a.yaml", name="gamma")
+    report = store.refresh()
+    assert [s.name for s in report.removed] == ["alpha"]
+    assert [s.name for s in report.loaded] == ["gamma"]
+
+
+def test_two_files_with_one_strategy_name_load_only_the_first(tmp_path: Path) -> None:
+    write(tmp_path / "a.yaml")
+    write(tmp_path / "b.yaml")
+    store = StrategyStore(tmp_path)
+    report = store.refresh()
+    assert [s.source for s in report.loaded] == [str(tmp_path / "a.yaml")]
+    assert [str(e) for e in report.errors] == [
+        f"{tmp_path / 'b.yaml'}:1:1: strategy name 'alpha' is already used by "
+        f"{tmp_path / 'a.yaml'} — give every strategy its own name"
+    ]
+
+
+def test_instruments_enable_the_symbol_check(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text(GOOD.format(name="a", every="1m").replace("BTC_", "XBT_"))
+    store = StrategyStore([tmp_path / "a.yaml"])
+    assert store.refresh().loaded  # symbols unknown: not checked
+    report = store.refresh(instruments={BTC.symbol: BTC})  # re-checked against the instruments
+    assert "unknown symbol 'XBT_USDT_PERP'" in str(report.errors[0])
+
+
+def test_missing_folder_is_reported(tmp_path: Path) -> None:
+    report = StrategyStore(tmp_path / "nope").refresh()
+    assert [str(e) for e in report.errors] == [
+        f"{tmp_path / 'nope'}: no such file or directory — check the path (a strategy file or "
+        "a folder of *.yaml files)"
+    ]
