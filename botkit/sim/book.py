@@ -70,6 +70,8 @@ class SimOrder:
     """Sum of qty × px, for the average execution price."""
     fee: Decimal = Decimal(0)
     cancel_reason: str = ""
+    rev: int = 0
+    """Bumped on every change (fill, close): readers cache what they derive per revision."""
 
     @property
     def remaining(self) -> Decimal:

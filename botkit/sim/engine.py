@@ -1,19 +1,12 @@
-"""The paper exchange's engine: orders in, fills, positions and balance out, on an injected clock.
+"""The paper exchange's engine: one account on one exchange, driven by an injected clock.
 
-One :class:`SimEngine` is one account on one exchange. It owns the instruments (with a status
-that tests can change), the mark price of each (:mod:`botkit.sim.prices`), the resting LIMIT
-orders (:mod:`botkit.sim.book`), the account (:mod:`botkit.sim.accounts`) and the history
-(:mod:`botkit.sim.history`). New orders pass :func:`~botkit.sim.orders.check_static` and the
-account rules here (duplicate ``clOrdId``, reduce-only without a position, margin), then:
-
-* MARKET fills at once at the mark (taker);
-* LIMIT that crosses the mark on arrival fills at once at the mark (taker), LIMIT_MAKER that
-  would cross is cancelled (LIMIT_MAKER_ORDER_INCORRECT_PRICE_CONDITION), IOC/FOK that cannot
-  fill are cancelled with the spec's reasons, the rest rests;
-* a resting order fills at its own price (maker) when the mark reaches it (BUY: mark <= px,
-  SELL: mark >= px), at most ``depth_per_fill`` contracts per price event when that is set;
-* reduce-only and hedge-mode closing orders never open exposure: a fill is capped at the
-  position and what cannot fill is cancelled (NO_MARGIN_QUANTITY_GREAT_THAN_POSITION).
+:class:`SimEngine` owns the instruments (with a status tests and operators can change), the mark
+price of each (:mod:`botkit.sim.prices`), the account (:mod:`botkit.sim.accounts`), the
+history (:mod:`botkit.sim.history`) and the matcher (:mod:`botkit.sim.matching`, resting books
+and executions). A new order passes :func:`~botkit.sim.orders.check_static` (instrument rules)
+and the account rules here — duplicate ``clOrdId``, reduce-only without a position, margin —
+before the matcher sees it. Leverage, position mode, cancels, open orders, positions and the
+balance (cached per revision of orders, settings and marks) are read and changed here.
 
 ``stpMode`` is accepted and recorded; with one account on a synthetic market there is nobody
 to self-trade with.
@@ -30,28 +23,26 @@ from botkit.exchange.models import (
     InstrumentStatus,
     MarginMode,
     OrderSide,
-    OrderType,
     PositionMode,
     PosSide,
-    TimeInForce,
 )
 from botkit.sim import codes
 from botkit.sim.accounts import (
     Account,
     BalanceFigures,
     PositionFigures,
-    PositionRecord,
     SimPosition,
     order_margin,
     position_figures,
     q8,
 )
-from botkit.sim.book import OrderState, RestingBook, SimOrder
+from botkit.sim.book import OrderState, SimOrder
 from botkit.sim.clock import SimClock
 from botkit.sim.codes import SimError
 from botkit.sim.config import InstrumentConfig, SimConfig
-from botkit.sim.history import FillRecord, History, Window, make_window, select
+from botkit.sim.history import History, Window, make_window, select
 from botkit.sim.ids import IdGen
+from botkit.sim.matching import USER_CANCEL, Matcher
 from botkit.sim.orders import OrderInput, check_static, is_closing
 from botkit.sim.prices import PriceSeries
 
@@ -61,14 +52,6 @@ MAX_BATCH = 10
 _MAX_STEPS = 3600  # random-walk steps replayed one by one after an idle gap; older ones jump
 _CL_ORD_ID = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
 _ZERO = Decimal(0)
-
-USER_CANCEL = "USER_CANCEL_ORDER_ACTION"
-MAKER_WOULD_TAKE = "LIMIT_MAKER_ORDER_INCORRECT_PRICE_CONDITION"
-IOC_FOK_NO_MATCH = "LIMIT_MATCH_IOC_OR_FOK_ORDER_PRICE_CANNOT_MATCH"
-FOK_SHORT = "LIMIT_MATCH_FOK_ORDER_MAKER_INSUFFICIENT_AVAILABLE_QUANTITY"
-IOC_REST = "LIMIT_MATCH_IOC_ORDER_CANNOT_FILLED"
-MARKET_REST = "MARKET_ORDER_NO_OTHER_SIDE_ORDER"
-OVER_POSITION = "NO_MARGIN_QUANTITY_GREAT_THAN_POSITION"
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,18 +107,29 @@ class SimEngine:
             )
             for i in config.instruments
         }
-        self.books: dict[str, RestingBook] = {s: RestingBook() for s in self.instruments}
         self.account = Account(config.balance.currency, config.balance.amount, now)
         self.history = History()
         self.ids = IdGen(clock)
+        self.matcher = Matcher(
+            instruments=self.instruments,
+            prices=self.prices,
+            account=self.account,
+            history=self.history,
+            ids=self.ids,
+            maker=config.fees.maker,
+            taker=config.fees.taker,
+            depth=config.prices.depth_per_fill or None,
+        )
+        self.mark_rev = 0
+        """Bumped whenever a mark moves."""
+        self.settings_rev = 0
+        """Bumped when leverage or the position mode changes."""
+        self._margins: tuple[tuple[int, int], Decimal, Decimal] | None = None
+        self._balance: tuple[tuple[int, int, int], BalanceFigures] | None = None
         self.position_mode = config.position_mode
         self._levers: dict[tuple[str, MarginMode, PosSide], Decimal] = {}
         self._orders: dict[int, SimOrder] = {}
-        self._open: dict[int, SimOrder] = {}
         self._by_cl: dict[str, SimOrder] = {}
-        self._maker = config.fees.maker
-        self._taker = config.fees.taker
-        self._depth = config.prices.depth_per_fill or None
         self._walk = config.prices.model == "random_walk"
         self._step_ms = config.prices.step_ms
         self._last_step = now
@@ -166,9 +160,10 @@ class SimEngine:
             raise ValueError(f"set_mark({symbol!r}, {px}): a mark price must be > 0")
         now = self.clock.now_ms()
         series.record(px, now)
-        book = self.books[symbol]
+        self.mark_rev += 1
+        book = self.matcher.books[symbol]
         if px <= book.best_bid or px >= book.best_ask:
-            self._match_resting(symbol, px, now)
+            self.matcher.match(symbol, px, now)
 
     def step(self) -> None:
         """Advance the random walk of every mark to ``clock.now_ms()`` (``step_ms`` per step).
@@ -195,9 +190,10 @@ class SimEngine:
 
     def _move(self, symbol: str, px: Decimal, at: int) -> None:
         self.prices[symbol].record(px, at)
-        book = self.books[symbol]
+        self.mark_rev += 1
+        book = self.matcher.books[symbol]
         if px <= book.best_bid or px >= book.best_ask:
-            self._match_resting(symbol, px, at)
+            self.matcher.match(symbol, px, at)
 
     # --- leverage and position mode ------------------------------------------------------
     def lever(self, symbol: str, mgn_mode: MarginMode, pos_side: PosSide) -> Decimal:
@@ -224,6 +220,7 @@ class SimEngine:
                 f"lever must be a whole number from 1 to {inst.maxLever} for {symbol}, got {lever}"
             )
         sides = self._lever_sides(pos_side)
+        self.settings_rev += 1
         for side in sides:
             self._levers[(symbol, mgn_mode, side)] = Decimal(int(lever))
         return [(symbol, Decimal(int(lever)), mgn_mode, side) for side in sides]
@@ -239,12 +236,13 @@ class SimEngine:
     def set_position_mode(self, mode: PositionMode) -> None:
         if mode is self.position_mode:
             return
-        if self.account.positions or self._open:
+        if self.account.positions or self.matcher.open:
             raise SimError.param(
                 "the position mode cannot change while positions or open orders exist; "
                 "close the positions and cancel the orders first"
             )
         self.position_mode = mode
+        self.settings_rev += 1
 
     # --- placing orders ------------------------------------------------------------------
     def place_batch(self, items: Sequence[OrderInput | Rejected]) -> list[PlaceOutcome]:
@@ -347,7 +345,7 @@ class SimEngine:
         self._orders[ord_id] = sim
         self._by_cl[sim.cl_ord_id] = sim
         self.history.orders.add(sim)
-        self._arrive(sim, mark, now)
+        self.matcher.arrive(sim, mark, now)
         self._placed_since_prune += 1
         if self._placed_since_prune >= max(1000, len(self._orders) // 4):
             self._prune(now)
@@ -361,164 +359,12 @@ class SimEngine:
                 f"mgnMode {mgn_mode.value} differs from the open {position.mgn_mode.value} "
                 f"position on {symbol}; use {position.mgn_mode.value} or close the position"
             )
-        for other in self.books[symbol].orders():
+        for other in self.matcher.books[symbol].orders():
             if other.mgn_mode is not mgn_mode:
                 raise SimError.param(
                     f"mgnMode {mgn_mode.value} differs from the open {other.mgn_mode.value} "
                     f"orders on {symbol}; use {other.mgn_mode.value} or cancel them"
                 )
-
-    def _arrive(self, order: SimOrder, mark: Decimal, now: int) -> None:
-        if order.type is OrderType.MARKET:
-            self._take(order, mark, now)
-            return
-        assert order.px is not None
-        crosses = mark <= order.px if order.is_buy else mark >= order.px
-        if crosses:
-            if order.type is OrderType.LIMIT_MAKER:
-                self._close(order, MAKER_WOULD_TAKE, now)
-                return
-            if not self._take(order, mark, now):
-                return
-        elif order.tif is not TimeInForce.GTC:
-            self._close(order, IOC_FOK_NO_MATCH, now)
-            return
-        self._open[order.ord_id] = order
-        self.books[order.symbol].add(order)
-
-    def _take(self, order: SimOrder, mark: Decimal, now: int) -> bool:
-        """Fill a new order as taker at the mark; True when its rest should rest on the book."""
-        qty = order.remaining
-        capped = False
-        if order.closing:
-            closable = self._closable(order)
-            if closable < qty:
-                qty, capped = closable, True
-        depth_short = self._depth is not None and self._depth < qty
-        if depth_short:
-            assert self._depth is not None
-            qty = self._depth
-        if order.tif is TimeInForce.FOK and qty < order.remaining:
-            self._close(order, FOK_SHORT, now)
-            return False
-        if qty:
-            self._fill(order, qty, mark, "TAKER", now)
-        if not order.remaining:
-            self._close(order, "", now)
-            return False
-        if capped:
-            self._close(order, OVER_POSITION, now)
-            return False
-        if order.type is OrderType.MARKET:
-            self._close(order, MARKET_REST, now)
-            return False
-        if order.tif is TimeInForce.IOC:
-            self._close(order, IOC_REST, now)
-            return False
-        return True
-
-    def _match_resting(self, symbol: str, mark: Decimal, now: int) -> None:
-        for order in self.books[symbol].crossed(mark):
-            assert order.px is not None
-            qty = order.remaining
-            if self._depth is not None and self._depth < qty:
-                qty = self._depth
-            if order.closing:
-                closable = self._closable(order)
-                if not closable:
-                    self._close(order, OVER_POSITION, now)
-                    continue
-                qty = min(qty, closable)
-            self._fill(order, qty, order.px, "MAKER", now)
-            if not order.remaining:
-                self._close(order, "", now)
-            elif order.closing and not self._closable(order):
-                self._close(order, OVER_POSITION, now)
-
-    def _closable(self, order: SimOrder) -> Decimal:
-        position = self.account.positions.get((order.symbol, order.pos_side))
-        if position is None:
-            return _ZERO
-        if position.qty > 0 and not order.is_buy:
-            return position.qty
-        if position.qty < 0 and order.is_buy:
-            return -position.qty
-        return _ZERO
-
-    def _fill(self, order: SimOrder, qty: Decimal, px: Decimal, role: str, now: int) -> None:
-        inst = self.instruments[order.symbol]
-        rate = self._maker if role == "MAKER" else self._taker
-        value = q8(qty * inst.ctVal * px)
-        fee = q8(value * rate)
-        effect = self.account.apply_fill(
-            symbol=order.symbol,
-            pos_side=order.pos_side,
-            mgn_mode=order.mgn_mode,
-            is_buy=order.is_buy,
-            qty=qty,
-            px=px,
-            fee=fee,
-            ct_val=inst.ctVal,
-            now_ms=now,
-        )
-        order.exec_qty += qty
-        order.exec_amt += value
-        order.exec_px_qty += qty * px
-        order.fee += fee
-        order.u_time = now
-        if order.remaining:
-            order.state = OrderState.PARTIALLY_FILLED
-        fill_id = self.ids.next()
-        self.history.fills.add(
-            FillRecord(
-                id=fill_id,
-                trd_id=fill_id,
-                symbol=order.symbol,
-                ord_id=order.ord_id,
-                cl_ord_id=order.cl_ord_id,
-                side=order.side,
-                mgn_mode=order.mgn_mode,
-                pos_side=order.pos_side,
-                ord_type=order.type,
-                role=role,
-                px=px,
-                qty=qty,
-                value=value,
-                fee=fee,
-                fee_rate=rate,
-                c_time=now,
-            )
-        )
-        self.prices[order.symbol].trade(qty, value)
-        closed = effect.closed
-        if closed is not None:
-            self.history.positions.add(
-                PositionRecord(
-                    id=self.ids.next(),
-                    symbol=closed.symbol,
-                    side=OrderSide.SELL if order.is_buy else OrderSide.BUY,
-                    mgn_mode=closed.mgn_mode,
-                    pos_side=closed.pos_side,
-                    open_avg_px=closed.avg_px,
-                    close_avg_px=q8(closed.close_px_qty / closed.closed_qty),
-                    closed_qty=closed.closed_qty,
-                    pnl=closed.pnl,
-                    fee=closed.fee,
-                    c_time=closed.c_time,
-                    u_time=now,
-                )
-            )
-
-    def _close(self, order: SimOrder, reason: str, now: int) -> None:
-        """End an order: FILLED when nothing remains, else (PARTIALLY_)CANCELED for ``reason``."""
-        if self._open.pop(order.ord_id, None) is not None:
-            self.books[order.symbol].remove(order)
-        if not order.remaining:
-            order.state = OrderState.FILLED
-        else:
-            order.state = OrderState.PARTIALLY_CANCELED if order.exec_qty else OrderState.CANCELED
-            order.cancel_reason = reason
-        order.u_time = now
 
     def _prune(self, now: int) -> None:
         self._placed_since_prune = 0
@@ -551,7 +397,7 @@ class SimEngine:
                 codes.NOT_CANCELABLE,
                 f"Order {order.ord_id} is not cancelable: it is already {order.state}",
             )
-        self._close(order, USER_CANCEL, self.clock.now_ms())
+        self.matcher.close(order, USER_CANCEL, self.clock.now_ms())
         return order
 
     def cancel_all(
@@ -562,11 +408,11 @@ class SimEngine:
         now = self.clock.now_ms()
         chosen = [
             o
-            for o in self._open.values()
+            for o in self.matcher.open.values()
             if (symbol is None or o.symbol == symbol) and (side is None or o.side is side)
         ]
         for order in chosen:
-            self._close(order, USER_CANCEL, now)
+            self.matcher.close(order, USER_CANCEL, now)
         return chosen
 
     # --- reading the account -------------------------------------------------------------
@@ -580,8 +426,8 @@ class SimEngine:
         cl_ord_id: str | None = None,
     ) -> list[SimOrder]:
         """One page of open orders (NEW, PARTIALLY_FILLED), newest first; no time window."""
-        records = list(self._open.values())
-        ids = list(self._open)
+        records = list(self.matcher.open.values())
+        ids = list(self.matcher.open)
         everything = replace(window, start=-(2**62), end=2**62)
         return select(
             records,
@@ -613,7 +459,7 @@ class SimEngine:
     def positions(self, symbol: str | None = None) -> list[OpenPosition]:
         out: list[OpenPosition] = []
         held: dict[tuple[str, PosSide], Decimal] = {}
-        for order in self._open.values():
+        for order in self.matcher.open.values():
             if order.closing:
                 key = (order.symbol, order.pos_side)
                 held[key] = held.get(key, _ZERO) + order.remaining
@@ -629,7 +475,13 @@ class SimEngine:
         return out
 
     def balance(self) -> BalanceFigures:
-        """Equity, margins and PnL, consistent with positions and resting orders right now."""
+        """Equity, margins and PnL, consistent with positions and resting orders right now.
+
+        Cached until an order, a position, a setting or a mark changes; do not mutate it.
+        """
+        key = (self.matcher.rev, self.settings_rev, self.mark_rev)
+        if self._balance is not None and self._balance[0] == key:
+            return self._balance[1]
         acc = self.account
         b = BalanceFigures(acc.currency, acc.wallet, c_time=acc.c_time, u_time=acc.u_time)
         for pos in acc.positions.values():
@@ -642,20 +494,7 @@ class SimEngine:
             if pos.mgn_mode is MarginMode.ISOLATED:
                 b.iso_upl += f.upl
                 b.iso_position_im += f.im
-        for order in self._open.values():
-            assert order.px is not None
-            margin = order_margin(
-                order.remaining,
-                order.px,
-                is_buy=order.is_buy,
-                closing=order.closing,
-                pos_qty=acc.position_qty(order.symbol, order.pos_side),
-                ct_val=self.instruments[order.symbol].ctVal,
-                lever=self.lever(order.symbol, order.mgn_mode, order.pos_side),
-            )
-            b.order_im += margin
-            if order.mgn_mode is MarginMode.ISOLATED:
-                b.iso_hold += margin
+        b.order_im, b.iso_hold = self._order_margins()
         b.im = b.position_im + b.order_im
         b.eq = b.wallet + b.upl
         b.iso_eq = b.iso_position_im + b.iso_upl + b.iso_hold
@@ -663,4 +502,28 @@ class SimEngine:
         if b.eq > 0:
             b.mmr = q8(b.mm / b.eq)
             b.imr = q8(b.im / b.eq)
+        self._balance = (key, b)
         return b
+
+    def _order_margins(self) -> tuple[Decimal, Decimal]:
+        """(all, isolated) margin reserved by open orders; independent of the marks."""
+        key = (self.matcher.rev, self.settings_rev)
+        if self._margins is not None and self._margins[0] == key:
+            return self._margins[1], self._margins[2]
+        total = iso = _ZERO
+        acc = self.account
+        for order in self.matcher.open.values():
+            margin = order_margin(
+                order.remaining,
+                order.px if order.px is not None else _ZERO,
+                is_buy=order.is_buy,
+                closing=order.closing,
+                pos_qty=acc.position_qty(order.symbol, order.pos_side),
+                ct_val=self.instruments[order.symbol].ctVal,
+                lever=self.lever(order.symbol, order.mgn_mode, order.pos_side),
+            )
+            total += margin
+            if order.mgn_mode is MarginMode.ISOLATED:
+                iso += margin
+        self._margins = (key, total, iso)
+        return total, iso
