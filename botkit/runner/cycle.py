@@ -120,6 +120,7 @@ class Runner:
         self.metrics = metrics or Metrics()
         self._monotonic = monotonic
         self._next_due: dict[str, int] = {}
+        self._reported_errors: set[str] = set()
         self.last_reload: ReloadReport | None = None
 
     # --- scheduling --------------------------------------------------------------------------
@@ -143,10 +144,14 @@ class Runner:
             logger.warning("instrument limits unavailable for checking strategies: {}", exc)
             instruments = None
         report = self.store.refresh(instruments)
+        errors = {str(e) for e in report.errors}
         for line in report.lines():
-            logger.info("strategies: {}", line)
-        for error in report.errors:
-            self.journal.record_event("strategy_error", str(error))
+            if line not in errors and not any(line in e for e in errors):
+                logger.info("strategies: {}", line)
+        for error in sorted(errors - self._reported_errors):  # each new problem once
+            logger.error("strategy file: {}", error)
+            self.journal.record_event("strategy_error", error)
+        self._reported_errors = errors
         for gone in report.removed:
             self._next_due.pop(gone.name, None)
             if gone.on_delete is OnDelete.CANCEL and gone.name not in self.store.strategies:

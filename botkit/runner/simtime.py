@@ -1,0 +1,31 @@
+"""Simulated time for the loop: the demo and the backtest wait by moving a manual clock.
+
+``wait_until`` jumps the simulator's :class:`~botkit.sim.clock.ManualClock` to the target and lets
+the market catch up (``on_advance``: the random walk, or replayed candles), so hours of trading
+run in seconds through the very same loop and runner as the service.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from botkit.sim.clock import ManualClock
+
+__all__ = ["SimulatedTime"]
+
+
+class SimulatedTime:
+    """A :class:`~botkit.runner.loop.Waiter` on a manual clock."""
+
+    def __init__(
+        self, clock: ManualClock, on_advance: Callable[[int], None] = lambda _ms: None
+    ) -> None:
+        self.clock = clock
+        self.on_advance = on_advance
+
+    def wait_until(self, target_ms: int, wake: threading.Event) -> None:
+        if wake.is_set() or target_ms <= self.clock.now_ms():
+            return
+        self.clock.set(target_ms - self.clock.offset_ms)
+        self.on_advance(target_ms)
