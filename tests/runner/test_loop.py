@@ -1,0 +1,103 @@
+"""The loop: bounded runs on simulated time, stop and reload requests, the notify protocol."""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from botkit.runner.cycle import CycleReport
+from botkit.runner.loop import Loop, status_line
+from botkit.runner.simtime import SimulatedTime
+from botkit.service.notify import Notifier
+from tests.runner.conftest import ONE_ORDER, T0, Rig
+
+MINUTE = 60_000
+
+
+@pytest.fixture
+def notify_socket(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[socket.socket]:
+    path = tmp_path / "notify.sock"
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(str(path))
+    sock.setblocking(False)
+    monkeypatch.setenv("NOTIFY_SOCKET", str(path))
+    yield sock
+    sock.close()
+
+
+def _drain(sock: socket.socket) -> list[str]:
+    out: list[str] = []
+    while True:
+        try:
+            out.append(sock.recv(4096).decode())
+        except BlockingIOError:
+            return out
+
+
+def test_cycles_n_runs_n_cycles_one_period_apart_on_simulated_time(rig: Rig) -> None:
+    rig.write("one.yaml", ONE_ORDER)
+    reports: list[CycleReport] = []
+    loop = Loop(rig.runner, SimulatedTime(rig.clock), on_cycle=reports.append)
+    assert loop.run(cycles=3) == 0
+    assert [r.now_ms for r in reports] == [T0, T0 + MINUTE, T0 + 2 * MINUTE]
+    assert all(r.ok for r in reports)
+
+
+def test_notify_ready_after_sync_then_status_and_watchdog_each_cycle_and_stopping(
+    rig: Rig, notify_socket: socket.socket
+) -> None:
+    rig.write("one.yaml", ONE_ORDER)
+    notifier = Notifier()
+    loop = Loop(rig.runner, SimulatedTime(rig.clock), notifier=notifier)
+    loop.run(cycles=2)
+    notifier.close()
+    messages = _drain(notify_socket)
+    assert messages[0] == "READY=1\nSTATUS=synced with the exchange"
+    statuses = [m for m in messages if m.startswith("STATUS=cycle")]
+    assert len(statuses) == 2
+    assert statuses[0].startswith("STATUS=cycle 1: 1 strategies, 1 orders sent")
+    assert messages.count("WATCHDOG=1") >= 2
+    assert messages[-1] == "STOPPING=1"
+
+
+def test_a_stop_request_ends_the_loop_after_the_cycle_in_flight(rig: Rig) -> None:
+    rig.write("one.yaml", ONE_ORDER)
+    loop: Loop
+
+    def stop_during(report: CycleReport) -> None:
+        loop.request_stop()  # as the SIGTERM handler does, while the cycle is still running
+
+    loop = Loop(rig.runner, SimulatedTime(rig.clock), on_cycle=stop_during)
+    assert loop.run() == 0
+    assert loop.cycles_run == 1
+    rows = rig.journal.orders()
+    assert rows
+    assert all(r.outcome is not None for r in rows)  # the cycle's outcomes were recorded
+
+
+def test_a_reload_request_makes_every_strategy_due_at_once(rig: Rig) -> None:
+    rig.write("one.yaml", ONE_ORDER)
+    reloads: list[int] = []
+    loop: Loop
+
+    class ReloadThenWait(SimulatedTime):
+        def wait_until(self, target_ms: int, wake: threading.Event) -> None:
+            if not reloads:
+                loop.request_reload()  # SIGHUP arrives while waiting
+            super().wait_until(target_ms, wake)
+
+    loop = Loop(rig.runner, ReloadThenWait(rig.clock), on_reload=lambda: reloads.append(1))
+    loop.run(cycles=2)
+    assert reloads == [1]
+    assert loop.last_report is not None
+    assert loop.last_report.now_ms == T0  # evaluated again at once, not a period later
+
+
+def test_status_line_of_an_idle_and_a_failed_cycle() -> None:
+    assert status_line(CycleReport(now_ms=0)) == "idle: no strategy due"
+    failed = CycleReport(now_ms=0, cycle_id=7, error="read failed: boom")
+    assert status_line(failed) == "cycle 7: read failed: boom"
