@@ -86,6 +86,8 @@ class Journal:
         clock: Callable[[], int],
         synchronous: Synchronous = "FULL",
     ) -> None:
+        if synchronous not in ("OFF", "NORMAL", "FULL"):
+            raise ValueError(f"synchronous must be OFF, NORMAL or FULL, not {synchronous!r}")
         self.path = str(path)
         self._clock = clock
         self._lock = threading.RLock()
@@ -100,7 +102,12 @@ class Journal:
             self._conn.execute("PRAGMA journal_mode = WAL")
             self._conn.execute(f"PRAGMA synchronous = {synchronous}")
             self._migrate()
-        except sqlite3.Error as exc:
+        except (JournalError, sqlite3.Error) as exc:
+            conn = getattr(self, "_conn", None)
+            if conn is not None:
+                conn.close()
+            if isinstance(exc, JournalError):
+                raise
             raise JournalError(
                 f"journal {self.path}: cannot open ({exc}) — check the path, its permissions"
                 " and free disk space"

@@ -133,29 +133,31 @@ def known_ids(conn: sqlite3.Connection, ids: Collection[str]) -> set[str]:
     return found
 
 
+_EVENT_COLUMNS = "id, ts_ms, cycle_id, kind, strategy, rule, cl_ord_id, text, detail"
+
+
+def _event(r: tuple[Any, ...]) -> EventRecord:
+    return EventRecord(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], json.loads(r[8]))
+
+
 def events_after(
     conn: sqlite3.Connection, after_id: int, *, limit: int = 1000
 ) -> list[EventRecord]:
     rows = conn.execute(
-        "SELECT id, ts_ms, cycle_id, kind, strategy, rule, cl_ord_id, text, detail FROM events"
-        " WHERE id > ? ORDER BY id LIMIT ?",
+        f"SELECT {_EVENT_COLUMNS} FROM events WHERE id > ? ORDER BY id LIMIT ?",  # noqa: S608
         (after_id, limit),
     )
-    return [
-        EventRecord(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], json.loads(r[8])) for r in rows
-    ]
+    return [_event(row) for row in rows]
 
 
 def events_for(conn: sqlite3.Connection, cl_ord_id: str) -> list[EventRecord]:
     """Every event of one order, oldest first (its history)."""
     rows = conn.execute(
-        "SELECT id, ts_ms, cycle_id, kind, strategy, rule, cl_ord_id, text, detail FROM events"
+        f"SELECT {_EVENT_COLUMNS} FROM events"  # noqa: S608 - columns are constants
         " WHERE cl_ord_id = ? OR (cl_ord_id = '' AND detail LIKE ?) ORDER BY id",
         (cl_ord_id, f'%"{cl_ord_id}"%'),
     )
-    return [
-        EventRecord(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], json.loads(r[8])) for r in rows
-    ]
+    return [_event(row) for row in rows]
 
 
 def last_event_id(conn: sqlite3.Connection) -> int:

@@ -20,6 +20,7 @@ from botkit.journal import (
     OrderOutcome,
     Outcome,
 )
+from botkit.journal.schema import MIGRATIONS
 from tests.pipeline.helpers import ManualClock, intent
 
 D = Decimal
@@ -217,3 +218,23 @@ def test_events_follow_every_write_in_order(journal: Journal) -> None:
     ]
     last = journal.last_event_id()
     assert journal.events_after(last) == []
+
+
+def test_migrations_apply_in_order_and_a_failed_one_changes_nothing(
+    path: Path, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import botkit.journal.db as db
+
+    Journal(path, clock=clock).close()
+    v2 = ("ALTER TABLE orders ADD COLUMN venue TEXT NOT NULL DEFAULT ''",)
+    broken = ("CREATE TABLE notes (id INTEGER PRIMARY KEY)", "THIS IS NOT SQL")
+    monkeypatch.setattr(db, "MIGRATIONS", (*MIGRATIONS, v2, broken))
+    monkeypatch.setattr(db, "SCHEMA_VERSION", SCHEMA_VERSION + 2)
+    with pytest.raises(JournalError, match="cannot open"):
+        Journal(path, clock=clock)
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION + 1
+        columns = [row[1] for row in conn.execute("PRAGMA table_info(orders)")]
+        assert "venue" in columns
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+        assert "notes" not in tables, "the failed migration was rolled back whole"
