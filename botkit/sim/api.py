@@ -18,12 +18,17 @@ from botkit.sim.codes import SimError
 from botkit.sim.engine import MAX_BATCH, SimEngine
 from botkit.sim.history import Window
 from botkit.sim.params import (
+    cancel_items,
     decimal_param,
     enum_param,
     flag_param,
+    id_int_param,
+    id_param,
     int_param,
+    merged,
     parse_order,
     str_param,
+    symbol_param,
 )
 from botkit.sim.prices import INTERVALS, candle_row, interval_ms
 from botkit.sim.views import (
@@ -244,16 +249,16 @@ class SimApi:
         return {"ordId": result.ord_id, "clOrdId": result.cl_ord_id}
 
     def _cancel_one(self, query: Params, body: Any) -> Any:
-        args = _merged(query, body)
+        args = merged(query, body)
         symbol = (str_param(args, "symbol", required=True) or "").upper()
         self.engine.instrument(symbol)
         order = self.engine.cancel(
-            symbol, ord_id=_id_text(args, "ordId"), cl_ord_id=str_param(args, "clOrdId")
+            symbol, ord_id=id_param(args, "ordId"), cl_ord_id=str_param(args, "clOrdId")
         )
         return {"ordId": str(order.ord_id), "clOrdId": order.cl_ord_id}
 
     def _cancel_batch(self, query: Params, body: Any) -> Any:
-        items = _cancel_items(query, body)
+        items = cancel_items(query, body)
         if len(items) > MAX_BATCH:
             raise SimError(
                 codes.BATCH_CANCEL_TOO_LARGE,
@@ -278,7 +283,7 @@ class SimApi:
         return out
 
     def _cancel_all(self, query: Params, body: Any) -> Any:
-        args = _merged(query, body)
+        args = merged(query, body)
         symbol = str_param(args, "symbol")
         side = enum_param(args, "side", OrderSide)
         cancelled = self.engine.cancel_all(symbol.upper() if symbol else None, side)
@@ -298,15 +303,15 @@ class SimApi:
         e = self.engine
         orders = e.open_orders(
             self._window(query),
-            symbol=_symbol(query),
+            symbol=symbol_param(query),
             side=enum_param(query, "side", OrderSide),
-            ord_id=_id_int(query, "ordId"),
+            ord_id=id_int_param(query, "ordId"),
             cl_ord_id=str_param(query, "clOrdId"),
         )
         return [jsonify(order_view(o, e)) for o in orders]
 
     def _order_details(self, query: Params, body: Any) -> Any:
-        ord_id, cl = _id_text(query, "ordId"), str_param(query, "clOrdId")
+        ord_id, cl = id_param(query, "ordId"), str_param(query, "clOrdId")
         if not ord_id and not cl:
             raise SimError.param("ordId or clOrdId is required")
         order = self.engine.find(ord_id=ord_id, cl_ord_id=cl)
@@ -325,9 +330,9 @@ class SimApi:
         orders = e.history.order_history(
             e.clock.now_ms(),
             self._window(query),
-            symbol=_symbol(query),
+            symbol=symbol_param(query),
             side=enum_param(query, "side", OrderSide),
-            ord_id=_id_int(query, "ordId"),
+            ord_id=id_int_param(query, "ordId"),
             cl_ord_id=str_param(query, "clOrdId"),
             state=state.upper() if state else None,
             type=enum_param(query, "type", OrderType),
@@ -338,9 +343,9 @@ class SimApi:
         e = self.engine
         fills = e.history.trades(
             self._window(query),
-            symbol=_symbol(query),
+            symbol=symbol_param(query),
             side=enum_param(query, "side", OrderSide),
-            ord_id=_id_int(query, "ordId"),
+            ord_id=id_int_param(query, "ordId"),
             cl_ord_id=str_param(query, "clOrdId"),
         )
         return [jsonify(fill_view(f, e)) for f in fills]
@@ -348,13 +353,14 @@ class SimApi:
     def _positions(self, query: Params, body: Any) -> Any:
         e = self.engine
         return [
-            jsonify(open_position_view(p, e.position_mode)) for p in e.positions(_symbol(query))
+            jsonify(open_position_view(p, e.position_mode))
+            for p in e.positions(symbol_param(query))
         ]
 
     def _position_history(self, query: Params, body: Any) -> Any:
         records = self.engine.history.position_history(
             self._window(query),
-            symbol=_symbol(query),
+            symbol=symbol_param(query),
             mgn_mode=enum_param(query, "mgnMode", MarginMode),
             pos_side=enum_param(query, "posSide", PosSide),
         )
@@ -362,7 +368,7 @@ class SimApi:
 
     # --- position settings ---------------------------------------------------------------
     def _set_mode(self, query: Params, body: Any) -> Any:
-        args = _merged(query, body)
+        args = merged(query, body)
         mode = enum_param(args, "posMode", PositionMode, required=True)
         assert mode is not None
         self.engine.set_position_mode(mode)
@@ -374,7 +380,7 @@ class SimApi:
         return [_lever_row(*r) for r in rows]
 
     def _set_leverage(self, query: Params, body: Any) -> Any:
-        args = _merged(query, body)
+        args = merged(query, body)
         symbol = (str_param(args, "symbol", required=True) or "").upper()
         lever = decimal_param(args, "lever")
         if lever is None:
@@ -385,39 +391,10 @@ class SimApi:
         return _lever_row(*rows[0]) if len(rows) == 1 else [_lever_row(*r) for r in rows]
 
     def _auto_deposit(self, query: Params, body: Any) -> Any:
-        args = _merged(query, body)
+        args = merged(query, body)
         symbol = str_param(args, "symbol", required=True) or ""
         self.engine.instrument(symbol.upper())
         return {"symbol": symbol.upper(), "status": flag_param(args, "status")}
-
-
-def _merged(query: Params, body: Any) -> dict[str, Any]:
-    merged: dict[str, Any] = dict(query)
-    if isinstance(body, dict):
-        merged.update(body)
-    elif body is not None:
-        raise SimError.param("the body must be a JSON object")
-    return merged
-
-
-def _symbol(query: Params) -> str | None:
-    symbol = str_param(query, "symbol")
-    return symbol.upper() if symbol else None
-
-
-def _id_text(source: Params, name: str) -> str | None:
-    value = source.get(name)
-    if value is None or value == "":
-        return None
-    text = str(value)
-    if not text.isdigit():
-        raise SimError.param(f"{name} must be a numeric order id, got {value!r}")
-    return text
-
-
-def _id_int(source: Params, name: str) -> int | None:
-    text = _id_text(source, name)
-    return int(text) if text is not None else None
 
 
 def _ok(ord_id: str, cl_ord_id: str) -> dict[str, Any]:
@@ -426,27 +403,3 @@ def _ok(ord_id: str, cl_ord_id: str) -> dict[str, Any]:
 
 def _lever_row(symbol: str, lever: Any, mode: MarginMode, side: PosSide) -> dict[str, Any]:
     return {"symbol": symbol, "lever": str(lever), "mgnMode": mode.value, "posSide": side.value}
-
-
-def _cancel_items(query: Params, body: Any) -> list[tuple[str, str | None, str | None]]:
-    """``{symbol, ordIds: [...], clOrdIds: [...]}`` or ``[{symbol, ordId | clOrdId}, ...]``."""
-    if isinstance(body, list):
-        items = []
-        for raw in body:
-            if not isinstance(raw, dict):
-                raise SimError.param("each cancel must be a JSON object {symbol, ordId|clOrdId}")
-            symbol = (str_param(raw, "symbol", required=True) or "").upper()
-            items.append((symbol, _id_text(raw, "ordId"), str_param(raw, "clOrdId")))
-        return items
-    args = _merged(query, body)
-    symbol = (str_param(args, "symbol", required=True) or "").upper()
-    ord_ids, cl_ids = args.get("ordIds") or [], args.get("clOrdIds") or []
-    if not isinstance(ord_ids, list) or not isinstance(cl_ids, list):
-        raise SimError.param("ordIds and clOrdIds must be JSON arrays")
-    if not ord_ids and not cl_ids:
-        raise SimError.param("ordIds or clOrdIds is required")
-    out: list[tuple[str, str | None, str | None]] = [
-        (symbol, _id_text({"ordId": o}, "ordId"), None) for o in ord_ids
-    ]
-    out += [(symbol, None, str(c)) for c in cl_ids]
-    return out

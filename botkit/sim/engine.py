@@ -14,7 +14,6 @@ to self-trade with.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal
@@ -43,34 +42,15 @@ from botkit.sim.config import InstrumentConfig, SimConfig
 from botkit.sim.history import History, Window, make_window, select
 from botkit.sim.ids import IdGen
 from botkit.sim.matching import USER_CANCEL, Matcher
-from botkit.sim.orders import OrderInput, check_static, is_closing
+from botkit.sim.orders import OrderInput, check_static
+from botkit.sim.placing import PlaceOutcome, Rejected, account_rules
 from botkit.sim.prices import PriceSeries
 
 __all__ = ["MAX_BATCH", "OpenPosition", "PlaceOutcome", "Rejected", "SimEngine"]
 
 MAX_BATCH = 10
 _MAX_STEPS = 3600  # random-walk steps replayed one by one after an idle gap; older ones jump
-_CL_ORD_ID = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
 _ZERO = Decimal(0)
-
-
-@dataclass(frozen=True, slots=True)
-class Rejected:
-    """An order the wire parser already refused (it never reaches the engine's rules)."""
-
-    cl_ord_id: str
-    code: int
-    msg: str
-
-
-@dataclass(frozen=True, slots=True)
-class PlaceOutcome:
-    """The placement result of one order (2.8)."""
-
-    cl_ord_id: str
-    ord_id: str
-    code: int
-    msg: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,67 +258,36 @@ class SimEngine:
         reason = check_static(order, inst, self.status[symbol], mark, self.position_mode)
         if reason is not None:
             raise SimError(*reason)
-        cl = order.cl_ord_id
-        if cl is not None:
-            if not _CL_ORD_ID.match(cl):
-                raise SimError.param(
-                    f"clOrdId {cl!r} must be 1 to 32 characters of A-Z, a-z, 0-9, '_' and '-'"
-                )
-            known = self._by_cl.get(cl)
-            if known is not None:
-                raise SimError(
-                    codes.DUPLICATE,
-                    f"Duplicate clOrdId: {cl} is already used by order {known.ord_id}",
-                )
         pos_side = order.pos_side or PosSide.BOTH
-        closing = is_closing(order, self.position_mode)
-        position = self.account.positions.get((symbol, pos_side))
-        mgn_mode = order.mgn_mode or (position.mgn_mode if position else MarginMode.CROSS)
-        self._check_margin_mode(symbol, pos_side, mgn_mode, position)
-        pos_qty = position.qty if position is not None else _ZERO
-        is_buy = order.side is OrderSide.BUY
-        if closing and not ((pos_qty > 0 and not is_buy) or (pos_qty < 0 and is_buy)):
-            raise SimError(
-                codes.NO_POSITION,
-                f"No position to close: {order.side.value} {pos_side.value} on {symbol} is a "
-                "closing order and there is no opposite position",
-            )
-        lever = self.lever(symbol, mgn_mode, pos_side)
-        need = order_margin(
-            order.sz,
-            order.px if order.px is not None else mark,
-            is_buy=is_buy,
-            closing=closing,
-            pos_qty=pos_qty,
-            ct_val=inst.ctVal,
-            lever=lever,
+        ok = account_rules(
+            order,
+            inst=inst,
+            mark=mark,
+            mode=self.position_mode,
+            known_order=self._by_cl.get(order.cl_ord_id) if order.cl_ord_id else None,
+            position=self.account.positions.get((symbol, pos_side)),
+            resting=self.matcher.books[symbol].orders(),
+            lever_of=lambda mgn, side: self.lever(symbol, mgn, side),
+            available=lambda: self.balance().avail,
+            currency=self.account.currency,
         )
-        if need:
-            avail = self.balance().avail
-            if need > avail:
-                ccy = self.account.currency
-                raise SimError(
-                    codes.BAD_PARAM,
-                    f"Insufficient margin: the order needs {need} {ccy} of initial margin at "
-                    f"leverage {lever}, {avail} {ccy} is available",
-                )
         now = self.clock.now_ms()
         ord_id = self.ids.next()
         sim = SimOrder(
             ord_id=ord_id,
-            cl_ord_id=cl if cl is not None else str(ord_id),
+            cl_ord_id=order.cl_ord_id if order.cl_ord_id is not None else str(ord_id),
             symbol=symbol,
             side=order.side,
             type=order.type,
             sz=order.sz,
             px=order.px,
-            mgn_mode=mgn_mode,
-            pos_side=pos_side,
+            mgn_mode=ok.mgn_mode,
+            pos_side=ok.pos_side,
             reduce_only=order.reduce_only,
-            closing=closing,
+            closing=ok.closing,
             tif=order.tif,
             stp=order.stp,
-            lever=lever,
+            lever=ok.lever,
             c_time=now,
             u_time=now,
         )
@@ -350,21 +299,6 @@ class SimEngine:
         if self._placed_since_prune >= max(1000, len(self._orders) // 4):
             self._prune(now)
         return sim
-
-    def _check_margin_mode(
-        self, symbol: str, pos_side: PosSide, mgn_mode: MarginMode, position: SimPosition | None
-    ) -> None:
-        if position is not None and position.mgn_mode is not mgn_mode:
-            raise SimError.param(
-                f"mgnMode {mgn_mode.value} differs from the open {position.mgn_mode.value} "
-                f"position on {symbol}; use {position.mgn_mode.value} or close the position"
-            )
-        for other in self.matcher.books[symbol].orders():
-            if other.mgn_mode is not mgn_mode:
-                raise SimError.param(
-                    f"mgnMode {mgn_mode.value} differs from the open {other.mgn_mode.value} "
-                    f"orders on {symbol}; use {other.mgn_mode.value} or cancel them"
-                )
 
     def _prune(self, now: int) -> None:
         self._placed_since_prune = 0

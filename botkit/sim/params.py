@@ -16,16 +16,21 @@ from typing import Any, TypeVar
 from botkit.exchange.models import MarginMode, OrderSide, OrderType, PosSide, StpMode, TimeInForce
 from botkit.sim import codes
 from botkit.sim.codes import SimError
-from botkit.sim.engine import Rejected
 from botkit.sim.orders import OrderInput
+from botkit.sim.placing import Rejected
 
 __all__ = [
+    "cancel_items",
     "decimal_param",
     "enum_param",
     "flag_param",
+    "id_int_param",
+    "id_param",
     "int_param",
+    "merged",
     "parse_order",
     "str_param",
+    "symbol_param",
 ]
 
 E = TypeVar("E", bound=Enum)
@@ -150,3 +155,56 @@ def parse_order(raw: Any) -> OrderInput | Rejected:
         )
     except SimError as exc:
         return Rejected(cl_text, exc.code, exc.msg)
+
+
+def merged(query: Mapping[str, Any], body: Any) -> dict[str, Any]:
+    merged: dict[str, Any] = dict(query)
+    if isinstance(body, dict):
+        merged.update(body)
+    elif body is not None:
+        raise SimError.param("the body must be a JSON object")
+    return merged
+
+
+def symbol_param(query: Mapping[str, Any]) -> str | None:
+    symbol = str_param(query, "symbol")
+    return symbol.upper() if symbol else None
+
+
+def id_param(source: Mapping[str, Any], name: str) -> str | None:
+    value = source.get(name)
+    if value is None or value == "":
+        return None
+    text = str(value)
+    if not text.isdigit():
+        raise SimError.param(f"{name} must be a numeric order id, got {value!r}")
+    return text
+
+
+def id_int_param(source: Mapping[str, Any], name: str) -> int | None:
+    text = id_param(source, name)
+    return int(text) if text is not None else None
+
+
+def cancel_items(query: Mapping[str, Any], body: Any) -> list[tuple[str, str | None, str | None]]:
+    """``{symbol, ordIds: [...], clOrdIds: [...]}`` or ``[{symbol, ordId | clOrdId}, ...]``."""
+    if isinstance(body, list):
+        items = []
+        for raw in body:
+            if not isinstance(raw, dict):
+                raise SimError.param("each cancel must be a JSON object {symbol, ordId|clOrdId}")
+            symbol = (str_param(raw, "symbol", required=True) or "").upper()
+            items.append((symbol, id_param(raw, "ordId"), str_param(raw, "clOrdId")))
+        return items
+    args = merged(query, body)
+    symbol = (str_param(args, "symbol", required=True) or "").upper()
+    ord_ids, cl_ids = args.get("ordIds") or [], args.get("clOrdIds") or []
+    if not isinstance(ord_ids, list) or not isinstance(cl_ids, list):
+        raise SimError.param("ordIds and clOrdIds must be JSON arrays")
+    if not ord_ids and not cl_ids:
+        raise SimError.param("ordIds or clOrdIds is required")
+    out: list[tuple[str, str | None, str | None]] = [
+        (symbol, id_param({"ordId": o}, "ordId"), None) for o in ord_ids
+    ]
+    out += [(symbol, None, str(c)) for c in cl_ids]
+    return out

@@ -1,23 +1,20 @@
 """``SimPort``: the simulator as an :class:`~botkit.exchange.port.ExchangePort`, in process.
 
 No HTTP, no signing, no JSON: calls go straight to the :class:`~botkit.sim.engine.SimEngine`
-and answers are the typed models of :mod:`botkit.exchange.models`, built with
-``model_construct`` from the same views the wire API serialises (the data is known-good), so
-the backtest pays microseconds per call: models are built without validation (:class:`_Build`)
-and cached per revision of the engine's state, so a quiet minute re-reads for nearly nothing.
-Errors are those the HTTP client would raise for the
-same answer: a caller mistake the client refuses before sending (batch over 10, page size over
-100, a start after its end) is :class:`~botkit.errors.RequestValidationError`; a refusal by
-the exchange is :class:`~botkit.errors.ExchangeRejected` (``NotFoundError`` for 11008 / 404).
+and answers are the typed models of :mod:`botkit.exchange.models`, built without validation
+(:class:`~botkit.sim.fastmodel.Build`) from the same views the wire API serialises, and cached
+per revision of the engine's state, so the backtest pays microseconds per call. Errors are those
+the HTTP client raises for the same answer: a caller mistake the client refuses before sending
+(batch over 10, page size over 100, a start after its end) is
+:class:`~botkit.errors.RequestValidationError`; a refusal by the exchange is
+:class:`~botkit.errors.ExchangeRejected` (:class:`~botkit.errors.NotFoundError` for 11008 / 404).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from decimal import Decimal
-from typing import Any, Generic, NoReturn, TypeVar
-
-from pydantic import BaseModel
+from typing import Any, NoReturn, TypeVar
 
 from botkit.errors import ExchangeRejected, NotFoundError, RequestContext, RequestValidationError
 from botkit.exchange.models import (
@@ -45,9 +42,11 @@ from botkit.exchange.models import (
 from botkit.exchange.port import Direction
 from botkit.sim import codes
 from botkit.sim.codes import SimError
-from botkit.sim.engine import MAX_BATCH, Rejected, SimEngine
+from botkit.sim.engine import MAX_BATCH, SimEngine
+from botkit.sim.fastmodel import Build
 from botkit.sim.history import Window
 from botkit.sim.orders import OrderInput
+from botkit.sim.placing import Rejected
 from botkit.sim.prices import interval_ms
 from botkit.sim.views import (
     balance_view,
@@ -63,7 +62,6 @@ from botkit.sim.views import (
 __all__ = ["SimPort"]
 
 M = TypeVar("M")
-B = TypeVar("B", bound=BaseModel)
 _NOT_FOUND = frozenset({codes.NOT_FOUND, codes.ORDER_NOT_FOUND, codes.POSITION_NOT_FOUND})
 
 
@@ -73,53 +71,17 @@ def _reject(exc: SimError, method: str, path: str, ids: Sequence[str] = ()) -> N
     raise kind(exc.code, exc.msg, context=ctx) from exc
 
 
-class _Build(Generic[B]):
-    """``cls.model_construct(**values)`` at a quarter of the cost: known-good values, no checks.
-
-    Does what pydantic's ``model_construct`` does for these plain models (fields into
-    ``__dict__``, unknown keys into ``__pydantic_extra__``, defaults for the missing); the test
-    suite checks that the result equals the model validated from the wire answer.
-    """
-
-    __slots__ = ("cls", "fields", "names")
-
-    def __init__(self, cls: type[B]) -> None:
-        self.cls = cls
-        self.fields = cls.model_fields
-        self.names = frozenset(self.fields)
-
-    def __call__(self, values: dict[str, Any]) -> B:
-        """A model owning ``values`` (a fresh dict the caller hands over)."""
-        names = self.names
-        if values.keys() == names:  # the views give exactly the model's fields: no copy
-            data, extra = values, {}
-        else:
-            data = {k: v for k, v in values.items() if k in names}
-            extra = {k: v for k, v in values.items() if k not in names}
-        fields_set = set(data)
-        if len(data) != len(names):
-            for name, info in self.fields.items():
-                if name not in data:
-                    data[name] = info.get_default(call_default_factory=True)
-        model = self.cls.__new__(self.cls)
-        object.__setattr__(model, "__dict__", data)
-        object.__setattr__(model, "__pydantic_fields_set__", fields_set)
-        object.__setattr__(model, "__pydantic_extra__", extra)
-        object.__setattr__(model, "__pydantic_private__", None)
-        return model
-
-
-_BALANCE = _Build(Balance)
-_DETAIL = _Build(BalanceDetail)
-_POSITION = _Build(Position)
-_OPEN_ORDER = _Build(OpenOrder)
-_ORDER = _Build(Order)
-_FILL = _Build(Fill)
-_POSITION_HISTORY = _Build(PositionHistory)
-_TICKER = _Build(Ticker)
-_INSTRUMENT = _Build(Instrument)
-_PLACE = _Build(PlaceResult)
-_CANCEL = _Build(CancelResult)
+_BALANCE = Build(Balance)
+_DETAIL = Build(BalanceDetail)
+_POSITION = Build(Position)
+_OPEN_ORDER = Build(OpenOrder)
+_ORDER = Build(Order)
+_FILL = Build(Fill)
+_POSITION_HISTORY = Build(PositionHistory)
+_TICKER = Build(Ticker)
+_INSTRUMENT = Build(Instrument)
+_PLACE = Build(PlaceResult)
+_CANCEL = Build(CancelResult)
 
 
 class SimPort:
