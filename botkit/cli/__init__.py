@@ -26,6 +26,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "botkit.cli.sim_cmd",
     "botkit.cli.journal_cmd",
     "botkit.cli.check_cmd",
+    "botkit.cli.data_cmd",
 )
 
 EXIT_OK = 0

@@ -1,0 +1,243 @@
+"""``botkit data ...``: market data for backtests — synthesize, fetch and check candle files.
+
+* ``synth``  a seeded synthetic series (random walk with trend, volatility, jumps); the same
+  arguments write the same bytes. Start price and tick default to the simulator's instrument.
+* ``fetch``  candles of ``/v3/market/candles`` through the configured exchange (``live`` or the
+  embedded ``sim``), paged, deduplicated, sorted, written as CSV (or JSON lines).
+* ``check``  load a candle file as the backtest would and say what it holds, or every problem
+  with its line.
+
+Layouts: docs/backtest.md. Output format follows the extension (``.jsonl`` → JSON lines).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any
+
+from botkit.backtest.candle_writer import write_candles
+from botkit.backtest.candles import CandleSeries, load_candles
+from botkit.backtest.fetch import DEFAULT_PAGE_SIZE, fetch_candles
+from botkit.backtest.intervals import (
+    exchange_interval,
+    format_interval,
+    format_time,
+    parse_interval,
+    parse_time,
+)
+from botkit.backtest.progress import Progress
+from botkit.backtest.synth import SynthParams, synth_bars
+from botkit.errors import UsageError
+
+__all__ = ["register"]
+
+_FALLBACK_PRICE = Decimal(30000)
+_FALLBACK_TICK = Decimal("0.1")
+
+
+def _interval(text: str) -> int:
+    try:
+        return parse_interval(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _time(text: str) -> int:
+    try:
+        return parse_time(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _decimal(text: str) -> Decimal:
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a decimal number") from None
+    if not value.is_finite() or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be a positive decimal number")
+    return value
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
+    return value
+
+
+def _instrument_defaults(symbol: str) -> tuple[Decimal, Decimal] | None:
+    """(start price, tick) of ``symbol`` in the simulator the settings name, if it has it."""
+    from botkit.settings import load_settings  # settings only when needed
+    from botkit.sim.inprocess import sim_config_for
+
+    config = sim_config_for(load_settings())
+    for inst in config.instruments:
+        if inst.symbol == symbol:
+            return inst.start_px, inst.tSz
+    return None
+
+
+def _write(bars: Any, out: Path) -> int:
+    try:
+        return write_candles(bars, out)
+    except OSError as exc:
+        raise UsageError(f"cannot write {out}: {exc.strerror or exc}") from None
+
+
+def _synth(args: argparse.Namespace) -> int:
+    start: int = args.start
+    interval: int = args.interval
+    if args.end is not None:
+        if args.end <= start:
+            raise UsageError("--end must be after --start")
+        count = -(-(args.end - start) // interval)
+    else:
+        count = args.candles
+    price, tick = args.start_price, args.tick
+    if price is None or tick is None:
+        found = _instrument_defaults(args.symbol)
+        if found is None:
+            print(
+                f"note: {args.symbol} is not an instrument of the simulator; using start price "
+                f"{price or _FALLBACK_PRICE} and tick {tick or _FALLBACK_TICK}",
+                file=sys.stderr,
+            )
+            found = (_FALLBACK_PRICE, _FALLBACK_TICK)
+        price = price if price is not None else found[0]
+        tick = tick if tick is not None else found[1]
+    params = SynthParams(start_ms=start, count=count, interval_ms=interval, seed=args.seed,
+                         start_price=price, tick=tick, trend=args.trend,
+                         volatility=args.volatility, jump_prob=args.jump_prob,
+                         jump_size=args.jump_size)  # fmt: skip
+    problems = params.problems()
+    if problems:
+        raise UsageError("; ".join(problems))
+    written = _write(synth_bars(params), args.out)
+    end = start + written * interval
+    print(
+        f"wrote {written:,} {format_interval(interval)} candles of {args.symbol} "
+        f"({format_time(start)} → {format_time(end)}, seed {args.seed}) to {args.out}"
+    )
+    return 0
+
+
+def _fetch(args: argparse.Namespace) -> int:
+    from botkit.exchange import factory  # the client only when fetching
+    from botkit.settings import load_settings
+
+    try:
+        word = exchange_interval(args.interval)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    settings = load_settings(config=args.config)
+    with factory.make_client(settings) as client:
+        now = client.server_time()
+        end = args.end if args.end is not None else now
+        if end <= args.start:
+            raise UsageError("--end must be after --start")
+        windows = -(-(end - args.start) // (args.page_size * args.interval))
+        with Progress(windows, sys.stderr, label="fetch") as progress:
+            result = fetch_candles(client, args.symbol, args.interval, args.start, end,
+                                   page_size=args.page_size, now_ms=now, max_rate=args.rate,
+                                   on_page=lambda done, _total: progress.update())  # fmt: skip
+    if not result.bars:
+        raise UsageError(
+            f"the exchange has no {word} candles of {args.symbol} between "
+            f"{format_time(args.start)} and {format_time(end)}"
+        )
+    _write(result.bars, args.out)
+    print(
+        f"fetched {len(result.bars):,} {format_interval(args.interval)} candles of {args.symbol} "
+        f"in {result.requests} requests to {args.out}"
+    )
+    series = load_candles(args.out, interval_ms=args.interval, allow_gaps=True)
+    _print_gaps(series)
+    return 0
+
+
+def _print_gaps(series: CandleSeries) -> None:
+    if not series.gaps:
+        return
+    missing = sum(g.missing for g in series.gaps)
+    print(f"{len(series.gaps)} gaps, {missing:,} candles missing:")
+    for gap in series.gaps[:10]:
+        print(
+            f"  {series.source}:{gap.line}: {gap.missing} missing between "
+            f"{format_time(gap.after_ms)} and {format_time(gap.before_ms)}"
+        )
+    if len(series.gaps) > 10:
+        print(f"  … and {len(series.gaps) - 10} more")
+
+
+def _check(args: argparse.Namespace) -> int:
+    series = load_candles(args.file, interval_ms=args.interval, start_ms=args.start,
+                          end_ms=args.end, allow_gaps=args.allow_gaps)  # fmt: skip
+    print(
+        f"{args.file}: {len(series):,} {format_interval(series.interval_ms)} candles, "
+        f"{format_time(series.start_ms)} → {format_time(series.end_ms)}"
+    )
+    _print_gaps(series)
+    return 0
+
+
+def register(sub: Any) -> None:
+    parser: argparse.ArgumentParser = sub.add_parser(
+        "data", help="candle files for backtests: synth, fetch, check"
+    )
+
+    def show_help(_args: argparse.Namespace) -> int:
+        parser.print_help()
+        return 2
+
+    parser.set_defaults(handler=show_help)
+    data = parser.add_subparsers(title="data commands", metavar="WHAT")
+
+    synth = data.add_parser("synth", help="write a seeded synthetic candle series")
+    synth.add_argument("--symbol", default="BTC_USDT_PERP", help="default %(default)s")
+    synth.add_argument("--interval", type=_interval, default=60_000, help="e.g. 1m (default), 1h")
+    synth.add_argument("--start", type=_time, required=True, help="ISO-8601 UTC or Unix ms")
+    length = synth.add_mutually_exclusive_group(required=True)
+    length.add_argument("--end", type=_time, help="end of the series (exclusive)")
+    length.add_argument("--candles", type=_positive, help="number of candles")
+    synth.add_argument("--seed", type=int, default=1, help="random seed (default %(default)s)")
+    synth.add_argument("--trend", type=float, default=0.0,
+                       help="drift of the log price per year (default %(default)s)")  # fmt: skip
+    synth.add_argument("--volatility", type=float, default=0.6,
+                       help="volatility per year (default %(default)s = 60%%)")  # fmt: skip
+    synth.add_argument("--jump-prob", type=float, default=0.0,
+                       help="chance of a jump per candle (default %(default)s)")  # fmt: skip
+    synth.add_argument("--jump-size", type=float, default=0.02,
+                       help="typical jump of the log price (default %(default)s)")  # fmt: skip
+    synth.add_argument("--start-price", type=_decimal,
+                       help="first open (default: the simulator's start price)")  # fmt: skip
+    synth.add_argument("--tick", type=_decimal, help="price step (default: the instrument's)")
+    synth.add_argument("--out", type=Path, required=True, help="file.csv or file.jsonl")
+    synth.set_defaults(handler=_synth)
+
+    fetch = data.add_parser("fetch", help="download candles from the exchange")
+    fetch.add_argument("--symbol", required=True)
+    fetch.add_argument("--interval", type=_interval, required=True, help="e.g. 1m, 5m, 1h, 1d")
+    fetch.add_argument("--start", type=_time, required=True, help="ISO-8601 UTC or Unix ms")
+    fetch.add_argument("--end", type=_time, help="exclusive (default: now)")
+    fetch.add_argument("--out", type=Path, required=True, help="file.csv or file.jsonl")
+    fetch.add_argument("--page-size", type=_positive, default=DEFAULT_PAGE_SIZE,
+                       help="candles per request (default %(default)s)")  # fmt: skip
+    fetch.add_argument("--rate", type=float, default=10.0,
+                       help="requests per second at most (default %(default)s)")  # fmt: skip
+    fetch.add_argument("--config", metavar="PATH", help="settings file (default: BOTKIT_CONFIG)")
+    fetch.set_defaults(handler=_fetch)
+
+    check = data.add_parser("check", help="load a candle file and report what it holds")
+    check.add_argument("file", type=Path)
+    check.add_argument("--interval", type=_interval, help="default: the most common step")
+    check.add_argument("--start", type=_time, help="ISO-8601 UTC or Unix ms (inclusive)")
+    check.add_argument("--end", type=_time, help="ISO-8601 UTC or Unix ms (exclusive)")
+    check.add_argument("--allow-gaps", action="store_true", help="report gaps, do not refuse")
+    check.set_defaults(handler=_check)
