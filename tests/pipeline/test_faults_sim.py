@@ -1,4 +1,5 @@
-"""Fault cases against the simulator's fault injection, through the real client (in process).
+"""Fault cases against the simulator's fault injection, through the real client, in process and
+over loopback HTTP (uvicorn).
 
 In every case: no client order id placed twice, every order exactly one final outcome in the
 journal, and the exchange's view equals the journal's.
@@ -17,6 +18,7 @@ from botkit.exchange.factory import SIM_BASE_URL
 from botkit.journal import Journal, Outcome
 from botkit.sim.clock import ManualClock
 from botkit.sim.inprocess import SimHandle, make_sim
+from botkit.sim.server import SimServer
 from tests.pipeline.simharness import (
     PLACE,
     PlacementRecorder,
@@ -55,18 +57,31 @@ class Rig:
         )
 
 
-@pytest.fixture
-def rig(tmp_path: Path) -> Iterator[Rig]:
+@pytest.fixture(scope="module")
+def loopback() -> Iterator[SimServer]:
+    with SimServer(make_sim(static_config(), ManualClock(T0), auto_step=False).http) as server:
+        yield server
+
+
+@pytest.fixture(params=["inprocess", "loopback"])
+def rig(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Rig]:
     clock = ManualClock(T0)
     sim_sleeps: list[float] = []
     sim = make_sim(static_config(), clock, sleep=sim_sleeps.append, auto_step=False)
     recorder = PlacementRecorder(sim.http.api)
     sim.http.api = recorder
+    if request.param == "loopback":
+        server: SimServer = request.getfixturevalue("loopback")
+        server.use(sim.http)
+        url, transport, timeout = server.url, None, 1.0
+    else:
+        url, transport, timeout = SIM_BASE_URL, sim.transport, 1.0
     client = client_for(
-        SIM_BASE_URL,
+        url,
         sim.config,
         local=lambda: clock.now_ms() - clock.offset_ms,
-        transport=sim.transport,
+        transport=transport,
+        timeout=timeout,
     )
     with Journal(tmp_path / "journal.sqlite", clock=clock.now_ms) as journal:
         yield Rig(sim, clock, client, journal, recorder, [], [])
@@ -117,7 +132,7 @@ def test_server_errors_are_retried_with_backoff(rig: Rig, kind: str) -> None:
     [
         ("drop_after", {}, False),
         ("truncated", {}, False),
-        ("latency", {"delay_ms": 60_000}, False),
+        ("latency", {"delay_ms": 1_500}, False),  # past the client's timeout
         ("drop_before", {}, True),
         ("html", {}, True),
     ],
