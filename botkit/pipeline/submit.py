@@ -28,12 +28,14 @@ from dataclasses import dataclass
 from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
 
 from botkit.errors import (
+    BotkitError,
     ExchangeError,
     ExchangeRejected,
     MalformedResponse,
     OutcomeUnknown,
     RateLimited,
     ReadTimedOut,
+    RequestValidationError,
     TimestampExpired,
     TransientError,
 )
@@ -168,8 +170,8 @@ class Submitter:
         def before_sleep(state: RetryCallState) -> None:
             exc = state.outcome.exception() if state.outcome else None
             delay = state.next_action.sleep if state.next_action else 0.0
-            self._emit("retry", what, f"attempt {state.attempt_number} failed ({exc}); next in"
-                       f" {delay:.3f} s")  # fmt: skip
+            text = f"attempt {state.attempt_number} failed ({exc}); next in {delay:.3f} s"
+            self._emit("retry", what, text)
             if isinstance(exc, TimestampExpired) and self._resync is not None:
                 try:
                     self._resync()
@@ -242,7 +244,7 @@ class Submitter:
                 last_error = str(exc)
                 self._settle_all(pending, ambiguous, outcomes, unsettled, exc, Outcome.REJECTED)
                 break
-            except TransientError as exc:
+            except (TransientError, RequestValidationError) as exc:  # retries spent / never left
                 last_error = str(exc)
                 self._settle_all(pending, ambiguous, outcomes, unsettled, exc, Outcome.FAILED)
                 break
@@ -279,7 +281,7 @@ class Submitter:
         ambiguous: set[str],
         outcomes: dict[str, OrderOutcome],
         unsettled: dict[str, str],
-        exc: ExchangeError,
+        exc: BotkitError,
         outcome: Outcome,
     ) -> None:
         for req in pending:

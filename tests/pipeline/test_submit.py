@@ -14,6 +14,7 @@ from botkit.errors import (
     OutcomeUnknown,
     RateLimited,
     ReadTimedOut,
+    RequestValidationError,
     ServerUnavailable,
     TimestampExpired,
 )
@@ -230,3 +231,10 @@ def test_rate_limiter_spaces_request_starts() -> None:
     for _ in range(4):
         limiter.acquire()
     assert sleeps == pytest.approx([0.2, 0.2, 0.2])
+
+
+def test_a_request_refused_before_it_left_fails_its_orders_without_retry() -> None:
+    ex = FakeExchange([RequestValidationError("limit must be 1..100")])
+    report = submitter(ex, FakeSleep()).place(reqs(2))
+    assert [o.outcome for o in report.outcomes] == [Outcome.FAILED, Outcome.FAILED]
+    assert len(ex.calls) == 1
