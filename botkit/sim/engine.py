@@ -264,7 +264,7 @@ class SimEngine:
             inst=inst,
             mark=mark,
             mode=self.position_mode,
-            known_order=self._by_cl.get(order.cl_ord_id) if order.cl_ord_id else None,
+            known_order=self.find(cl_ord_id=order.cl_ord_id) if order.cl_ord_id else None,
             position=self.account.positions.get((symbol, pos_side)),
             resting=self.matcher.books[symbol].orders(),
             lever_of=lambda mgn, side: self.lever(symbol, mgn, side),
@@ -309,12 +309,21 @@ class SimEngine:
 
     # --- cancelling ----------------------------------------------------------------------
     def find(self, *, ord_id: str | None = None, cl_ord_id: str | None = None) -> SimOrder | None:
-        """An order by id (which wins when both are given) or client id."""
+        """A known order by id (which wins when both are given) or client id.
+
+        A fill-less cancelled order is forgotten once history stops showing it (5 hours).
+        """
+        order: SimOrder | None = None
         if ord_id:
-            return self._orders.get(int(ord_id)) if ord_id.isdigit() else None
-        if cl_ord_id:
-            return self._by_cl.get(cl_ord_id)
-        return None
+            order = self._orders.get(int(ord_id)) if ord_id.isdigit() else None
+        elif cl_ord_id:
+            order = self._by_cl.get(cl_ord_id)
+        hidden = (
+            order is not None
+            and order.state in OrderState.CLOSED
+            and not self.history.visible(order, self.clock.now_ms())
+        )
+        return None if hidden else order
 
     def cancel(
         self, symbol: str, *, ord_id: str | None = None, cl_ord_id: str | None = None

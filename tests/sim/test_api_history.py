@@ -55,6 +55,17 @@ def test_cancelled_order_without_fills_is_visible_for_five_hours_only(sim: Sim) 
     assert sim.get("/v3/trade/order/history", ordId=ord_id) == []
 
 
+def test_forgotten_order_frees_its_client_id_and_details(sim: Sim) -> None:
+    ord_id = sim.place(side="BUY", type="LIMIT", px="59000", sz="1", clOrdId="again")["ordId"]
+    sim.delete("/v3/trade/order", {"symbol": BTC, "ordId": ord_id})
+    assert sim.place(side="BUY", type="LIMIT", px="59000", sz="1", clOrdId="again")["code"] == 250
+    sim.clock.advance(5 * HOUR)
+    with pytest.raises(SimError) as info:
+        sim.get("/v3/trade/order/details", ordId=ord_id)
+    assert info.value.code == 11008
+    assert sim.place(side="BUY", type="LIMIT", px="59000", sz="1", clOrdId="again")["code"] == 200
+
+
 def test_partially_filled_then_cancelled_order_stays_visible(make_sim: object) -> None:
     from decimal import Decimal
 
