@@ -77,7 +77,8 @@ class Executor:
 
     ``resync``: re-syncs the client's clock offset (called after an expired timestamp);
     ``sleep``: injected (tests pass a fake); ``rng``: jitter source (seed it for repeatable
-    backoff); ``reconcile_grace_ms``: how long a sent request may still be in flight.
+    backoff); ``reconcile_grace_ms``: how long a sent request may still be in flight at the
+    exchange (default 15 s: above the client's default 10 s timeout).
     """
 
     def __init__(
@@ -92,7 +93,7 @@ class Executor:
         concurrency: int = 1,
         batch_rate: float | None = 5.0,
         monotonic: Callable[[], float] = time.monotonic,
-        reconcile_grace_ms: int = 0,
+        reconcile_grace_ms: int = 15_000,
     ) -> None:
         self.port = port
         self.journal = journal
@@ -120,19 +121,22 @@ class Executor:
                 kind, text, cl_ord_id=ids[0] if len(ids) == 1 else "", detail={"ids": list(ids)}
             )
 
-    def reconcile(self) -> ReconcileReport:
-        """Settle every unsettled order by lookup (start-up and crash recovery)."""
+    def reconcile(self, *, wait: bool = True) -> ReconcileReport:
+        """Settle every unsettled order by lookup (start-up and crash recovery). With ``wait``
+        it first sleeps out the grace of a request that may still be in flight; without (the
+        per-cycle call) such orders stay pending until the next cycle."""
         return reconcile(
             self.journal,
             self.port,
             clock=self.journal.clock,
             grace_ms=self._grace_ms,
+            wait=wait,
             sleep=self._sleep,
         )
 
     def run(self, plan: Plan, *, cycle_id: int | None = None, dry: bool = False) -> ExecutionReport:
         """Journal ``plan`` and, unless ``dry``, send it. Returns what happened."""
-        reconciled = ReconcileReport() if dry else self.reconcile()
+        reconciled = ReconcileReport() if dry else self.reconcile(wait=False)
         journal = self.journal
         journal.record_trips(cycle_id, plan.trips, dry=dry)
         fresh = plan.accepted

@@ -29,7 +29,7 @@ __all__ = ["ReconcileReport", "reconcile"]
 class ReconcileReport:
     settled: tuple[OrderOutcome, ...] = ()
     pending: tuple[str, ...] = ()
-    """Client order ids still unsettled (their lookup failed)."""
+    """Client order ids still unsettled (lookup failed, or too young to look up yet)."""
 
     @property
     def clean(self) -> bool:
@@ -42,22 +42,32 @@ def reconcile(
     *,
     clock: Callable[[], int] | None = None,
     grace_ms: int = 0,
+    wait: bool = True,
     sleep: Callable[[float], None] = time.sleep,
     lookup_attempts: int = 3,
 ) -> ReconcileReport:
-    """Settle the journal's unsettled orders by lookup. ``clock`` (Unix ms, the journal's clock)
-    is needed only with a ``grace_ms``."""
+    """Settle the journal's unsettled orders by lookup.
+
+    ``grace_ms`` (with ``clock``, the journal's Unix-ms clock): an order sent less than this ago
+    may still be in flight. With ``wait`` (start-up) reconcile sleeps until the grace has passed;
+    without (between cycles) it leaves such orders pending for a later call.
+    """
     orders = journal.unsettled()
     if not orders:
         return ReconcileReport()
+    young: list[str] = []
     if grace_ms > 0 and clock is not None:
+        now = clock()
         newest = max((o.sent_ms or o.ts_ms) for o in orders)
-        wait_ms = newest + grace_ms - clock()
-        if wait_ms > 0:
+        wait_ms = newest + grace_ms - now
+        if wait_ms > 0 and wait:
             journal.record_event(
                 "reconcile", f"waiting {wait_ms} ms for requests that may still be in flight"
             )
             sleep(wait_ms / 1000)
+        elif wait_ms > 0:
+            young = [o.cl_ord_id for o in orders if (o.sent_ms or o.ts_ms) + grace_ms > now]
+            orders = [o for o in orders if o.cl_ord_id not in young]
     retrying = Retrying(
         sleep=sleep,
         stop=stop_after_attempt(lookup_attempts),
@@ -95,4 +105,4 @@ def reconcile(
             outcome = OrderOutcome(order.cl_ord_id, Outcome.FAILED, error=error, resolved=True)
         journal.settle([outcome])
         settled.append(outcome)
-    return ReconcileReport(tuple(settled), tuple(pending))
+    return ReconcileReport(tuple(settled), tuple(pending + young))

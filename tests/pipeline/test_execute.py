@@ -119,7 +119,9 @@ def test_the_same_decision_is_never_sent_twice(journal: Journal) -> None:
     assert replanned.skipped == ("s1-r1-0",)
 
 
-def test_unsettled_orders_are_reconciled_before_anything_new_is_sent(journal: Journal) -> None:
+def test_unsettled_orders_are_reconciled_before_anything_new_is_sent(
+    journal: Journal, clock: ManualClock
+) -> None:
     ex = FakeExchange(
         [("after", OutcomeUnknown("dropped"))], lookup_errors=[ReadTimedOut("lookup")] * 3
     )
@@ -129,6 +131,11 @@ def test_unsettled_orders_are_reconciled_before_anything_new_is_sent(journal: Jo
     assert rec is not None
     assert rec.state is OrderState.UNKNOWN
     assert rec.outcome is None
+    clock.advance(5_000)  # the next cycle, within the grace: the request may be in flight
+    early = executor(ex, journal).run(build_plan([], snapshot()), cycle_id=None)
+    assert early.reconciled.pending == ("s1-r1-0",)
+    assert ex.lookups == [], "not looked up while it may still be in flight"
+    clock.advance(10_000)
     order_of_calls: list[str] = []
     ex.on_place = lambda orders: order_of_calls.append("place")
     second = executor(ex, journal).run(build_plan([intent(1)], snapshot()), cycle_id=None)
@@ -177,6 +184,17 @@ def test_reconcile_settles_found_orders_accepted_and_missing_ones_failed(
     assert "before the request left" in report.settled[2].error
     assert_one_final_outcome_each(journal)
     assert reconcile(journal, ex).settled == ()
+
+
+def test_start_up_reconcile_sleeps_out_the_grace(journal: Journal, clock: ManualClock) -> None:
+    _journal_intents(journal, 1)
+    journal.mark_sent(["s1-r1-0"])
+    clock.advance(1_000)
+    sleep = FakeSleep(clock)
+    ex = FakeExchange()
+    report = Executor(ex, journal, sleep=sleep, batch_rate=None).reconcile()
+    assert sleep.calls == [14.0], "default grace 15 s"
+    assert [o.outcome for o in report.settled] == [Outcome.FAILED]
 
 
 def test_reconcile_waits_for_requests_that_may_still_be_in_flight(
