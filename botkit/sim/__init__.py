@@ -18,6 +18,7 @@ from botkit.sim.config import (
     parse_sim_config,
 )
 from botkit.sim.engine import SimEngine
+from botkit.sim.port import SimPort
 
 __all__ = [
     "ApiKeyConfig",
@@ -29,6 +30,7 @@ __all__ = [
     "SimConfig",
     "SimEngine",
     "SimError",
+    "SimPort",
     "WallClock",
     "load_sim_config",
     "parse_sim_config",

@@ -369,8 +369,9 @@ class SimApi:
     # --- position settings ---------------------------------------------------------------
     def _set_mode(self, query: Params, body: Any) -> Any:
         args = merged(query, body)
-        mode = enum_param(args, "posMode", PositionMode, required=True)
-        assert mode is not None
+        mode = enum_param(args, "posMode", PositionMode)
+        if mode is None:
+            raise SimError.param("posMode is required (ONE_WAY or HEDGE)")
         self.engine.set_position_mode(mode)
         return {"posMode": mode.value}
 

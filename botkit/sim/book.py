@@ -24,6 +24,7 @@ from botkit.exchange.models import (
 
 __all__ = ["NEG_INF", "POS_INF", "OrderState", "RestingBook", "SimOrder"]
 
+_ZERO = Decimal(0)
 NEG_INF = Decimal("-Infinity")
 POS_INF = Decimal("Infinity")
 
@@ -82,18 +83,21 @@ class SimOrder:
         return self.exec_px_qty / self.exec_qty if self.exec_qty else None
 
     @property
+    def price(self) -> Decimal:
+        """The limit price (every resting order has one; 0 for a MARKET order)."""
+        return self.px if self.px is not None else _ZERO
+
+    @property
     def is_buy(self) -> bool:
         return self.side is OrderSide.BUY
 
 
 def _buy_key(order: SimOrder) -> tuple[Decimal, int]:
-    assert order.px is not None
-    return (-order.px, order.ord_id)
+    return (-order.price, order.ord_id)
 
 
 def _sell_key(order: SimOrder) -> tuple[Decimal, int]:
-    assert order.px is not None
-    return (order.px, order.ord_id)
+    return (order.price, order.ord_id)
 
 
 class RestingBook:
@@ -131,14 +135,12 @@ class RestingBook:
         out: list[SimOrder] = []
         if mark <= self.best_bid:
             for order in self.bids:
-                assert order.px is not None
-                if order.px < mark:
+                if order.price < mark:
                     break
                 out.append(order)
         if mark >= self.best_ask:
             for order in self.asks:
-                assert order.px is not None
-                if order.px > mark:
+                if order.price > mark:
                     break
                 out.append(order)
         return out

@@ -39,7 +39,7 @@ from botkit.sim.book import OrderState, SimOrder
 from botkit.sim.clock import SimClock
 from botkit.sim.codes import SimError
 from botkit.sim.config import InstrumentConfig, SimConfig
-from botkit.sim.history import History, Window, make_window, select
+from botkit.sim.history import History, Window, make_window, order_filter, select
 from botkit.sim.ids import IdGen
 from botkit.sim.matching import USER_CANCEL, Matcher
 from botkit.sim.orders import OrderInput, check_static
@@ -185,9 +185,8 @@ class SimEngine:
             if pos_side not in (None, PosSide.BOTH):
                 raise SimError.param("posSide must be BOTH in one-way mode")
             return [PosSide.BOTH]
-        if pos_side in (None, PosSide.BOTH):
+        if pos_side is None or pos_side is PosSide.BOTH:
             return [PosSide.LONG, PosSide.SHORT]
-        assert pos_side is not None
         return [pos_side]
 
     def set_leverage(
@@ -372,18 +371,8 @@ class SimEngine:
         records = list(self.matcher.open.values())
         ids = list(self.matcher.open)
         everything = replace(window, start=-(2**62), end=2**62)
-        return select(
-            records,
-            ids,
-            everything,
-            lambda o: o.c_time,
-            lambda o: (
-                (symbol is None or o.symbol == symbol)
-                and (side is None or o.side is side)
-                and (ord_id is None or o.ord_id == ord_id)
-                and (cl_ord_id is None or o.cl_ord_id == cl_ord_id)
-            ),
-        )
+        match = order_filter(symbol, side, ord_id, cl_ord_id)
+        return select(records, ids, everything, lambda o: o.c_time, match)
 
     def window(
         self,

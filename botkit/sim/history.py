@@ -20,7 +20,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Generic, Literal, TypeVar
+from typing import Generic, Literal, Protocol, TypeVar
 
 from botkit.exchange.models import MarginMode, OrderSide, OrderType, PosSide
 from botkit.sim.accounts import PositionRecord
@@ -36,6 +36,8 @@ __all__ = [
     "History",
     "Window",
     "make_window",
+    "order_filter",
+    "select",
 ]
 
 DEFAULT_WINDOW_MS = 90 * 86_400_000
@@ -99,13 +101,10 @@ def make_window(
         raise SimError.param(f"direct must be NEXT or PREV, got {direct!r}")
     if from_id is not None and from_id < 0:
         raise SimError.param(f"from must be an id >= 0, got {from_id}")
-    if start is None and end is None:
-        start, end = now_ms - DEFAULT_WINDOW_MS, now_ms
-    elif start is None:
-        assert end is not None
+    if end is None:
+        end = now_ms if start is None else max(now_ms, start)
+    if start is None:
         start = end - DEFAULT_WINDOW_MS
-    elif end is None:
-        end = max(now_ms, start)
     if start > end:
         raise SimError.param(f"sTime {start} is after eTime {end}")
     return Window(start, end, from_id or 0, limit, "PREV" if word == "PREV" else "NEXT")
@@ -171,6 +170,33 @@ def select(
     return out
 
 
+class _OrderKeyed(Protocol):
+    @property
+    def symbol(self) -> str: ...
+    @property
+    def side(self) -> OrderSide: ...
+    @property
+    def ord_id(self) -> int: ...
+    @property
+    def cl_ord_id(self) -> str: ...
+
+
+def order_filter(
+    symbol: str | None, side: OrderSide | None, ord_id: int | None, cl_ord_id: str | None
+) -> Callable[[_OrderKeyed], bool]:
+    """The filters orders and executions share: symbol, side, ordId, clOrdId (None: any)."""
+
+    def match(r: _OrderKeyed) -> bool:
+        return (
+            (symbol is None or r.symbol == symbol)
+            and (side is None or r.side is side)
+            and (ord_id is None or r.ord_id == ord_id)
+            and (cl_ord_id is None or r.cl_ord_id == cl_ord_id)
+        )
+
+    return match
+
+
 def _order_id(o: SimOrder) -> int:
     return o.ord_id
 
@@ -224,13 +250,12 @@ class History:
         state: str | None = None,
         type: OrderType | None = None,
     ) -> list[SimOrder]:
+        keyed = order_filter(symbol, side, ord_id, cl_ord_id)
+
         def match(o: SimOrder) -> bool:
             return (
                 self.visible(o, now_ms)
-                and (symbol is None or o.symbol == symbol)
-                and (side is None or o.side is side)
-                and (ord_id is None or o.ord_id == ord_id)
-                and (cl_ord_id is None or o.cl_ord_id == cl_ord_id)
+                and keyed(o)
                 and (state is None or o.state == state)
                 and (type is None or o.type is type)
             )
@@ -246,14 +271,7 @@ class History:
         ord_id: int | None = None,
         cl_ord_id: str | None = None,
     ) -> list[FillRecord]:
-        def match(f: FillRecord) -> bool:
-            return (
-                (symbol is None or f.symbol == symbol)
-                and (side is None or f.side is side)
-                and (ord_id is None or f.ord_id == ord_id)
-                and (cl_ord_id is None or f.cl_ord_id == cl_ord_id)
-            )
-
+        match = order_filter(symbol, side, ord_id, cl_ord_id)
         return self.fills.select(window, lambda f: f.c_time, match)
 
     def position_history(
