@@ -21,7 +21,7 @@ from botkit.intents import (
 )
 from botkit.rules.context import Ctx
 from botkit.rules.expr import Expr
-from botkit.rules.ids import client_order_id
+from botkit.rules.ids import leg_id, slot_prefix
 from botkit.rules.model import (
     Cancel,
     Close,
@@ -67,6 +67,7 @@ class _Builder:
         self.slot = slot
         self.inputs = inputs
         self.leg = 0
+        self.prefix = slot_prefix(strategy.name, rule.name, slot)
         self.out: list[Intent] = []
 
     def num(self, expr: Expr, what: str) -> Decimal:
@@ -100,7 +101,7 @@ class _Builder:
                 rule=rule.name,
                 slot=self.slot,
                 leg=self.leg,
-                cl_ord_id=client_order_id(strategy.name, rule.name, self.slot, self.leg),
+                cl_ord_id=leg_id(self.prefix, self.leg),
                 symbol=strategy.symbol,
                 side=fields.side,
                 type=fields.type,

@@ -130,7 +130,7 @@ class Ctx:
     def root(self, name: str, scope: str | None) -> Any:
         """The view (or value) a root name stands for; ``scope`` is the rule or the pos_side."""
         if name == "position":
-            return self.position(PosSide(scope or "BOTH"))
+            return self.position(_SIDES[scope or "BOTH"])
         if name == "rule":
             return RuleView(self, scope or "")
         view = self._views.get(name)
@@ -157,3 +157,6 @@ class Ctx:
         if name == "now":
             return Decimal(self.now_ms)
         raise ContextError(f"unknown context name {name!r}")
+
+
+_SIDES = {side.value: side for side in PosSide}

@@ -8,7 +8,6 @@ the other rules go on. Each result lists the inputs the rule saw (name → decim
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -31,12 +30,18 @@ class RuleResult:
     rule: str
     status: RuleStatus
     reason: str = ""
-    inputs: Mapping[str, str] = field(default_factory=dict)
     intents: tuple[Intent, ...] = ()
+    values: tuple[tuple[str, Any], ...] = field(default=(), repr=False)
+    """(name as written, value) of every context value the rule read; see ``inputs``."""
 
     @property
     def fired(self) -> bool:
         return self.status is RuleStatus.FIRED
+
+    @property
+    def inputs(self) -> dict[str, str]:
+        """The inputs the rule saw, name → decimal string (``true``/``false`` for booleans)."""
+        return {name: _text(value) for name, value in self.values}
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,30 +85,30 @@ def _text(value: Any) -> str:
 def evaluate(strategy: Strategy, snapshot: Snapshot, activity: Activity, now_ms: int) -> Evaluation:
     """Evaluate every rule of ``strategy`` at ``now_ms`` (exchange time). Never raises for a
     problem of the strategy or the data: such a rule's result is an ``error``."""
-    slot = strategy.slot(now_ms)
+    slot = now_ms // strategy.period_ms
     ctx = Ctx(snapshot, strategy.name, strategy.symbol, activity, now_ms, strategy.mgn_mode)
     env = env_for(ctx, strategy.resolvers)
     ev = evaluator()
     results: list[RuleResult] = []
     for rule in strategy.rules:
-        open_orders = ctx.open_by_rule().get(rule.tag, 0) if rule.keep_open else 0
-        blocked = gate(
-            rule,
-            activity.get(rule.name),
-            now_ms=now_ms,
-            period_ms=strategy.period_ms,
-            open_orders=open_orders,
-            strategy_enabled=strategy.enabled,
-        )
-        if blocked is not None:
-            results.append(RuleResult(rule.name, blocked[0], blocked[1]))
-            continue
+        if rule.gated or not strategy.enabled or (activity and rule.name in activity):
+            blocked = gate(
+                rule,
+                activity.get(rule.name),
+                now_ms=now_ms,
+                period_ms=strategy.period_ms,
+                open_orders=ctx.open_by_rule().get(rule.tag, 0) if rule.keep_open else 0,
+                strategy_enabled=strategy.enabled,
+            )
+            if blocked is not None:
+                results.append(RuleResult(rule.name, blocked[0], blocked[1]))
+                continue
         inputs: dict[str, str] = {}
-        status, reason = RuleStatus.FIRED, ""
+        status, reason = _FIRED, ""
         intents: tuple[Intent, ...] = ()
         try:
             if rule.when is not None and not ev.value(rule.when, env):
-                status, reason = RuleStatus.CONDITION_FALSE, "condition is false"
+                status, reason = _FALSE, "condition is false"
             else:
                 intents = tuple(build_intents(strategy, rule, ev, env, ctx, slot, inputs))
                 if not intents:
@@ -113,8 +118,12 @@ def evaluate(strategy: Strategy, snapshot: Snapshot, activity: Activity, now_ms:
         except Exception as exc:  # never let one rule stop the others (reported, not hidden)
             status, intents = RuleStatus.ERROR, ()
             reason = f"rule '{rule.name}': internal error {type(exc).__name__}: {exc}"
-        for key, display in rule.inputs.items():
-            if key in env:
-                inputs[display] = _text(env[key])
-        results.append(RuleResult(rule.name, status, reason, inputs, intents))
+        values = tuple((display, env[key]) for key, display in rule.input_names if key in env)
+        if intents:
+            inputs.update((name, _text(value)) for name, value in values)
+        results.append(RuleResult(rule.name, status, reason, intents, values))
     return Evaluation(strategy.name, strategy.version, slot, now_ms, tuple(results))
+
+
+_FIRED = RuleStatus.FIRED
+_FALSE = RuleStatus.CONDITION_FALSE

@@ -21,8 +21,10 @@ __all__ = [
     "ParsedOrderId",
     "belongs_to",
     "client_order_id",
+    "leg_id",
     "parse_client_order_id",
     "rule_tag",
+    "slot_prefix",
     "strategy_tag",
 ]
 
@@ -73,12 +75,27 @@ def _base36(value: int) -> str:
 
 def client_order_id(strategy: str, rule: str, slot: int, leg: int) -> str:
     """The client order id of leg ``leg`` of what ``rule`` decided in evaluation slot ``slot``."""
-    if slot < 0 or leg < 0:
-        raise ValueError(f"slot and leg must be >= 0 (got slot={slot}, leg={leg})")
-    text = f"{PREFIX}{strategy_tag(strategy)}{rule_tag(rule)}-{_base36(slot)}-{_base36(leg)}"
+    return leg_id(slot_prefix(strategy, rule, slot), leg)
+
+
+def slot_prefix(strategy: str, rule: str, slot: int) -> str:
+    """The part of the ids shared by every leg of one decision (``leg_id`` adds the leg)."""
+    if slot < 0:
+        raise ValueError(f"slot must be >= 0 (got slot={slot})")
+    return f"{PREFIX}{strategy_tag(strategy)}{rule_tag(rule)}-{_base36(slot)}-"
+
+
+def leg_id(prefix: str, leg: int) -> str:
+    """``prefix`` (from :func:`slot_prefix`) completed with the leg index."""
+    if leg < 0:
+        raise ValueError(f"leg must be >= 0 (got leg={leg})")
+    text = prefix + (_LEGS[leg] if leg < len(_LEGS) else _base36(leg))
     if len(text) > MAX_LENGTH:
-        raise ValueError(f"slot {slot} / leg {leg} too large for a {MAX_LENGTH}-char client id")
+        raise ValueError(f"{text!r} is longer than {MAX_LENGTH} characters")
     return text
+
+
+_LEGS = tuple(_base36(k) for k in range(256))
 
 
 @lru_cache(maxsize=65536)

@@ -143,9 +143,17 @@ class Rule:
     inputs: Mapping[str, str] = field(default_factory=dict)
     """Environment key → display name of every context value the rule's expressions read."""
 
+    input_names: tuple[tuple[str, str], ...] = field(default=(), repr=False, compare=False)
+    """``inputs`` as (key, display) pairs, for the evaluator's loop."""
+    gated: bool = field(default=False, repr=False, compare=False)
+    """Whether anything but the condition can hold the rule back (enabled, keep_open, ...)."""
+
     def __post_init__(self) -> None:
         if not self.tag:
             object.__setattr__(self, "tag", rule_tag(self.name))
+        object.__setattr__(self, "input_names", tuple(self.inputs.items()))
+        gated = not self.enabled or self.keep_open or bool(self.cooldown_ms) or bool(self.max_fires)
+        object.__setattr__(self, "gated", gated)
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,9 +7,10 @@ the evaluation, so every rule of a strategy shares one read of each value.
 
 from __future__ import annotations
 
+import ast
 import threading
 from collections.abc import Callable, Mapping
-from decimal import Decimal, InvalidOperation
+from decimal import InvalidOperation
 from typing import TYPE_CHECKING, Any
 
 from simpleeval import SimpleEval
@@ -58,7 +59,14 @@ def env_for(ctx: Ctx, resolvers: Mapping[str, Resolver]) -> Env:
 
 
 class Evaluator(SimpleEval):  # type: ignore[misc]
-    """simpleeval restricted to our operators and functions, with a Decimal fast path."""
+    """simpleeval restricted to our operators and functions.
+
+    It only ever walks trees the compiler admitted: whitelisted node types, no attribute
+    access left (every context access is one flattened name), names that resolve to Decimals
+    and booleans only, calls of our functions only. So simpleeval's per-node scan of results
+    for modules and forbidden functions can never find anything and is skipped (``_eval``);
+    constants were made Decimals at load and are returned as they are.
+    """
 
     def __init__(self) -> None:
         super().__init__(
@@ -66,19 +74,17 @@ class Evaluator(SimpleEval):  # type: ignore[misc]
             functions={k: f.impl for k, f in FUNCTIONS.items()},
             names={},
         )
+        self.nodes[ast.Constant] = _constant
 
-    def _check_disallowed_items(self, item: Any) -> None:
-        kind = type(item)
-        if kind is Decimal or kind is bool:
-            return
-        super()._check_disallowed_items(item)
+    def _eval(self, node: ast.AST) -> Any:
+        return self.nodes[type(node)](node)
 
     def value(self, expr: Expr, env: Env) -> Any:
         if expr.const is not None:
             return expr.const
         self.names = env
         try:
-            return self.eval(expr.text, previously_parsed=expr.node)
+            return self._eval(expr.node)
         except (ArithmeticError, ContextError, ValueError) as exc:
             raise EvalError(expr.text, _runtime_message(exc)) from None
 
@@ -92,6 +98,10 @@ def evaluator() -> Evaluator:
     if ev is None:
         ev = _local.ev = Evaluator()
     return ev
+
+
+def _constant(node: ast.Constant) -> Any:
+    return node.value
 
 
 def _runtime_message(exc: Exception) -> str:

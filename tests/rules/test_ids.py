@@ -49,6 +49,13 @@ def test_foreign_ids_do_not_parse(foreign: str) -> None:
     assert not belongs_to(foreign, "alpha")
 
 
-def test_negative_slot_is_refused() -> None:
-    with pytest.raises(ValueError, match="slot"):
-        client_order_id("s", "r", -1, 0)
+@pytest.mark.parametrize(("slot", "leg", "word"), [(-1, 0, "slot"), (0, -1, "leg")])
+def test_negative_slot_or_leg_is_refused(slot: int, leg: int, word: str) -> None:
+    with pytest.raises(ValueError, match=word):
+        client_order_id("s", "r", slot, leg)
+
+
+def test_id_shape_is_documented() -> None:
+    # bk + 6 (strategy hash) + 4 (rule hash) + "-" + slot in base 36 + "-" + leg in base 36
+    cl = client_order_id("btc-dip-ladder", "ladder-on-dip", 28_333_333, 11)
+    assert cl == "bklmfrzw2l7e-gva51-b"
