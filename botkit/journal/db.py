@@ -16,19 +16,17 @@ records at once thanks to WAL.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import threading
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
-from decimal import Decimal
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from botkit.errors import JournalError
 from botkit.intents import Activity
-from botkit.journal import queries
+from botkit.journal import queries, writes
 from botkit.journal.records import (
     CycleSummary,
     Evaluated,
@@ -37,43 +35,15 @@ from botkit.journal.records import (
     OrderFilter,
     OrderOutcome,
     OrderRecord,
-    OrderState,
-    Outcome,
     PruneReport,
     TripRecord,
 )
 from botkit.journal.schema import MIGRATIONS, SCHEMA_VERSION
+from botkit.journal.writes import TripLike
 
 __all__ = ["Journal", "Synchronous", "TripLike"]
 
 Synchronous = Literal["OFF", "NORMAL", "FULL"]
-
-
-class TripLike(Protocol):
-    """What the journal reads of a guard trip (:class:`botkit.pipeline.risk.GuardTrip`)."""
-
-    @property
-    def guard(self) -> str: ...
-    @property
-    def scope(self) -> str: ...
-    @property
-    def strategy(self) -> str | None: ...
-    @property
-    def cl_ord_id(self) -> str | None: ...
-    @property
-    def limit(self) -> Decimal | None: ...
-    @property
-    def value(self) -> Decimal | None: ...
-    @property
-    def message(self) -> str: ...
-
-
-def _dec(value: Decimal | None) -> str | None:
-    return None if value is None else format(value, "f")
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), sort_keys=True, default=str)
 
 
 class Journal:
@@ -186,25 +156,6 @@ class Journal:
             except sqlite3.Error as exc:
                 raise JournalError(f"journal {self.path}: read failed ({exc})") from exc
 
-    def _event(
-        self,
-        conn: sqlite3.Connection,
-        kind: str,
-        text: str,
-        *,
-        now: int,
-        cycle_id: int | None = None,
-        strategy: str = "",
-        rule: str = "",
-        cl_ord_id: str = "",
-        detail: dict[str, Any] | None = None,
-    ) -> None:
-        conn.execute(
-            "INSERT INTO events (ts_ms, cycle_id, kind, strategy, rule, cl_ord_id, text, detail)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (now, cycle_id, kind, strategy, rule, cl_ord_id, text, _json(detail or {})),
-        )
-
     # --- cycles and evaluations --------------------------------------------------------------
 
     def begin_cycle(
@@ -220,7 +171,7 @@ class Journal:
             text = f"cycle {cycle_id} begins" + (" (dry run)" if dry else "")
             if clock_offset_ms is not None:
                 text += f", clock offset {clock_offset_ms} ms"
-            self._event(conn, "cycle", text, now=now, cycle_id=cycle_id)
+            writes.event(conn, "cycle", text, now=now, cycle_id=cycle_id)
         return cycle_id
 
     def end_cycle(self, cycle_id: int, *, error: str = "") -> None:
@@ -230,7 +181,7 @@ class Journal:
                 "UPDATE cycles SET finished_ms = ?, error = ? WHERE id = ?", (now, error, cycle_id)
             )
             text = f"cycle {cycle_id} ends" + (f" with error: {error}" if error else "")
-            self._event(conn, "cycle_end", text, now=now, cycle_id=cycle_id)
+            writes.event(conn, "cycle_end", text, now=now, cycle_id=cycle_id)
 
     def record_evaluations(
         self,
@@ -244,33 +195,9 @@ class Journal:
         """What a strategy's rules saw and decided this cycle (file ``version``)."""
         now = self._clock()
         with self._tx() as conn:
-            for ev in rules:
-                conn.execute(
-                    "INSERT INTO evaluations (cycle_id, ts_ms, dry, strategy, version, rule, fired,"
-                    " reason, inputs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        cycle_id,
-                        now,
-                        int(dry),
-                        strategy,
-                        version,
-                        ev.rule,
-                        int(ev.fired),
-                        ev.reason,
-                        _json(ev.inputs),
-                    ),
-                )
-                if ev.fired:
-                    self._event(
-                        conn,
-                        "fire",
-                        f"{strategy}/{ev.rule} fired",
-                        now=now,
-                        cycle_id=cycle_id,
-                        strategy=strategy,
-                        rule=ev.rule,
-                        detail={"inputs": ev.inputs},
-                    )
+            writes.insert_evaluations(
+                conn, cycle_id, strategy=strategy, version=version, rules=rules, dry=dry, now=now
+            )
 
     # --- orders ------------------------------------------------------------------------------
 
@@ -284,63 +211,7 @@ class Journal:
             return
         now = self._clock()
         with self._tx() as conn:
-            for order in orders:
-                i = order.intent
-                final = order.outcome is not None
-                conn.execute(
-                    "INSERT INTO orders (cycle_id, ts_ms, dry, strategy, rule, slot, leg,"
-                    " cl_ord_id, symbol, side, type, pos_side, mgn_mode, reduce_only, intent_px,"
-                    " intent_sz, px, sz, notes, inputs, request, state, outcome, reasons,"
-                    " outcome_ms) VALUES"
-                    " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        cycle_id,
-                        now,
-                        int(dry),
-                        i.strategy,
-                        i.rule,
-                        i.slot,
-                        i.leg,
-                        i.cl_ord_id,
-                        i.symbol,
-                        i.side.value,
-                        i.type.value,
-                        i.pos_side.value,
-                        i.mgn_mode.value,
-                        int(i.reduce_only),
-                        _dec(i.px),
-                        _dec(i.sz),
-                        _dec(order.px),
-                        _dec(order.sz),
-                        _json(list(order.notes)),
-                        _json(dict(i.inputs)),
-                        None if order.wire is None else _json(order.wire),
-                        OrderState.FINAL.value if final else OrderState.INTENT.value,
-                        order.outcome.value if order.outcome else None,
-                        _json(list(order.reasons)),
-                        now if final else None,
-                    ),
-                )
-                what = f"{i.side.value} {order.sz if order.sz is not None else i.sz} {i.symbol}"
-                what += f" {i.type.value}" + (f" @ {order.px}" if order.px is not None else "")
-                if order.outcome is Outcome.REJECTED_LOCAL:
-                    kind, text = "rejected_local", f"refused {what}: " + "; ".join(order.reasons)
-                elif order.outcome is Outcome.DRY_RUN:
-                    kind, text = "dry_run", f"dry run: would send {what}"
-                else:
-                    kind, text = "intent", f"intent {what}"
-                if order.notes:
-                    text += " (rounded " + "; ".join(order.notes) + ")"
-                self._event(
-                    conn,
-                    kind,
-                    text,
-                    now=now,
-                    cycle_id=cycle_id,
-                    strategy=i.strategy,
-                    rule=i.rule,
-                    cl_ord_id=i.cl_ord_id,
-                )
+            writes.insert_orders(conn, cycle_id, orders, dry=dry, now=now)
 
     def mark_sent(self, cl_ord_ids: Sequence[str], *, note: str = "") -> None:
         """A request carrying these orders is about to leave (or has left)."""
@@ -353,7 +224,7 @@ class Journal:
                     " WHERE cl_ord_id = ? AND dry = 0",
                     (now, cid),
                 )
-            self._event(
+            writes.event(
                 conn,
                 "sent",
                 f"sent {len(cl_ord_ids)} order(s)" + (f": {note}" if note else ""),
@@ -372,7 +243,7 @@ class Journal:
                     " AND outcome IS NULL",
                     (error, cid),
                 )
-            self._event(
+            writes.event(
                 conn,
                 "unknown",
                 f"outcome unknown for {len(cl_ord_ids)} order(s): {error}",
@@ -394,7 +265,7 @@ class Journal:
         """A free note in the running log (a retry, a lookup, a re-sync, a cancel)."""
         now = self._clock()
         with self._tx() as conn:
-            self._event(
+            writes.event(
                 conn,
                 kind,
                 text,
@@ -412,40 +283,7 @@ class Journal:
             return
         now = self._clock()
         with self._tx() as conn:
-            for out in outcomes:
-                cur = conn.execute(
-                    "UPDATE orders SET state = 'final', outcome = ?, ord_id = ?, code = ?, msg = ?,"
-                    " error = ?, resolved = ?, reasons = ?, outcome_ms = ?"
-                    " WHERE cl_ord_id = ? AND dry = 0 AND outcome IS NULL",
-                    (
-                        out.outcome.value,
-                        out.ord_id,
-                        out.code,
-                        out.msg,
-                        out.error,
-                        int(out.resolved),
-                        _json(list(out.reasons)),
-                        now,
-                        out.cl_ord_id,
-                    ),
-                )
-                if cur.rowcount != 1:
-                    raise JournalError(
-                        f"journal {self.path}: order {out.cl_ord_id} is unknown or already"
-                        " settled — an order has exactly one final outcome"
-                    )
-                text = f"{out.outcome.value}"
-                if out.ord_id:
-                    text += f" ordId {out.ord_id}"
-                if out.code is not None:
-                    text += f" code {out.code}"
-                if out.msg:
-                    text += f": {out.msg}"
-                if out.error:
-                    text += f" ({out.error})"
-                if out.resolved:
-                    text += " [resolved by lookup]"
-                self._event(conn, "outcome", text, now=now, cl_ord_id=out.cl_ord_id)
+            writes.settle_orders(conn, outcomes, now=now, path=self.path)
 
     def record_trips(
         self, cycle_id: int | None, trips: Sequence[TripLike], *, dry: bool = False
@@ -454,34 +292,7 @@ class Journal:
             return
         now = self._clock()
         with self._tx() as conn:
-            for t in trips:
-                conn.execute(
-                    "INSERT INTO guard_trips (cycle_id, ts_ms, dry, guard, scope, strategy,"
-                    " cl_ord_id, limit_value, value, message)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        cycle_id,
-                        now,
-                        int(dry),
-                        t.guard,
-                        t.scope,
-                        t.strategy or "",
-                        t.cl_ord_id or "",
-                        _dec(t.limit),
-                        _dec(t.value),
-                        t.message,
-                    ),
-                )
-                self._event(
-                    conn,
-                    "guard",
-                    f"guard {t.guard} tripped: {t.message}",
-                    now=now,
-                    cycle_id=cycle_id,
-                    strategy=t.strategy or "",
-                    cl_ord_id=t.cl_ord_id or "",
-                    detail={"limit": _dec(t.limit), "value": _dec(t.value), "scope": t.scope},
-                )
+            writes.insert_trips(conn, cycle_id, trips, dry=dry, now=now)
 
     # --- reads -------------------------------------------------------------------------------
 
@@ -544,32 +355,11 @@ class Journal:
         """Delete records older than ``before_ms``; unsettled orders and their events are kept
         whatever their age (reconcile still needs them). Frees the space incrementally."""
         with self._tx() as conn:
-            (kept,) = conn.execute(
-                "SELECT COUNT(*) FROM orders WHERE outcome IS NULL AND dry = 0 AND ts_ms < ?",
-                (before_ms,),
-            ).fetchone()
-            orders = conn.execute(
-                "DELETE FROM orders WHERE ts_ms < ? AND NOT (outcome IS NULL AND dry = 0)",
-                (before_ms,),
-            ).rowcount
-            events = conn.execute(
-                "DELETE FROM events WHERE ts_ms < ? AND (cl_ord_id = '' OR cl_ord_id NOT IN"
-                " (SELECT cl_ord_id FROM orders WHERE outcome IS NULL AND dry = 0))",
-                (before_ms,),
-            ).rowcount
-            evaluations = conn.execute(
-                "DELETE FROM evaluations WHERE ts_ms < ?", (before_ms,)
-            ).rowcount
-            trips = conn.execute("DELETE FROM guard_trips WHERE ts_ms < ?", (before_ms,)).rowcount
-            cycles = conn.execute(
-                "DELETE FROM cycles WHERE started_ms < ? AND id NOT IN"
-                " (SELECT cycle_id FROM orders WHERE cycle_id IS NOT NULL)",
-                (before_ms,),
-            ).rowcount
+            counts = writes.delete_before(conn, before_ms)
         with self._lock:
             try:
                 self._conn.execute("PRAGMA incremental_vacuum")
                 self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             except sqlite3.Error as exc:
                 raise JournalError(f"journal {self.path}: vacuum failed ({exc})") from exc
-        return PruneReport(orders, events, evaluations, trips, cycles, kept)
+        return PruneReport(*counts)
