@@ -113,9 +113,13 @@ def _problem(err: ErrorDetails, smap: SourceMap) -> ConfigError:
     if kind == "extra_forbidden":
         model = _model_at(loc[:-1])
         allowed = list(model.model_fields) if model is not None else []
-        return ConfigError(
-            f"unknown key '{key}'", where=smap.key_at(loc), hint=did_you_mean(key, allowed)
-        )
+        hint = did_you_mean(key, allowed)
+        if any(c in key for c in "()*/+"):
+            hint = (
+                "a comma inside { ... } ends the value: quote the expression "
+                '("floor(x, 1)") or write the mapping one key per line'
+            )
+        return ConfigError(f"unknown key '{key}'", where=smap.key_at(loc), hint=hint)
     if kind == "missing":
         example = _EXAMPLES.get(key, f"{key}: ...")
         return ConfigError(
