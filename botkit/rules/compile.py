@@ -52,6 +52,7 @@ from botkit.rules.yamlsrc import Path, SourceMap
 __all__ = ["compile_strategy"]
 
 MIN_PERIOD_MS = 1_000
+DAY_MS = 86_400_000
 _PRICED = (OrderType.LIMIT, OrderType.LIMIT_MAKER)
 
 
@@ -64,6 +65,7 @@ class _Compiler:
         self.instruments = instruments
         self.problems: list[ConfigError] = []
         self.resolvers: dict[str, Resolver] = {}
+        self.windows: dict[str, int] = {}
         self.hedge = spec.margin.position_mode is PositionMode.HEDGE
 
     def problem(self, where: Location, message: str, hint: str = "") -> None:
@@ -82,6 +84,8 @@ class _Compiler:
             return _DUMMY_BOOL if kind == BOOL else _DUMMY_NUM
         self.resolvers.update(compiled.resolvers)
         inputs.update(compiled.display)
+        for root, window in compiled.windows.items():
+            self.windows[root] = max(self.windows.get(root, 0), window)
         return compiled
 
     # --- the strategy ------------------------------------------------------------------------
@@ -139,6 +143,13 @@ class _Compiler:
             version=version,
             source=source,
             resolvers=self.resolvers,
+            activity_window_ms=max(
+                DAY_MS,
+                self.windows.get("rule", 0),
+                *(r.cooldown_ms for r in rules),
+                *(r.max_fires.per_ms for r in rules if r.max_fires),
+            ),
+            history_window_ms=self.windows.get("history", 0),
         )
 
     # --- one rule ----------------------------------------------------------------------------

@@ -75,6 +75,8 @@ class Expr:
     """Environment key → how the operator wrote it (``position.qty``), for the journal."""
     resolvers: Mapping[str, Resolver] = field(default_factory=dict, repr=False)
     uses_index: bool = False
+    windows: Mapping[str, int] = field(default_factory=dict)
+    """The longest window (ms) its helpers ask of each root: ``{"history": 3_600_000}``."""
 
 
 # --- compiling -----------------------------------------------------------------------------
@@ -107,6 +109,7 @@ class _Compiler:
         self.names: dict[str, str] = {}
         self.resolvers: dict[str, Resolver] = {}
         self.uses_index = False
+        self.windows: dict[str, int] = {}
 
     def fail(self, node: ast.AST, message: str, hint: str = "", attr: str | None = None) -> None:
         raise ExprError(message, _offset(self.text, node, attr), hint)
@@ -357,7 +360,8 @@ class _Compiler:
                 self.fail(arg, f"arguments of {path}() must be quoted literals", method.doc)
                 raise AssertionError
             if kind == "window":
-                self._duration(arg)
+                root = path.split(".", 1)[0]
+                self.windows[root] = max(self.windows.get(root, 0), self._duration(arg))
             else:
                 nums = list(getattr(owner.RECORD, "NUMS", {}))
                 if arg.value not in nums:
@@ -468,6 +472,7 @@ def compile_expr(source: str | int | Decimal | bool, kind: str, scope: Scope) ->
         display=dict(compiler.names),
         resolvers=dict(compiler.resolvers),
         uses_index=compiler.uses_index,
+        windows=dict(compiler.windows),
     )
 
 

@@ -190,6 +190,12 @@ class Strategy:
     source: str = "<string>"
     resolvers: Mapping[str, Resolver] = field(default_factory=dict, repr=False, compare=False)
     tag: str = ""
+    activity_window_ms: int = 86_400_000
+    """How far back the journal's activity must reach (``Journal.activity(name, now - this)``):
+    the longest cooldown, max_fires window or ``rule.*('…')`` window, and at least a day."""
+    history_window_ms: int = 0
+    """The longest window of the ``history.*`` helpers: how far back fills, closed orders and
+    closed positions must be read for this strategy (0: it uses none)."""
 
     def __post_init__(self) -> None:
         if not self.tag:

@@ -331,3 +331,15 @@ def test_inputs_record_what_the_rule_read_as_decimal_strings() -> None:
     assert orders(result.intents)[0].inputs == result.inputs
     assert (ev.strategy, ev.slot, ev.now_ms) == ("test", SLOT, NOW)
     assert len(ev.version) == 64
+
+
+def test_strategy_says_how_far_back_activity_and_history_must_reach() -> None:
+    s = strategy(
+        "  - name: a\n    when: rule.fires('2d') < 3 and history.fills.count('6h') == 0\n"
+        "    cooldown: 3d\n    cancel: {}\n"
+        "  - name: b\n    max_fires: {count: 1, per: 7d}\n    cancel: {}\n"
+    )
+    assert s.activity_window_ms == 7 * 86_400_000
+    assert s.history_window_ms == 6 * 3_600_000
+    quiet = strategy("  - name: a\n    cancel: {}\n")
+    assert (quiet.activity_window_ms, quiet.history_window_ms) == (86_400_000, 0)
