@@ -19,21 +19,30 @@ column of the file.
 from __future__ import annotations
 
 import ast
-import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from botkit.rules.context import BOOL, NUM, ROOTS, AnyKey, Ctx, Method, View
+from botkit.rules.context import BOOL, NUM, ROOTS, AnyKey, Method, View
 from botkit.rules.durations import DurationError, parse_duration
 from botkit.rules.functions import FUNCTIONS, OPERATORS
-from botkit.rules.runtime import EvalError, Resolver, env_for, evaluator
+from botkit.rules.hints import (
+    KIND_WORD,
+    SUBSCRIPT_HINT,
+    TEXT,
+    did_you_mean,
+    examples,
+    fix_hint,
+    functions_hint,
+    offset_of,
+    op_word,
+    syntax_hint,
+)
+from botkit.rules.runtime import EvalError, Resolver, env_for, evaluator, make_resolver
 
 __all__ = ["Expr", "ExprError", "Scope", "compile_expr"]
 
-TEXT = "text"
-_SUBSCRIPT = "use a dot: account.ccy.USDT.avail, not brackets"
 MAX_LENGTH = 1000
 MAX_DEPTH = 30
 INDEX_NAME = "i"
@@ -81,26 +90,6 @@ class Expr:
 
 # --- compiling -----------------------------------------------------------------------------
 
-_KIND_WORD = {NUM: "a number", BOOL: "true/false", TEXT: "text"}
-
-
-def _offset(text: str, node: ast.AST, attr: str | None = None) -> int:
-    """Character offset of a node (ast offsets are UTF-8 bytes)."""
-    if attr is not None:
-        end = getattr(node, "end_col_offset", None)
-        if end is not None:
-            raw = text.encode("utf-8")
-            return len(raw[:end].decode("utf-8", "replace")) - len(attr)
-    col = getattr(node, "col_offset", 0)
-    return len(text.encode("utf-8")[:col].decode("utf-8", "replace"))
-
-
-def _suggest(word: str, options: list[str]) -> str:
-    close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
-    if close:
-        return f"did you mean '{close[0]}'?"
-    return "use one of: " + ", ".join(sorted(options)[:12])
-
 
 class _Compiler:
     def __init__(self, text: str, scope: Scope) -> None:
@@ -112,7 +101,7 @@ class _Compiler:
         self.windows: dict[str, int] = {}
 
     def fail(self, node: ast.AST, message: str, hint: str = "", attr: str | None = None) -> None:
-        raise ExprError(message, _offset(self.text, node, attr), hint)
+        raise ExprError(message, offset_of(self.text, node, attr), hint)
 
     def check(self, node: ast.expr, depth: int = 0) -> tuple[str, ast.expr]:
         if depth > MAX_DEPTH:
@@ -129,7 +118,7 @@ class _Compiler:
         if isinstance(node, ast.BinOp):
             if type(node.op) not in OPERATORS:
                 self.fail(
-                    node, f"operator {_op_word(node.op)} is not allowed", "use + - * / // % **"
+                    node, f"operator {op_word(node.op)} is not allowed", "use + - * / // % **"
                 )
             node.left = self._expect(node.left, NUM, d, "arithmetic needs numbers")
             node.right = self._expect(node.right, NUM, d, "arithmetic needs numbers")
@@ -139,7 +128,7 @@ class _Compiler:
                 node.operand = self._expect(node.operand, BOOL, d, "'not' needs true/false")
                 return BOOL, node
             if type(node.op) not in OPERATORS:
-                self.fail(node, f"operator {_op_word(node.op)} is not allowed", "use - or not")
+                self.fail(node, f"operator {op_word(node.op)} is not allowed", "use - or not")
             node.operand = self._expect(node.operand, NUM, d, "a sign needs a number")
             return NUM, node
         if isinstance(node, ast.BoolOp):
@@ -157,7 +146,7 @@ class _Compiler:
             return kind, node
         what = type(node).__name__
         hints = {
-            "Subscript": _SUBSCRIPT,
+            "Subscript": SUBSCRIPT_HINT,
             "List": "lists are not values here",
             "Lambda": "lambdas are not allowed",
             "JoinedStr": "f-strings are not allowed",
@@ -169,7 +158,7 @@ class _Compiler:
         got, new = self.check(node, depth)
         if got != kind:
             self.fail(
-                node, f"expected {_KIND_WORD[kind]}, got {_KIND_WORD[got]} ({why})", _fix(kind)
+                node, f"expected {KIND_WORD[kind]}, got {KIND_WORD[got]} ({why})", fix_hint(kind)
             )
         return new
 
@@ -178,7 +167,7 @@ class _Compiler:
         if isinstance(value, bool):
             return BOOL, node
         if isinstance(value, int | float):
-            start = _offset(self.text, node)
+            start = offset_of(self.text, node)
             end_b = getattr(node, "end_col_offset", None)
             source = (
                 self.text.encode("utf-8")[node.col_offset : end_b].decode("utf-8")
@@ -204,10 +193,12 @@ class _Compiler:
         new: list[ast.expr] = []
         for op, comparator in zip(node.ops, node.comparators, strict=True):
             if type(op) not in OPERATORS:
-                self.fail(node, f"comparison {_op_word(op)} is not allowed", "use < <= > >= == !=")
+                self.fail(node, f"comparison {op_word(op)} is not allowed", "use < <= > >= == !=")
             ordered = not isinstance(op, ast.Eq | ast.NotEq)
             if kind == TEXT or (ordered and kind != NUM):
-                self.fail(node, f"cannot compare {_KIND_WORD[kind]} with {_op_word(op)}", _fix(NUM))
+                self.fail(
+                    node, f"cannot compare {KIND_WORD[kind]} with {op_word(op)}", fix_hint(NUM)
+                )
             new.append(self._expect(comparator, kind, depth, "both sides of a comparison"))
         node.comparators = new
         return BOOL, node
@@ -215,11 +206,11 @@ class _Compiler:
     def _call(self, node: ast.Call, depth: int) -> tuple[str, ast.expr]:
         func = node.func
         if not isinstance(func, ast.Name):
-            self.fail(node, "only named functions can be called", _functions_hint())
+            self.fail(node, "only named functions can be called", functions_hint())
             raise AssertionError
         spec = FUNCTIONS.get(func.id)
         if spec is None:
-            hint = _suggest(func.id, list(FUNCTIONS))
+            hint = did_you_mean(func.id, list(FUNCTIONS))
             self.fail(func, f"unknown function '{func.id}'", hint)
             raise AssertionError
         if node.keywords:
@@ -272,7 +263,7 @@ class _Compiler:
             elif isinstance(cur, ast.Name):
                 break
             elif isinstance(cur, ast.Subscript):
-                self.fail(cur, "'Subscript' is not allowed in an expression", _SUBSCRIPT)
+                self.fail(cur, "'Subscript' is not allowed in an expression", SUBSCRIPT_HINT)
             else:
                 self.fail(cur, "only names like position.qty can be followed by a dot")
         steps.reverse()
@@ -289,7 +280,7 @@ class _Compiler:
         root = ROOTS.get(name)
         if root is None:
             options = [*ROOTS, *FUNCTIONS] + ([INDEX_NAME] if self.scope.allow_index else [])
-            self.fail(cur, f"unknown name '{name}'", _suggest(name, options))
+            self.fail(cur, f"unknown name '{name}'", did_you_mean(name, options))
             raise AssertionError
         if name == "params":
             return self._param(node, steps)
@@ -317,11 +308,11 @@ class _Compiler:
                 i += 1
                 continue
             if not (isinstance(kind, type) and issubclass(kind, View)):
-                self.fail(at, f"{path} is {_KIND_WORD[kind]}; it has no field '{attr}'", attr=attr)
+                self.fail(at, f"{path} is {KIND_WORD[kind]}; it has no field '{attr}'", attr=attr)
             fields = kind.FIELDS
             if attr not in fields:
                 self.fail(
-                    at, f"{path} has no field '{attr}'", _suggest(attr, list(fields)), attr=attr
+                    at, f"{path} has no field '{attr}'", did_you_mean(attr, list(fields)), attr=attr
                 )
             target = fields[attr][0]
             path += f".{attr}"
@@ -340,11 +331,11 @@ class _Compiler:
         if kind not in (NUM, BOOL):
             if isinstance(kind, AnyKey):
                 self.fail(node, f"{path} is not a value", f"add {kind.doc}: {path}.NAME")
-            self.fail(node, f"{path} is not a value", f"use a field, e.g. {_examples(kind, path)}")
+            self.fail(node, f"{path} is not a value", f"use a field, e.g. {examples(kind, path)}")
         display = ast.unparse(node)
         key = display if scope is None else f"{display}@{scope}"
         self.names[key] = display
-        self.resolvers[key] = _resolver(name, scope, tuple(plan))
+        self.resolvers[key] = make_resolver(name, scope, tuple(plan))
         return kind, ast.copy_location(ast.Name(id=key, ctx=ast.Load()), node)
 
     def _method_args(
@@ -365,7 +356,9 @@ class _Compiler:
             else:
                 nums = list(getattr(owner.RECORD, "NUMS", {}))
                 if arg.value not in nums:
-                    self.fail(arg, f"'{arg.value}' is not a field here", _suggest(arg.value, nums))
+                    self.fail(
+                        arg, f"'{arg.value}' is not a field here", did_you_mean(arg.value, nums)
+                    )
             out.append(arg.value)
         return tuple(out)
 
@@ -375,70 +368,16 @@ class _Compiler:
             self.fail(node, "write params.NAME", "params are numbers defined under 'params:'")
         attr, at = steps[0][1], steps[0][2]
         if attr not in params:
-            hint = _suggest(attr, list(params)) if params else "define it under 'params:'"
+            hint = did_you_mean(attr, list(params)) if params else "define it under 'params:'"
             self.fail(at, f"unknown param '{attr}'", hint, attr=attr)
         return NUM, self._const(node, params[attr])
-
-
-def _resolver(root: str, scope: str | None, plan: tuple[tuple[str, Any], ...]) -> Resolver:
-    def resolve(ctx: Ctx) -> Any:
-        obj = ctx.root(root, scope)
-        for how, what in plan:
-            if how == "attr":
-                obj = getattr(obj, what)
-            elif how == "key":
-                obj = obj.key(what)
-            else:
-                method, args = what
-                obj = getattr(obj, method)(*args)
-        return obj
-
-    return resolve
-
-
-def _examples(view: type[View], path: str) -> str:
-    methods: list[str] = []
-    views: list[str] = []
-    others: list[str] = []
-    record = getattr(view, "RECORD", None)
-    first_field = next(iter(getattr(record, "NUMS", {})), "...")
-    for name, (kind, _) in view.FIELDS.items():
-        if isinstance(kind, Method):
-            args = ", ".join("'1h'" if a == "window" else f"'{first_field}'" for a in kind.args)
-            methods.append(f"{path}.{name}({args})")
-        elif kind in (NUM, BOOL):
-            others.append(f"{path}.{name}")
-        elif isinstance(kind, type) and issubclass(kind, View):
-            leaf = next((f for f, (t, _) in kind.FIELDS.items() if t == NUM), "")
-            if leaf:
-                views.append(f"{path}.{name}.{leaf}")
-    return ", ".join([*methods[:2], *views, *others][:3])
-
-
-def _op_word(op: ast.AST) -> str:
-    words = {
-        "BitAnd": "&", "BitOr": "|", "BitXor": "^", "LShift": "<<", "RShift": ">>",
-        "MatMult": "@", "Invert": "~", "In": "in", "NotIn": "not in", "Is": "is", "IsNot": "is not",
-        "Lt": "<", "LtE": "<=", "Gt": ">", "GtE": ">=", "Eq": "==", "NotEq": "!=",
-    }  # fmt: skip
-    return f"'{words.get(type(op).__name__, type(op).__name__)}'"
-
-
-def _fix(kind: str) -> str:
-    if kind == BOOL:
-        return "write a comparison, e.g. position.qty > 0"
-    return "write a number or a numeric field, e.g. price.mark * 0.99"
-
-
-def _functions_hint() -> str:
-    return "functions: " + ", ".join(FUNCTIONS)
 
 
 def compile_expr(source: str | int | Decimal | bool, kind: str, scope: Scope) -> Expr:
     """Compile one expression that must produce ``kind`` (NUM or BOOL). Raises ExprError."""
     text = ("True" if source else "False") if isinstance(source, bool) else str(source)
     if not text.strip():
-        raise ExprError("the expression is empty", 0, _fix(kind))
+        raise ExprError("the expression is empty", 0, fix_hint(kind))
     if len(text) > MAX_LENGTH:
         raise ExprError(f"the expression is longer than {MAX_LENGTH} characters", MAX_LENGTH)
     flat = text.replace("\r", " ").replace("\n", " ").replace("\t", " ")
@@ -451,11 +390,11 @@ def compile_expr(source: str | int | Decimal | bool, kind: str, scope: Scope) ->
             offset = len(flat.rstrip())
             if message == "syntax error":
                 message = "the expression ends too early"
-        raise ExprError(message, min(offset, len(flat)), _syntax_hint(flat, offset)) from None
+        raise ExprError(message, min(offset, len(flat)), syntax_hint(flat, offset)) from None
     compiler = _Compiler(flat, scope)
     got, node = compiler.check(tree.body)
     if got != kind:
-        raise ExprError(f"expected {_KIND_WORD[kind]}, got {_KIND_WORD[got]}", 0, _fix(kind))
+        raise ExprError(f"expected {KIND_WORD[kind]}, got {KIND_WORD[got]}", 0, fix_hint(kind))
     ast.fix_missing_locations(node)
     const: Decimal | bool | None = None
     if not compiler.names and not compiler.uses_index:
@@ -474,16 +413,6 @@ def compile_expr(source: str | int | Decimal | bool, kind: str, scope: Scope) ->
         uses_index=compiler.uses_index,
         windows=dict(compiler.windows),
     )
-
-
-def _syntax_hint(text: str, offset: int) -> str:
-    if "=" in text and "==" not in text and not any(op in text for op in ("<=", ">=", "!=")):
-        return "compare with '==', not '='"
-    if text.count("(") != text.count(")"):
-        return "check the parentheses"
-    if "&&" in text or "||" in text:
-        return "write 'and' / 'or'"
-    return "write a Python-like expression, e.g. position.qty > 0 and price.mark < 100"
 
 
 _NO_CTX: Any = None

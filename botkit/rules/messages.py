@@ -6,7 +6,6 @@ missing keys an example, enums the allowed words, wrong types the expected shape
 
 from __future__ import annotations
 
-import difflib
 import types
 import typing
 from decimal import Decimal
@@ -16,6 +15,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from botkit.errors import ConfigError
+from botkit.rules.hints import did_you_mean
 from botkit.rules.schema import StrategySpec
 from botkit.rules.yamlsrc import Path, SourceMap
 
@@ -54,13 +54,6 @@ _TYPE_WORDS = {
     "list_type": "expected a list ('- item' lines)",
     "too_short": "the list is empty",
 }
-
-
-def did_you_mean(word: str, options: list[str]) -> str:
-    close = difflib.get_close_matches(word, options, n=1, cutoff=0.6)
-    if close:
-        return f"did you mean '{close[0]}'?"
-    return "use one of: " + ", ".join(options)
 
 
 def _unwrap(annotation: Any) -> Any:

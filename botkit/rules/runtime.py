@@ -21,7 +21,7 @@ from botkit.rules.functions import FUNCTIONS, OPERATORS
 if TYPE_CHECKING:
     from botkit.rules.expr import Expr
 
-__all__ = ["Env", "EvalError", "Evaluator", "Resolver", "env_for", "evaluator"]
+__all__ = ["Env", "EvalError", "Evaluator", "Resolver", "env_for", "evaluator", "make_resolver"]
 
 Resolver = Callable[[Ctx], Any]
 
@@ -114,3 +114,22 @@ def _runtime_message(exc: Exception) -> str:
     if isinstance(exc, ArithmeticError):
         return f"arithmetic error ({type(exc).__name__})"
     return str(exc)
+
+
+def make_resolver(root: str, scope: str | None, plan: tuple[tuple[str, Any], ...]) -> Resolver:
+    """The function reading one flattened context access: a root view, then attributes, data
+    keys (``account.ccy.USDT``) and method calls with their literal arguments."""
+
+    def resolve(ctx: Ctx) -> Any:
+        obj = ctx.root(root, scope)
+        for how, what in plan:
+            if how == "attr":
+                obj = getattr(obj, what)
+            elif how == "key":
+                obj = obj.key(what)
+            else:
+                method, args = what
+                obj = getattr(obj, method)(*args)
+        return obj
+
+    return resolve

@@ -62,13 +62,15 @@ def _none_is_empty(value: Any) -> Any:
     return {} if value is None else value
 
 
+def _expr_schema(schema: dict[str, Any]) -> None:
+    schema.pop("type", None)
+    schema["anyOf"] = [{"type": "string"}, {"type": "number"}]
+
+
 ExprText = Annotated[
     str,
     BeforeValidator(_expr_text),
-    Field(
-        json_schema_extra={"anyOf": [{"type": "string"}, {"type": "number"}]},
-        description="an expression, e.g. price.mark * 0.99",
-    ),
+    Field(json_schema_extra=_expr_schema, description="an expression, e.g. price.mark * 0.99"),
 ]
 Duration = Annotated[
     str,
