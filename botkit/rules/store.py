@@ -129,7 +129,11 @@ class StrategyStore:
         }
 
     def refresh(self, instruments: Mapping[str, Instrument] | None = None) -> ReloadReport:
-        """Re-read the files; apply valid changes; keep the last good version of invalid ones."""
+        """Re-read the files; apply valid changes; keep the last good version of invalid ones.
+
+        Strategies whose files did not change keep their names first; a new or changed file
+        that takes a name already running elsewhere is refused (and retried every refresh).
+        """
         if instruments is not None:
             self.instruments = instruments
         fingerprint = _fingerprint(self.instruments)
@@ -140,42 +144,46 @@ class StrategyStore:
         kept: list[Strategy] = []
         errors: list[StrategyFileError] = [StrategyFileError([m]) for m in missing]
         names: dict[str, Path] = {}
+        todo: list[tuple[Path, bytes, tuple[str, object]]] = []
         for path in files:
             entry = self._entries.get(path)
             try:
                 raw = path.read_bytes()
             except OSError as exc:
                 errors.append(_read_error(path, exc))
+                if entry is not None and entry.strategy is not None:
+                    kept.append(entry.strategy)
+                    names[entry.strategy.name] = path
                 continue
             key = (version_of(raw), fingerprint)
             if entry is not None and entry.key == key:
                 if entry.error is not None:
                     errors.append(entry.error)
-                    if entry.strategy is not None:
-                        kept.append(entry.strategy)
                 if entry.strategy is not None:
+                    if entry.error is not None:
+                        kept.append(entry.strategy)
                     names[entry.strategy.name] = path
-                continue
+            else:
+                todo.append((path, raw, key))
+        for path, raw, key in todo:
+            entry = self._entries.get(path)
             previous = entry.strategy if entry is not None else None
             try:
                 strategy = loads_bytes(raw, str(path), instruments=self.instruments)
-                if strategy.name in names:
-                    raise StrategyFileError(
-                        [
-                            ConfigError(
-                                f"strategy name '{strategy.name}' is already used by "
-                                f"{names[strategy.name]}",
-                                where=_name_location(str(path), raw),
-                                hint="give every strategy its own name",
-                            )
-                        ]
-                    )
             except StrategyFileError as exc:
                 self._entries[path] = _Entry(key, previous, exc)
                 errors.append(exc)
                 if previous is not None:
                     kept.append(previous)
-                    names[previous.name] = path
+                    names.setdefault(previous.name, path)
+                continue
+            other = names.get(strategy.name)
+            if other is not None and other != path:
+                taken = _name_taken(strategy.name, other, path, raw)
+                self._entries[path] = _Entry(_RETRY, previous, taken)
+                errors.append(taken)
+                if previous is not None:
+                    kept.append(previous)
                 continue
             self._entries[path] = _Entry(key, strategy, None)
             names[strategy.name] = path
@@ -186,13 +194,30 @@ class StrategyStore:
                 loaded.append(strategy)
             elif previous.version != strategy.version:
                 changed.append(strategy)
-        for path in [p for p in self._entries if p not in set(files)]:
+        present = set(files)
+        for path in [p for p in self._entries if p not in present]:
             gone = self._entries.pop(path)
             if gone.strategy is not None:
                 removed.append(gone.strategy)
         return ReloadReport(
             tuple(loaded), tuple(changed), tuple(removed), tuple(errors), tuple(kept)
         )
+
+
+_RETRY: tuple[str, object] = ("", object())
+"""The cache key of a file refused for its name: never equal, so it is tried again."""
+
+
+def _name_taken(name: str, other: Path, path: Path, raw: bytes) -> StrategyFileError:
+    return StrategyFileError(
+        [
+            ConfigError(
+                f"strategy name '{name}' is already used by {other}",
+                where=_name_location(str(path), raw),
+                hint="give every strategy its own name",
+            )
+        ]
+    )
 
 
 def _read_error(path: Path, exc: OSError) -> StrategyFileError:

@@ -124,3 +124,26 @@ def test_missing_folder_is_reported(tmp_path: Path) -> None:
         f"{tmp_path / 'nope'}: no such file or directory — check the path (a strategy file or "
         "a folder of *.yaml files)"
     ]
+
+
+def test_a_running_name_is_not_taken_over_by_a_new_file(tmp_path: Path) -> None:
+    write(tmp_path / "b.yaml")
+    store = StrategyStore(tmp_path)
+    store.refresh()
+    write(tmp_path / "a.yaml")  # sorts first, same strategy name
+    report = store.refresh()
+    assert store.strategies["alpha"].source == str(tmp_path / "b.yaml")
+    assert "strategy name 'alpha' is already used by" in str(report.errors[0])
+    assert str(report.errors[0]).startswith(f"{tmp_path / 'a.yaml'}:1:1:")
+
+
+def test_a_name_conflict_clears_when_the_other_file_is_renamed(tmp_path: Path) -> None:
+    write(tmp_path / "a.yaml")
+    write(tmp_path / "b.yaml")
+    store = StrategyStore(tmp_path)
+    assert len(store.refresh().errors) == 1
+    write(tmp_path / "a.yaml", name="gamma")
+    report = store.refresh()
+    assert report.errors == ()
+    assert sorted(store.strategies) == ["alpha", "gamma"]
+    assert store.strategies["alpha"].source == str(tmp_path / "b.yaml")
