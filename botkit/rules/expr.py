@@ -270,6 +270,8 @@ class _Compiler:
         name = cur.id
         if name.startswith("_") or any(s[0] == "attr" and str(s[1]).startswith("_") for s in steps):
             self.fail(node, "names starting with '_' are not allowed")
+        if name in ("true", "false") and not steps:  # YAML habits: true/false mean True/False
+            return BOOL, ast.copy_location(ast.Constant(value=name == "true"), node)
         if name == INDEX_NAME and not steps:
             if not self.scope.allow_index:
                 self.fail(cur, "'i' (the rung index) exists only in ladder and grid fields")

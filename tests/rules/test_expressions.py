@@ -69,6 +69,7 @@ def test_numeric_expression_evaluates_in_decimal(expr: str, expected: str) -> No
         ("price.mark != 60000 or position.qty == 0", True),
         ("position.is_open and position.qty > 0", False),
         ("position.is_open == False", True),
+        ("position.is_open == false or true", True),
     ],
 )
 def test_condition_evaluates_to_a_boolean(expr: str, expected: bool) -> None:
