@@ -87,16 +87,16 @@ def _check_order(bars: list[Bar], lines: Sequence[int], problems: Problems) -> N
                 "keep one row per candle",
             )
             continue
-        if not seen_at:  # built only when a file is out of order
-            seen_at = {b.time_ms: n for b, n in zip(bars, lines, strict=True) if n < line}
-        other = seen_at.get(t)
-        what = (
-            f"duplicate time {format_time(t)} (also at line {other})"
-            if other
-            else (
+        if not seen_at:  # where each time first occurs; built only when a file is out of order
+            for b, n in zip(bars, lines, strict=True):
+                seen_at.setdefault(b.time_ms, n)
+        first = seen_at[t]
+        if first < line:
+            what = f"duplicate time {format_time(t)} (also at line {first})"
+        else:
+            what = (
                 f"time {format_time(t)} is earlier than line {latest_line} ({format_time(latest)})"
             )
-        )
         problems.add(line, what, "sort the rows by time, one row per candle")
 
 

@@ -30,7 +30,7 @@ from botkit.backtest.intervals import (
 )
 from botkit.backtest.progress import Progress
 from botkit.backtest.synth import SynthParams, synth_bars
-from botkit.errors import UsageError
+from botkit.errors import BotkitError, UsageError
 
 __all__ = ["register"]
 
@@ -143,12 +143,17 @@ def _fetch(args: argparse.Namespace) -> int:
         if end <= args.start:
             raise UsageError("--end must be after --start")
         windows = -(-(end - args.start) // (args.page_size * args.interval))
+        eta = f", about {windows / args.rate:,.0f} s at {args.rate:g}/s" if args.rate > 0 else ""
+        print(
+            f"fetching {format_time(args.start)} → {format_time(end)} in {windows:,} requests{eta}",
+            file=sys.stderr,
+        )
         with Progress(windows, sys.stderr, label="fetch") as progress:
             result = fetch_candles(client, args.symbol, args.interval, args.start, end,
                                    page_size=args.page_size, now_ms=now, max_rate=args.rate,
                                    on_page=lambda done, _total: progress.update())  # fmt: skip
     if not result.bars:
-        raise UsageError(
+        raise BotkitError(
             f"the exchange has no {word} candles of {args.symbol} between "
             f"{format_time(args.start)} and {format_time(end)}"
         )

@@ -77,6 +77,15 @@ def test_duplicate_of_an_older_row_out_of_order(tmp_path: Path) -> None:
     ]
 
 
+def test_every_out_of_order_row_is_named_with_its_twin(tmp_path: Path) -> None:
+    text = HEADER + row(0) + row(1) + row(2) + row(0) + row(3) + row(4) + row(3) + row(5)
+    found = problems_of(tmp_path, text)
+    assert [f.split(" — ")[0] for f in found] == [
+        ":5: duplicate time 2024-01-01T00:00:00Z (also at line 2)",
+        ":8: duplicate time 2024-01-01T00:03:00Z (also at line 6)",
+    ]
+
+
 def test_gap_is_refused_with_the_missing_count(tmp_path: Path) -> None:
     text = HEADER + row(0) + row(1) + row(2) + row(5) + row(6)
     found = problems_of(tmp_path, text)

@@ -134,12 +134,31 @@ def test_fetch_writes_the_simulators_candles(
     code = main(["data", "fetch", "--symbol", "BTC_USDT_PERP", "--interval", "1m",
                  "--start", "2024-01-01T00:00:00Z", "--out", str(out), "--rate", "0"])  # fmt: skip
     assert code == 0
-    assert capsys.readouterr().out == (
-        f"fetched 240 1m candles of BTC_USDT_PERP in 3 requests to {out}\n"
-    )
+    printed = capsys.readouterr()
+    assert printed.out == f"fetched 240 1m candles of BTC_USDT_PERP in 3 requests to {out}\n"
+    assert printed.err == "fetching 2024-01-01T00:00:00Z → 2024-01-01T04:00:01Z in 3 requests\n"
     series = load_candles(out)
     assert len(series) == 240
     assert str(series.bars[0].close) == "101"
+
+
+def test_fetch_of_a_period_without_candles_fails_with_one_line(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    sim_with_history: tuple[SimHandle, ExchangeClient],
+) -> None:
+    _sim, client = sim_with_history
+    monkeypatch.setattr(factory, "make_client", lambda settings: client)
+    code = main(["data", "fetch", "--symbol", "BTC_USDT_PERP", "--interval", "1m",
+                 "--start", "2023-12-31T00:00:00Z", "--end", "2023-12-31T01:00:00Z",
+                 "--out", str(tmp_path / "x.csv"), "--rate", "0"])  # fmt: skip
+    assert code == 1
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "error: the exchange has no MINUTE_1 candles of BTC_USDT_PERP between "
+        "2023-12-31T00:00:00Z and 2023-12-31T01:00:00Z"
+    )
+    assert not (tmp_path / "x.csv").exists()
 
 
 def test_fetch_refuses_an_interval_the_exchange_does_not_have(
