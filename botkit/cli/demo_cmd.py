@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -18,14 +19,28 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any, TextIO
 
+from botkit.backtest.progress import Progress
+from botkit.errors import UsageError
 from botkit.exchange.client import ExchangeClient
 from botkit.exchange.clock import ClockSync
 from botkit.exchange.factory import SIM_BASE_URL
-from botkit.sim.clock import WallClock
+from botkit.journal import Journal
+from botkit.runner.paper import PaperRun, money, run_paper, summarize
+from botkit.service.logs import configure_logging
+from botkit.sim.clock import ManualClock, WallClock
 from botkit.sim.config import load_sim_config
 from botkit.sim.inprocess import SimHandle, make_sim
 
-__all__ = ["STEPS", "DemoContext", "DemoStep", "format_table", "register", "run_demo"]
+__all__ = [
+    "PAPER_STEPS",
+    "STEPS",
+    "DemoContext",
+    "DemoStep",
+    "PaperOptions",
+    "format_table",
+    "register",
+    "run_demo",
+]
 
 _DEFAULT_SIM_CONFIG = Path("configs/sim.toml")
 
@@ -136,12 +151,170 @@ STEPS: list[tuple[str, DemoStep]] = [
 """The demo's steps, in order: (title, step). The service work appends its own."""
 
 
+# --- the main job: the example strategies on simulated time ---------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PaperOptions:
+    """How long and on what the demo trades (``botkit demo`` flags)."""
+
+    strategies: Path = Path("strategies")
+    journal: Path = Path("var/demo-journal.sqlite")
+    hours: int = 8
+
+
+def _fresh_journal(path: Path, clock: Callable[[], int]) -> Journal:
+    """The demo's own journal, emptied first: each demo run tells one story."""
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+    return Journal(path, clock=clock, synchronous="NORMAL")
+
+
+def trade_on_paper(ctx: DemoContext) -> None:
+    options: PaperOptions = ctx.notes.get("paper", PaperOptions())
+    if not isinstance(ctx.sim.clock, ManualClock):
+        raise UsageError("the paper run needs the simulator on simulated time")
+    span = options.hours * 3_600_000
+    ctx.notes["start_equity"] = ctx.client.balance().eq or Decimal(0)
+    progress = Progress(span, label=f"trading {options.hours}h of simulated time")
+    journal = _fresh_journal(options.journal, ctx.sim.clock.now_ms)
+    ctx.say(f"Strategies from {options.strategies}/, journal {options.journal}")
+    done = 0
+
+    def advance(elapsed: int) -> None:
+        nonlocal done
+        progress.update(elapsed - done)
+        done = elapsed
+
+    try:
+        run = run_paper(
+            ctx.sim,
+            ctx.client,
+            strategies=[options.strategies],
+            journal=journal,
+            span_ms=span,
+            on_progress=advance,
+        )
+    finally:
+        progress.close()
+    ctx.notes["run"] = run
+    ctx.say(f"Ran {run.cycles} cycles over {(run.end_ms - run.start_ms) / 3_600_000:.1f}h.")
+
+
+def show_summary(ctx: DemoContext) -> None:
+    run: PaperRun = ctx.notes["run"]
+    options: PaperOptions = ctx.notes.get("paper", PaperOptions())
+    try:
+        summary = summarize(run, ctx.client, ctx.notes["start_equity"])
+    finally:
+        run.journal.close()
+    placed = sum(n for k, n in summary.outcomes.items() if k != "rejected_local")
+    ctx.say(f"Cycles: {summary.cycles}; strategies: {', '.join(summary.strategies) or 'none'}")
+    ctx.say(
+        f"Orders: {placed} sent, {summary.outcomes.get('accepted', 0)} accepted, "
+        f"{summary.outcomes.get('rejected', 0)} rejected by the exchange, "
+        f"{summary.outcomes.get('rejected_local', 0)} refused locally, "
+        f"{summary.outcomes.get('failed', 0)} failed, "
+        f"{summary.outcomes.get('unsettled', 0)} unsettled"
+    )
+    if summary.refused:
+        ctx.say("Refused locally, by reason:")
+        ctx.say(format_table(("reason", "orders"), sorted(summary.refused.items())))
+    if summary.rejected:
+        ctx.say("Rejected by the exchange, by code:")
+        ctx.say(format_table(("code and message", "orders"), sorted(summary.rejected.items())))
+    rows = []
+    for (strategy, symbol, leg), book in sorted(summary.books.items()):
+        mark = summary.marks.get(symbol)
+        upl = book.unrealized(mark)
+        rows.append(
+            (
+                strategy,
+                symbol,
+                leg.value,
+                book.fills,
+                book.qty,
+                money(book.avg_px),
+                money(book.realized),
+                money(upl),
+                money(book.fees, 4),
+                money(book.realized + upl - book.fees),
+            )
+        )
+    if rows:
+        ctx.say(
+            "Fills per strategy, each replayed by average cost (strategies that share a symbol"
+            " share its position; fees in USDT):"
+        )
+        headers = (
+            "strategy",
+            "symbol",
+            "leg",
+            "fills",
+            "position",
+            "avg px",
+            "realized",
+            "unrealized",
+            "fees",
+            "net",
+        )
+        ctx.say(format_table(headers, rows))
+    else:
+        ctx.say("No fills: no strategy traded in this stretch.")
+    symbols = sorted(set(summary.realized) | {p.symbol for p in summary.positions})
+    if symbols:
+        ctx.say("Positions and PnL per symbol, as the exchange books them:")
+        table: list[tuple[object, ...]] = []
+        for symbol in symbols:
+            realized = money(summary.realized.get(symbol, Decimal(0)))
+            legs = sorted(
+                (p for p in summary.positions if p.symbol == symbol), key=lambda p: p.posSide.value
+            )
+            table += [
+                (
+                    symbol,
+                    p.posSide.value,
+                    p.qty,
+                    money(p.openAvgPx or Decimal(0)),
+                    money(p.upl or Decimal(0)),
+                    realized,
+                )
+                for p in legs
+            ] or [(symbol, "-", 0, "-", "0.00", realized)]
+        ctx.say(
+            format_table(("symbol", "leg", "position", "avg px", "unrealized", "realized"), table)
+        )
+    change = summary.equity - summary.start_equity
+    ctx.say(
+        f"Equity: {money(summary.start_equity)} -> {money(summary.equity)} "
+        f"({'+' if change >= 0 else ''}{money(change)})"
+    )
+    ctx.say(
+        f"Journal: {options.journal} — try 'botkit journal summary --journal "
+        f"{options.journal}' or 'botkit journal show --journal {options.journal}'"
+    )
+
+
+PAPER_STEPS: list[tuple[str, DemoStep]] = [
+    ("trade the example strategies on paper", trade_on_paper),
+    ("summary", show_summary),
+]
+"""The main job: ``botkit demo`` runs :data:`STEPS` and then these."""
+
+
+def _local_clock(sim: SimHandle) -> Callable[[], int]:
+    """The client's own clock: the simulator's, less the server-clock skew it may be given."""
+    clock = sim.clock
+    return lambda: clock.now_ms() - int(getattr(clock, "offset_ms", 0))
+
+
 def run_demo(
     *,
     sim: SimHandle | None = None,
     steps: Sequence[tuple[str, DemoStep]] | None = None,
     out: TextIO | None = None,
     signing: str = "v3",
+    notes: dict[str, Any] | None = None,
 ) -> DemoContext:
     """Run the demo steps against ``sim`` (default: a fresh simulator on wall time)."""
     out = out if out is not None else sys.stdout
@@ -155,10 +328,10 @@ def run_demo(
         secret=key.secret,
         passphrase=key.passphrase,
         signing="pf" if signing == "pf" else "v3",
-        clock=ClockSync(),
+        clock=ClockSync(local=_local_clock(sim)),
         transport=sim.transport,
     )
-    ctx = DemoContext(sim, client, out)
+    ctx = DemoContext(sim, client, out, notes=dict(notes or {}))
     with client:
         ctx.say("botkit demo — the embedded paper exchange, in process (no network)")
         for title, step in steps if steps is not None else STEPS:
@@ -169,10 +342,19 @@ def run_demo(
 
 
 def _run(args: argparse.Namespace) -> int:
-    sim = None
-    if args.sim_config is not None:
-        sim = make_sim(load_sim_config(args.sim_config), WallClock())
-    run_demo(sim=sim, signing=args.signing)
+    if args.hours < 1 or args.hours > 24 * 7:
+        raise UsageError(f"botkit demo: --hours must be between 1 and 168, got {args.hours}")
+    if not args.strategies.exists():
+        raise UsageError(f"botkit demo: {args.strategies} does not exist (--strategies PATH)")
+    path = args.sim_config
+    if path is None and _DEFAULT_SIM_CONFIG.is_file():
+        path = _DEFAULT_SIM_CONFIG
+    now = time.time_ns() // 1_000_000
+    start = now - now % 60_000 - args.hours * 3_600_000  # ends about now: journal times read well
+    sim = make_sim(load_sim_config(path), ManualClock(start))
+    configure_logging(level="WARNING", fmt="text")
+    options = PaperOptions(strategies=args.strategies, journal=args.journal, hours=args.hours)
+    run_demo(sim=sim, signing=args.signing, steps=[*STEPS, *PAPER_STEPS], notes={"paper": options})
     return 0
 
 
@@ -189,4 +371,19 @@ def register(sub: Any) -> None:
     parser.add_argument(
         "--signing", choices=["v3", "pf"], default="v3", help="signing scheme to use (v3)"
     )
+    parser.add_argument(
+        "--strategies",
+        type=Path,
+        default=Path("strategies"),
+        metavar="PATH",
+        help="strategy folder or file to trade (default: strategies/)",
+    )
+    parser.add_argument(
+        "--journal",
+        type=Path,
+        default=Path("var/demo-journal.sqlite"),
+        metavar="FILE",
+        help="where the demo's journal is written (emptied first; default var/demo-journal.sqlite)",
+    )
+    parser.add_argument("--hours", type=int, default=8, help="simulated hours to trade (default 8)")
     parser.set_defaults(handler=_run)

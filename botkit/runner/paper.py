@@ -1,0 +1,153 @@
+"""Paper trading on simulated time: the service's loop and runner on the in-process simulator.
+
+:func:`run_paper` is the main job of ``botkit demo``: it runs the real :class:`Loop` and
+:class:`Runner` — rules, validation, batching, signed requests, journal — against the embedded
+simulator on a manual clock, so hours of trading take seconds. :func:`summarize` then reads the
+journal and the exchange back into the figures the demo prints.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+
+from botkit.exchange.client import ExchangeClient
+from botkit.exchange.models import Position, PosSide
+from botkit.exchange.paging import iter_history
+from botkit.journal import Journal, OrderFilter, Outcome
+from botkit.pipeline import Executor
+from botkit.rules import Strategy
+from botkit.rules.store import StrategyStore
+from botkit.runner.cycle import CycleReport, Runner
+from botkit.runner.execution import LiveExecution
+from botkit.runner.loop import Loop
+from botkit.runner.pnl import Book, attribute
+from botkit.runner.simtime import SimulatedTime
+from botkit.sim.clock import ManualClock
+from botkit.sim.inprocess import SimHandle
+
+__all__ = ["PaperRun", "Summary", "run_paper", "summarize"]
+
+
+@dataclass
+class PaperRun:
+    """What a paper run leaves behind for the summary."""
+
+    runner: Runner
+    journal: Journal
+    start_ms: int
+    end_ms: int
+    cycles: int
+
+
+def run_paper(
+    sim: SimHandle,
+    client: ExchangeClient,
+    *,
+    strategies: list[Path],
+    journal: Journal,
+    span_ms: int,
+    on_progress: Callable[[int], None] = lambda _ms: None,
+) -> PaperRun:
+    """Run the strategies for ``span_ms`` of simulated time on ``sim`` (a manual clock)."""
+    clock = sim.clock
+    if not isinstance(clock, ManualClock):
+        raise TypeError("paper runs need the simulator on a ManualClock")
+    executor = Executor(client, journal, resync=client.resync_clock, batch_rate=None)
+    runner = Runner(
+        port=client,
+        store=StrategyStore(strategies),
+        journal=journal,
+        execution=LiveExecution(executor, client, journal),
+        now_ms=client.clock.now_ms,
+        clock_offset_ms=lambda: client.clock.offset_ms,
+    )
+    start = clock.now_ms()
+    end = start + span_ms
+
+    def advance(now_ms: int) -> None:
+        sim.engine.step()  # the random walk catches up, filling what it crosses
+        on_progress(min(now_ms, end) - start)
+
+    loop: Loop
+
+    def stop_at_end(report: CycleReport) -> None:
+        if report.now_ms >= end or runner.next_due_ms() is None:
+            loop.request_stop()
+
+    loop = Loop(
+        runner,
+        SimulatedTime(clock, on_advance=advance),
+        sync=client.clock.maybe_resync,
+        on_cycle=stop_at_end,
+    )
+    loop.run()
+    return PaperRun(runner, journal, start, clock.now_ms(), loop.cycles_run)
+
+
+@dataclass
+class Summary:
+    """The demo's figures."""
+
+    cycles: int
+    start_ms: int
+    end_ms: int
+    outcomes: Counter[str] = field(default_factory=Counter)
+    refused: Counter[str] = field(default_factory=Counter)
+    rejected: Counter[str] = field(default_factory=Counter)
+    books: dict[tuple[str, str, PosSide], Book] = field(default_factory=dict)
+    marks: dict[str, Decimal] = field(default_factory=dict)
+    positions: list[Position] = field(default_factory=list)
+    realized: dict[str, Decimal] = field(default_factory=dict)
+    """Realized PnL per symbol as the exchange books it (closed and open positions)."""
+    equity: Decimal = Decimal(0)
+    start_equity: Decimal = Decimal(0)
+    strategies: tuple[str, ...] = ()
+
+
+def _reason_key(reason: str) -> str:
+    return reason.split(":", 1)[0].strip() or reason
+
+
+def summarize(run: PaperRun, client: ExchangeClient, start_equity: Decimal) -> Summary:
+    """Figures of a paper run, from the journal (decisions) and the exchange (fills, balance)."""
+    rows = run.journal.orders(OrderFilter(include_dry=False))
+    summary = Summary(run.cycles, run.start_ms, run.end_ms, start_equity=start_equity)
+    owner: dict[str, str] = {}
+    for row in rows:
+        owner[row.cl_ord_id] = row.strategy
+        summary.outcomes[row.outcome.value if row.outcome else "unsettled"] += 1
+        if row.outcome is Outcome.REJECTED_LOCAL:
+            for reason in row.reasons:
+                summary.refused[_reason_key(reason)] += 1
+        elif row.outcome is Outcome.REJECTED:
+            summary.rejected[f"{row.code} {row.msg}".strip()] += 1
+    fills = list(iter_history(client.fills, start=run.start_ms, end=run.end_ms))
+    instruments = {i.symbol: i for i in client.instruments()}
+    ct_vals = {s: i.ctVal for s, i in instruments.items()}
+    summary.books = attribute(fills, owner, ct_vals)
+    summary.marks = {t.s: t.mPx for t in client.tickers() if t.mPx is not None}
+    summary.positions = client.open_positions()
+    closed = iter_history(client.position_history, start=run.start_ms, end=run.end_ms)
+    for symbol, pnl in [(r.symbol, r.pnl) for r in closed] + [
+        (p.symbol, p.pnl) for p in summary.positions
+    ]:
+        summary.realized[symbol] = summary.realized.get(symbol, Decimal(0)) + (pnl or Decimal(0))
+    summary.equity = client.balance().eq or Decimal(0)
+    loaded: dict[str, Strategy] = run.runner.store.strategies
+    summary.strategies = tuple(sorted(loaded))
+    return summary
+
+
+@functools.cache
+def _quant(places: int) -> Decimal:
+    return Decimal(1).scaleb(-places)
+
+
+def money(value: Decimal, places: int = 2) -> str:
+    """A decimal rounded for display only (never for trading)."""
+    return format(value.quantize(_quant(places)), "f")
