@@ -64,6 +64,7 @@ class ClockSync:
         self._lock = threading.Lock()
         self._offset_ms = 0
         self._last: SyncSample | None = None
+        self._stale = False
 
     def __repr__(self) -> str:
         return f"ClockSync(offset_ms={self._offset_ms}, interval_ms={self.interval_ms})"
@@ -113,12 +114,18 @@ class ClockSync:
         with self._lock:
             self._offset_ms = offset
             self._last = sample
+            self._stale = False
         return sample
 
+    def mark_stale(self) -> None:
+        """The exchange refused a timestamp: re-sync before the next signed request."""
+        self._stale = True
+
     def due(self) -> bool:
-        """True before the first sync, and when ``interval_ms`` has passed since the last."""
+        """True before the first sync, after :meth:`mark_stale`, and when ``interval_ms`` has
+        passed since the last."""
         last = self._last
-        if last is None:
+        if last is None or self._stale:
             return True
         if self.interval_ms == 0:
             return False

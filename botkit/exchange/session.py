@@ -17,7 +17,7 @@ import httpx
 from pydantic import SecretStr
 
 from botkit import __version__
-from botkit.errors import RequestContext, SettingsError
+from botkit.errors import RequestContext, SettingsError, TimestampExpired
 from botkit.exchange import http
 from botkit.exchange.clock import ClockSync
 from botkit.exchange.signing import Scheme, encode_query, pf_headers, v3_headers
@@ -108,15 +108,19 @@ class Session:
             content = response.read()
         except httpx.TransportError as exc:
             raise http.map_transport_error(exc, context, write=write) from exc
-        data = http.interpret(
-            response.status_code,
-            response.headers,
-            content,
-            context,
-            write=write,
-            now_ms=self.clock.now_ms(),
-            envelope_required=envelope_required,
-        )
+        try:
+            data = http.interpret(
+                response.status_code,
+                response.headers,
+                content,
+                context,
+                write=write,
+                now_ms=self.clock.now_ms(),
+                envelope_required=envelope_required,
+            )
+        except TimestampExpired:
+            self.clock.mark_stale()  # the server clock moved: re-sync before the next signing
+            raise
         return data, dataclasses.replace(context, http_status=response.status_code)
 
     def server_time(self) -> int:

@@ -4,16 +4,25 @@ Instruments change rarely: they are cached for ``instruments_ttl_ms`` and re-rea
 rejection suggests they moved (:meth:`SnapshotReader.invalidate_instruments`). History (closed
 orders, fills, closed positions) is read only when a due strategy's expressions refer to it, and
 only for the last ``history_window_ms``, oldest record first.
+
+Reads change nothing, so a transient failure of one (429, 5xx, a lost connection or a timeout,
+an expired timestamp, a garbled answer) is retried with backoff within ``ReadPolicy.attempts``
+instead of losing the cycle: a 429's ``Retry-After`` is honoured, and an expired timestamp is
+retried at once (the client has marked its clock for a re-sync before the next signed call).
 """
 
 from __future__ import annotations
 
 import functools
 import itertools
+import time
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
+
+from botkit.errors import MalformedResponse, RateLimited, TimestampExpired, TransientError
 from botkit.exchange.models import Instrument, LimitPrice, PositionMode
 from botkit.exchange.paging import iter_history
 from botkit.exchange.port import ExchangePort
@@ -36,6 +45,13 @@ class ReadPolicy:
     history_max_records: int = 500
     limit_prices: bool = True
     """Read ``/v3/market/limitPrice`` for each traded symbol (the live price band)."""
+    attempts: int = 4
+    """Tries of one read (the first included) when it fails transiently."""
+    base_delay: float = 0.2
+    """Seconds before the second try; doubled for each further one, up to ``max_delay``."""
+    max_delay: float = 5.0
+    max_retry_after: float = 30.0
+    """A 429's ``Retry-After`` is honoured up to this many seconds."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,11 +87,40 @@ def _time_of(record: Any) -> int:
 class SnapshotReader:
     """Builds a :class:`~botkit.snapshot.Snapshot` from an :class:`ExchangePort`."""
 
-    def __init__(self, port: ExchangePort, policy: ReadPolicy | None = None) -> None:
+    def __init__(
+        self,
+        port: ExchangePort,
+        policy: ReadPolicy | None = None,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         self.port = port
         self.policy = policy or ReadPolicy()
+        self._sleep = sleep
         self._instruments: dict[str, Instrument] = {}
         self._instruments_read_ms: int | None = None
+
+    def _wait(self, state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        p = self.policy
+        if isinstance(exc, TimestampExpired):
+            return 0.0
+        if isinstance(exc, RateLimited) and exc.retry_after is not None:
+            return max(0.0, min(exc.retry_after, p.max_retry_after))
+        delay: float = min(p.max_delay, p.base_delay * 2.0 ** (state.attempt_number - 1))
+        return delay
+
+    def _get(self, read: Callable[..., T], *args: Any) -> T:
+        """One read, retried while it fails transiently (see the module doc)."""
+        retrying = Retrying(
+            sleep=self._sleep,
+            stop=stop_after_attempt(max(1, self.policy.attempts)),
+            wait=self._wait,
+            retry=retry_if_exception_type((TransientError, MalformedResponse)),
+            reraise=True,
+        )
+        result: T = retrying(read, *args)
+        return result
 
     def invalidate_instruments(self) -> None:
         """Read instrument limits again at the next cycle."""
@@ -85,36 +130,36 @@ class SnapshotReader:
         """Instrument limits by symbol, from the cache while it is fresh."""
         read_at = self._instruments_read_ms
         if read_at is None or now_ms - read_at >= self.policy.instruments_ttl_ms:
-            self._instruments = {i.symbol: i for i in self.port.instruments()}
+            self._instruments = {i.symbol: i for i in self._get(self.port.instruments)}
             self._instruments_read_ms = now_ms
         return self._instruments
 
     def _history(self, page: Callable[..., Sequence[T]], now_ms: int) -> list[T]:
         start = now_ms - self.policy.history_window_ms
         records = iter_history(page, start=start, end=now_ms, limit=100)
-        kept = list(itertools.islice(records, self.policy.history_max_records))
+        kept = self._get(lambda: list(itertools.islice(records, self.policy.history_max_records)))
         kept.sort(key=_time_of)
         return kept
 
     def read(self, now_ms: int, symbols: Collection[str], needs: Needs = Needs()) -> Snapshot:
         """Everything the due strategies may read, as of ``now_ms`` (exchange time)."""
-        port = self.port
+        port, get = self.port, self._get
         instruments = self.instruments(now_ms)
-        tickers = {t.s: t for t in port.tickers()}
+        tickers = {t.s: t for t in get(port.tickers)}
         limit_prices: dict[str, LimitPrice] = {}
         if self.policy.limit_prices:
             for symbol in sorted(symbols):
                 if symbol in instruments:
-                    limit_prices[symbol] = port.limit_price(symbol)
+                    limit_prices[symbol] = get(port.limit_price, symbol)
         history = functools.partial(self._history, now_ms=now_ms)
-        mode = port.position_mode()
+        mode = get(port.position_mode)
         return Snapshot(
             now_ms=now_ms,
-            balance=port.balance(),
+            balance=get(port.balance),
             instruments=instruments,
             tickers=tickers,
-            positions=port.open_positions(),
-            open_orders=port.open_orders(),
+            positions=get(port.open_positions),
+            open_orders=get(port.open_orders),
             order_history=history(port.order_history) if needs.orders else [],
             fills=history(port.fills) if needs.fills else [],
             position_history=history(port.position_history) if needs.positions else [],

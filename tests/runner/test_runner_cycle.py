@@ -7,6 +7,7 @@ from pathlib import Path
 
 from botkit.journal import OrderFilter, Outcome
 from botkit.pipeline import GuardSettings, RiskLimits
+from botkit.runner.reader import SnapshotReader
 from botkit.sim.faults import FaultKind
 from tests.runner.conftest import ONE_ORDER, Rig, make_rig, open_orders
 
@@ -113,11 +114,15 @@ def test_a_deleted_file_stops_the_strategy_and_cancels_its_orders(rig: Rig) -> N
 
 def test_a_failing_read_is_journaled_and_the_next_cycle_goes_on(rig: Rig) -> None:
     rig.write("one.yaml", ONE_ORDER)
+    sleeps: list[float] = []
+    rig.runner.reader = SnapshotReader(rig.client, sleep=sleeps.append)
     rig.runner.reader.instruments(rig.clock.now_ms())
-    fault = rig.sim.faults.add(FaultKind.HTTP_500, path="/v3/account/balance", times=1)
+    fault = rig.sim.faults.add(FaultKind.HTTP_500, path="/v3/account/balance")
     failed = rig.runner.run_cycle()
     assert failed.error.startswith("read failed:")
-    assert fault.fired == 1
+    assert fault.fired == 4  # the read was tried 4 times (ReadPolicy.attempts), then given up
+    assert sleeps == [0.2, 0.4, 0.8]
+    rig.sim.faults.remove(fault)
     cycles = rig.journal.cycles(limit=5)
     assert any(c.error.startswith("read failed") for c in cycles)
     rig.advance(MINUTE)

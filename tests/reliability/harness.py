@@ -1,0 +1,168 @@
+"""What every row of the fault matrix shares: the ladder strategy, the exchange-side recorder and
+the tally of one run (intended, placed, duplicates, unsettled, mismatches, cycles lost).
+
+The recorder wraps the simulator's wire API (inside the simulator's lock), so it sees every
+placement the exchange *processed* — including those whose answer a fault then destroyed. It is
+the ground truth the journal is compared with: the simulator itself forgets fill-less cancelled
+orders after a few hours, the recorder never does.
+"""
+
+from __future__ import annotations
+
+import textwrap
+import threading
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from botkit.journal import Journal, OrderFilter, Outcome
+
+__all__ = [
+    "LADDER_RUNGS",
+    "PERIOD_MS",
+    "PLACE",
+    "Recorder",
+    "Tally",
+    "ladder_strategy",
+    "tally",
+    "write_strategy",
+]
+
+PLACE = "/v3/trade/orders"
+LADDER_RUNGS = 25
+PERIOD_MS = 60_000
+
+_STRATEGY = """\
+    # The fault matrix's load: a fresh {rungs}-order BUY ladder every cycle, far enough under
+    # the mark never to fill, and last cycle's ladder cancelled first.
+    strategy: matrix
+    symbol: BTC_USDT_PERP
+    every: {every}
+    rules:
+      - name: cancel-old
+        when: strategy.open_orders > 0
+        cancel: {{rule: ladder}}
+      - name: ladder
+        when: price.mark > 0
+        place:
+          ladder: {{side: BUY, count: {rungs}, from_px: price.mark * 0.98,
+                   step_px: price.mark * 0.0005, sz: 1}}
+"""
+
+
+def ladder_strategy(*, rungs: int = LADDER_RUNGS, every: str = "1m") -> str:
+    """The strategy file text of the matrix's load."""
+    return textwrap.dedent(_STRATEGY.format(rungs=rungs, every=every))
+
+
+def write_strategy(folder: Path, *, rungs: int = LADDER_RUNGS, every: str = "1m") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "matrix.yaml"
+    path.write_text(ladder_strategy(rungs=rungs, every=every))
+    return path
+
+
+class Recorder:
+    """Wraps the simulator's wire API; records every placement the exchange processed."""
+
+    def __init__(self, api: Any) -> None:
+        self._api = api
+        self._lock = threading.Lock()
+        self.accepted: dict[str, str] = {}
+        """clOrdId → ordId of every order the exchange placed."""
+        self.placements: Counter[str] = Counter()
+        """How many times each clOrdId was placed (must be 1)."""
+        self.duplicate_answers: Counter[str] = Counter()
+        """clOrdIds sent again while the exchange had them (its 250 answer)."""
+        self.rejected: Counter[str] = Counter()
+
+    def is_public(self, method: str, path: str) -> bool:
+        result: bool = self._api.is_public(method, path)
+        return result
+
+    def call(self, method: str, path: str, query: Mapping[str, str], body: Any | None) -> Any:
+        data = self._api.call(method, path, query, body)
+        if method == "POST" and path == PLACE:
+            with self._lock:
+                for item in data:
+                    code, cid = int(item["code"]), str(item["clOrdId"])
+                    if code == 200:
+                        self.placements[cid] += 1
+                        self.accepted[cid] = str(item["ordId"])
+                    elif code == 250:
+                        self.duplicate_answers[cid] += 1
+                    else:
+                        self.rejected[cid] += 1
+        return data
+
+    @property
+    def duplicates(self) -> int:
+        """Placements beyond the first of a clOrdId, plus re-sends the exchange refused as 250."""
+        with self._lock:
+            extra = sum(n - 1 for n in self.placements.values() if n > 1)
+            return extra + sum(self.duplicate_answers.values())
+
+
+@dataclass
+class Tally:
+    """The figures of one matrix row."""
+
+    row: str
+    cycles: int = 0
+    """Cycles the service ran (journaled)."""
+    slots: int = 0
+    """Evaluation slots the run spanned (one ladder each, when nothing is lost)."""
+    intended: int = 0
+    placed: int = 0
+    duplicates: int = 0
+    unsettled: int = 0
+    mismatches: int = 0
+    cycles_lost: int = 0
+    faults: int = 0
+    seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+    lost_allowed: bool = False
+    """Rows that kill the service lose the cycles it was down for; the others must lose none."""
+
+    @property
+    def ok(self) -> bool:
+        clean = self.duplicates == 0 and self.unsettled == 0 and self.mismatches == 0
+        return clean and self.intended > 0 and (self.lost_allowed or self.cycles_lost == 0)
+
+
+def tally(
+    row: str,
+    journal: Journal,
+    recorder: Recorder,
+    *,
+    slots: int,
+    faults: int = 0,
+    seconds: float = 0.0,
+) -> Tally:
+    """Compare the journal with what the exchange processed, after the final reconcile."""
+    rows = journal.orders(OrderFilter(include_dry=False))
+    accepted = {r.cl_ord_id: r.ord_id for r in rows if r.outcome is Outcome.ACCEPTED}
+    exchange = dict(recorder.accepted)
+    mismatched = {
+        c for c in accepted.keys() | exchange.keys() if accepted.get(c) != exchange.get(c)
+    }
+    decided = {r.slot for r in rows}
+    cycles = journal.cycles()
+    result = Tally(
+        row=row,
+        cycles=sum(1 for c in cycles if not c.dry),
+        slots=slots,
+        intended=len(rows),
+        placed=len(exchange),
+        duplicates=recorder.duplicates,
+        unsettled=sum(1 for r in rows if r.outcome is None),
+        mismatches=len(mismatched),
+        cycles_lost=max(0, slots - len(decided)),
+        faults=faults,
+        seconds=seconds,
+    )
+    if mismatched:
+        result.notes.append("mismatched: " + ", ".join(sorted(mismatched)[:5]))
+    return result

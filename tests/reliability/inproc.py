@@ -1,0 +1,207 @@
+"""One matrix row in process: the real :class:`Runner` and :class:`Loop` against the in-process
+simulator on a manual clock, with the fault plan of the row armed.
+
+The wiring mirrors :func:`botkit.runner.build.assemble` (the service's): the settings' client
+(clock re-sync every 300 s, 10 s timeout unless the row says otherwise), the executor with its
+default retry policy, the live execution adapter. Only time differs: the local clock is a
+:class:`ManualClock` that sleeps advance, and the loop waits by moving it (exactly as
+``RealTimeWaiter`` waits on the service's estimate of exchange time). Every loop is bounded in
+cycles and in waits; nothing touches a socket.
+"""
+
+from __future__ import annotations
+
+import random
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from botkit.exchange.factory import SIM_BASE_URL, make_client
+from botkit.journal import Journal
+from botkit.pipeline import Executor, GuardSettings
+from botkit.rules.store import StrategyStore
+from botkit.runner.cycle import CycleReport, Runner
+from botkit.runner.execution import LiveExecution
+from botkit.runner.loop import Loop
+from botkit.settings import load_settings
+from botkit.sim.clock import ManualClock
+from botkit.sim.inprocess import SimHandle, make_sim
+from botkit.sim.server import SimServer
+from tests.pipeline.simharness import static_config
+from tests.reliability.harness import PERIOD_MS, Recorder, Tally, tally, write_strategy
+
+__all__ = ["T0", "Arm", "InProcessRun", "run_in_process"]
+
+T0 = 1_763_000_000_000 - (1_763_000_000_000 % PERIOD_MS)
+"""Local start time, on a minute boundary."""
+
+Arm = Callable[[SimHandle, int], None]
+"""``arm(sim, cycle)``: called before each cycle (cycle 0 before the first) to set the row's
+faults; the start-up sync happens before cycle 0's arm, so skews set there are jumps."""
+
+
+class _Waiter:
+    """Waits by advancing the local clock to the service's estimate of ``target_ms``."""
+
+    def __init__(self, clock: ManualClock, now_ms: Callable[[], int], max_waits: int) -> None:
+        self.clock = clock
+        self.now_ms = now_ms
+        self.waits = 0
+        self.max_waits = max_waits
+        self.on_exhausted: Callable[[], None] = lambda: None
+
+    def wait_until(self, target_ms: int, wake: threading.Event) -> None:
+        self.waits += 1
+        if self.waits > self.max_waits:  # a loop that stopped making progress: end the row
+            self.on_exhausted()
+            return
+        if wake.is_set():
+            return
+        self.clock.advance(max(1, target_ms - self.now_ms()))
+
+
+@dataclass
+class InProcessRun:
+    tally: Tally
+    reports: list[CycleReport]
+
+
+def run_in_process(
+    row: str,
+    arm: Arm,
+    *,
+    cycles: int,
+    seed: int = 1,
+    timeout_s: float = 10.0,
+    loopback: bool = False,
+    folder: Path | None = None,
+) -> InProcessRun:
+    """Run ``cycles`` cycles of the ladder strategy under the row's faults; tally the result.
+
+    ``loopback`` serves the simulator on 127.0.0.1 (uvicorn) instead of the in-process transport
+    (the socket-level faults: real dropped connections and read timeouts).
+    """
+    with tempfile.TemporaryDirectory(prefix="botkit-matrix-") as tmp:
+        return _run(row, arm, cycles, seed, timeout_s, loopback, Path(folder or tmp))
+
+
+def _run(
+    row: str,
+    arm: Arm,
+    cycles: int,
+    seed: int,
+    timeout_s: float,
+    loopback: bool,
+    folder: Path,
+) -> InProcessRun:
+    started = time.monotonic()
+    clock = ManualClock(T0)
+
+    def local_ms() -> int:
+        return clock.now_ms() - clock.offset_ms
+
+    def sleep(seconds: float) -> None:
+        clock.advance(max(0, round(seconds * 1000)))
+
+    config = static_config().model_copy(update={"seed": seed})
+    sim = make_sim(config, clock, sleep=sleep, auto_step=False)
+    recorder = Recorder(sim.http.api)
+    sim.http.api = recorder
+    strategies = folder / "strategies"
+    write_strategy(strategies)
+    settings = load_settings(
+        env_file=None,
+        config=_empty_config(folder),
+        exchange="sim",
+        request_timeout=timeout_s,
+        journal=folder / "journal.sqlite",
+        strategies_dir=strategies,
+    )
+    server = SimServer(sim.http) if loopback else None
+    if server is not None:
+        server.start()
+    transport = None if server is not None else sim.transport
+    base = server.url if server is not None else SIM_BASE_URL
+    client = make_client(
+        settings.model_copy(update={"base_url": base}) if server else settings,
+        transport=transport,
+        local_clock=local_ms,
+    )
+    journal = Journal(folder / "journal.sqlite", clock=local_ms, synchronous="OFF")
+    executor = Executor(
+        client,
+        journal,
+        resync=client.resync_clock,
+        sleep=sleep,
+        rng=random.Random(seed),
+        batch_rate=None,
+        monotonic=lambda: local_ms() / 1000,
+    )
+    runner = Runner(
+        port=client,
+        store=StrategyStore([strategies]),
+        journal=journal,
+        execution=LiveExecution(executor, client, journal),
+        now_ms=client.clock.now_ms,
+        guards=GuardSettings.from_settings(settings),
+        clock_offset_ms=lambda: client.clock.offset_ms if client.clock.last_sync else None,
+        monotonic=lambda: local_ms() / 1000,
+    )
+    reports: list[CycleReport] = []
+    waiter = _Waiter(clock, runner.now_ms, max_waits=cycles * 4 + 10)
+    loop: Loop
+
+    def on_cycle(report: CycleReport) -> None:
+        reports.append(report)
+        if len(reports) < cycles:
+            arm(sim, len(reports))
+
+    loop = Loop(
+        runner,
+        waiter,
+        sync=client.clock.maybe_resync,
+        on_cycle=on_cycle,
+        retry_sync_s=0.0,
+        sleep=sleep,
+    )
+    waiter.on_exhausted = loop.request_stop
+    first_ms = T0
+    try:
+        client.clock.resync()
+        arm(sim, 0)
+        loop.run(cycles)
+        # The end of the run: faults gone, the service restarts (start-up reconcile, which
+        # sleeps out the grace of requests that may still be in flight).
+        faults = sim.faults.total
+        sim.faults.clear()
+        executor.reconcile(wait=True)
+        last_ms = max((r.now_ms for r in reports), default=first_ms)
+        slots = (last_ms // PERIOD_MS) - (first_ms // PERIOD_MS) + 1
+        result = tally(
+            row,
+            journal,
+            recorder,
+            slots=slots,
+            faults=faults,
+            seconds=time.monotonic() - started,
+        )
+    finally:
+        client.close()
+        journal.close()
+        if server is not None:
+            server.stop()
+    if waiter.waits > waiter.max_waits:
+        result.notes.append(f"stopped after {waiter.max_waits} waits")
+    errors = {r.error.split(":")[0] for r in reports if r.error}
+    if errors:
+        result.notes.append("cycle errors: " + "; ".join(sorted(errors)))
+    return InProcessRun(result, reports)
+
+
+def _empty_config(folder: Path) -> Path:
+    path = folder / "botkit.toml"
+    path.write_text("")
+    return path

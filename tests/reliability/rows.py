@@ -1,0 +1,151 @@
+"""The rows of the fault matrix: what each one injects, and what it means.
+
+In-process rows arm the simulator's fault plan (seeded draws, so a row is repeatable) before
+every cycle; the process rows (SIGKILL, SIGTERM) live in :mod:`tests.reliability.procs`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from botkit.sim.inprocess import SimHandle
+from tests.reliability.harness import PLACE
+from tests.reliability.inproc import Arm
+
+__all__ = ["ROWS", "Row"]
+
+ANY = "*"
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str
+    meaning: str
+    arm: Arm
+    timeout_s: float = 10.0
+    loopback: bool = False
+    cycles_factor: float = 1.0
+    """Some rows (loopback, slow answers) run fewer cycles to stay within the time budget."""
+    tags: frozenset[str] = field(default_factory=frozenset)
+
+
+def _once(*rules: tuple[str, dict[str, Any]]) -> Arm:
+    """Arm ``rules`` before the first cycle (after the start-up sync) and leave them."""
+
+    def arm(sim: SimHandle, cycle: int) -> None:
+        if cycle == 0:
+            for kind, options in rules:
+                sim.faults.add(kind, **options)
+
+    return arm
+
+
+def _skew(ms: int, every: int = 4) -> Arm:
+    """The server clock jumps by ``ms`` and back every ``every`` cycles."""
+
+    def arm(sim: SimHandle, cycle: int) -> None:
+        sim.faults.set_skew(ms if (cycle // every) % 2 == 0 else 0)
+
+    return arm
+
+
+def _place(kind: str, p: float, **options: Any) -> tuple[str, dict[str, Any]]:
+    return kind, {"method": "POST", "path": PLACE, "probability": p, **options}
+
+
+def _every(kind: str, p: float, **options: Any) -> tuple[str, dict[str, Any]]:
+    return kind, {"path": ANY, "probability": p, **options}
+
+
+ROWS: tuple[Row, ...] = (
+    Row("baseline", "no fault: the load itself", _once(), tags=frozenset({"quick"})),
+    Row(
+        "expired timestamps",
+        "20% of batches and 5% of all requests answered 'Request expired'",
+        _once(_place("expired", 0.2), _every("expired", 0.05)),
+        tags=frozenset({"quick"}),
+    ),
+    Row("skew +3 s", "server clock 3 s ahead, jumping every 4 cycles", _skew(3_000)),
+    Row("skew -3 s", "server clock 3 s behind, jumping every 4 cycles", _skew(-3_000)),
+    Row(
+        "skew +7 s",
+        "server clock 7 s ahead (past the 5 s rule), jumping every 4 cycles",
+        _skew(7_000),
+        tags=frozenset({"quick"}),
+    ),
+    Row("skew -7 s", "server clock 7 s behind, jumping every 4 cycles", _skew(-7_000)),
+    Row("skew +60 s", "server clock 60 s ahead, jumping every 4 cycles", _skew(60_000)),
+    Row("skew -60 s", "server clock 60 s behind, jumping every 4 cycles", _skew(-60_000)),
+    Row(
+        "429 storm",
+        "40% of all requests answered 429 (Retry-After 0.5 s)",
+        _once(_every("rate_limit", 0.4, retry_after=0.5)),
+        tags=frozenset({"quick"}),
+    ),
+    Row(
+        "500 burst",
+        "25% of all requests answered HTTP 500",
+        _once(_every("http_500", 0.25)),
+    ),
+    Row(
+        "503 burst",
+        "25% of all requests answered HTTP 503",
+        _once(_every("http_503", 0.25)),
+    ),
+    Row(
+        "dropped before processing",
+        "25% of batches and 5% of all requests lost before the exchange saw them",
+        _once(_place("drop_before", 0.25), _every("drop_before", 0.05)),
+    ),
+    Row(
+        "dropped after processing",
+        "25% of batches processed, then the connection dropped (the ambiguous case)",
+        _once(_place("drop_after", 0.25)),
+        tags=frozenset({"quick"}),
+    ),
+    Row(
+        "slow past the timeout",
+        "20% of batches processed but answered after 15 s (client timeout 10 s)",
+        _once(_place("latency", 0.2, delay_ms=15_000)),
+    ),
+    Row(
+        "malformed bodies",
+        "10% of batches answered an HTML page, 10% an empty body",
+        _once(_place("html", 0.1), _place("empty", 0.1)),
+    ),
+    Row(
+        "truncated bodies",
+        "20% of batches processed, their answer cut in half",
+        _once(_place("truncated", 0.2)),
+        tags=frozenset({"quick"}),
+    ),
+    Row(
+        "everything at once",
+        "all of the above at low rates, with the clock jumping 7 s",
+        _once(
+            _every("http_503", 0.05),
+            _every("rate_limit", 0.05, retry_after=0.2),
+            _place("drop_after", 0.05),
+            _place("drop_before", 0.05),
+            _place("truncated", 0.05),
+            _place("latency", 0.05, delay_ms=15_000),
+            _every("expired", 0.03),
+        ),
+    ),
+    Row(
+        "loopback: dropped after",
+        "over real sockets (uvicorn): 25% of batches processed, then the connection closed",
+        _once(_place("drop_after", 0.25)),
+        loopback=True,
+        cycles_factor=0.25,
+    ),
+    Row(
+        "loopback: slow past the timeout",
+        "over real sockets: 10% of batches answered after 1.5 s, client timeout 1 s",
+        _once(_place("latency", 0.1, delay_ms=1_500)),
+        timeout_s=1.0,
+        loopback=True,
+        cycles_factor=0.25,
+    ),
+)
