@@ -21,12 +21,18 @@ from botkit.runner.execution import DryRunExecution, Execution, LiveExecution
 from botkit.service.metrics import Metrics
 from botkit.settings import Settings
 
-__all__ = ["Assembly", "assemble", "open_journal", "wall_ms"]
+__all__ = ["Assembly", "assemble", "grace_ms", "open_journal", "wall_ms"]
 
 
 def wall_ms() -> int:
     """The local wall clock in Unix ms (the journal's clock)."""
     return time.time_ns() // 1_000_000
+
+
+def grace_ms(settings: Settings) -> int:
+    """How long a request of a killed process may still be in flight at the exchange: 1.5 ×
+    the request timeout (15 s by default), waited out before start-up reconcile looks it up."""
+    return int(settings.request_timeout * 1500)
 
 
 def open_journal(settings: Settings) -> Journal:
@@ -70,7 +76,9 @@ def assemble(
     if client is None:
         client = stack.enter_context(make_client(settings))
     journal = stack.enter_context(open_journal(settings))
-    executor = Executor(client, journal, resync=client.resync_clock)
+    executor = Executor(
+        client, journal, resync=client.resync_clock, reconcile_grace_ms=grace_ms(settings)
+    )
     execution: Execution = (
         DryRunExecution(executor, journal) if dry else LiveExecution(executor, client, journal)
     )

@@ -112,24 +112,29 @@ class Tally:
     row: str
     cycles: int = 0
     """Cycles the service ran (journaled)."""
-    slots: int = 0
-    """Evaluation slots the run spanned (one ladder each, when nothing is lost)."""
     intended: int = 0
+    """Orders the strategy decided (journaled intents, refusals included)."""
     placed: int = 0
+    """Distinct orders the exchange placed."""
+    failed: int = 0
+    """Orders journaled as failed or rejected: never placed, and the journal says so."""
     duplicates: int = 0
     unsettled: int = 0
     mismatches: int = 0
-    cycles_lost: int = 0
+    cycles_failed: int = 0
+    """Cycles that ran but decided nothing (a read failed past its retries)."""
+    slots_missed: int = 0
+    """Evaluation slots of the run's span without a decision (the service was down, or the
+    exchange clock jumped past them)."""
     faults: int = 0
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
-    lost_allowed: bool = False
-    """Rows that kill the service lose the cycles it was down for; the others must lose none."""
 
     @property
     def ok(self) -> bool:
+        """The three figures that must be 0, and some orders actually placed."""
         clean = self.duplicates == 0 and self.unsettled == 0 and self.mismatches == 0
-        return clean and self.intended > 0 and (self.lost_allowed or self.cycles_lost == 0)
+        return clean and self.placed > 0
 
 
 def tally(
@@ -148,18 +153,18 @@ def tally(
     mismatched = {
         c for c in accepted.keys() | exchange.keys() if accepted.get(c) != exchange.get(c)
     }
-    decided = {r.slot for r in rows}
-    cycles = journal.cycles()
+    cycles = [c for c in journal.cycles() if not c.dry]
     result = Tally(
         row=row,
-        cycles=sum(1 for c in cycles if not c.dry),
-        slots=slots,
+        cycles=len(cycles),
         intended=len(rows),
         placed=len(exchange),
+        failed=sum(1 for r in rows if r.outcome in (Outcome.FAILED, Outcome.REJECTED)),
         duplicates=recorder.duplicates,
         unsettled=sum(1 for r in rows if r.outcome is None),
         mismatches=len(mismatched),
-        cycles_lost=max(0, slots - len(decided)),
+        cycles_failed=sum(1 for c in cycles if c.error),
+        slots_missed=max(0, slots - len({r.slot for r in rows})),
         faults=faults,
         seconds=seconds,
     )

@@ -19,13 +19,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from botkit.exchange.factory import SIM_BASE_URL, make_client
+from botkit.exchange.factory import make_client
 from botkit.journal import Journal
 from botkit.pipeline import Executor, GuardSettings
 from botkit.rules.store import StrategyStore
 from botkit.runner.cycle import CycleReport, Runner
 from botkit.runner.execution import LiveExecution
 from botkit.runner.loop import Loop
+from botkit.runner.reader import SnapshotReader
 from botkit.settings import load_settings
 from botkit.sim.clock import ManualClock
 from botkit.sim.inprocess import SimHandle, make_sim
@@ -112,23 +113,29 @@ def _run(
     sim.http.api = recorder
     strategies = folder / "strategies"
     write_strategy(strategies)
+    server = SimServer(sim.http).start() if loopback else None
+    key = sim.credential
+    where: dict[str, object] = (
+        {
+            "exchange": "live",
+            "base_url": server.url,
+            "api_key": key.key,
+            "api_secret": key.secret.get_secret_value(),
+            "api_passphrase": key.passphrase.get_secret_value(),
+        }
+        if server is not None
+        else {"exchange": "sim"}
+    )
     settings = load_settings(
         env_file=None,
         config=_empty_config(folder),
-        exchange="sim",
         request_timeout=timeout_s,
         journal=folder / "journal.sqlite",
         strategies_dir=strategies,
+        **where,
     )
-    server = SimServer(sim.http) if loopback else None
-    if server is not None:
-        server.start()
-    transport = None if server is not None else sim.transport
-    base = server.url if server is not None else SIM_BASE_URL
     client = make_client(
-        settings.model_copy(update={"base_url": base}) if server else settings,
-        transport=transport,
-        local_clock=local_ms,
+        settings, transport=None if server else sim.transport, local_clock=local_ms
     )
     journal = Journal(folder / "journal.sqlite", clock=local_ms, synchronous="OFF")
     executor = Executor(
@@ -147,6 +154,7 @@ def _run(
         execution=LiveExecution(executor, client, journal),
         now_ms=client.clock.now_ms,
         guards=GuardSettings.from_settings(settings),
+        reader=SnapshotReader(client, sleep=sleep),
         clock_offset_ms=lambda: client.clock.offset_ms if client.clock.last_sync else None,
         monotonic=lambda: local_ms() / 1000,
     )
