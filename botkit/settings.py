@@ -38,6 +38,7 @@ from pydantic_settings import (
 )
 from pydantic_settings import SettingsError as _SourceError
 
+from botkit import credentials
 from botkit.errors import Location, SettingsError
 
 __all__ = [
@@ -161,6 +162,10 @@ class Settings(BaseSettings):
     metrics_port: int | None = Field(
         default=None, ge=1, le=65535, description="Prometheus metrics on 127.0.0.1:PORT; unset: off"
     )
+    credentials_file: Path | None = Field(
+        default=None,
+        description="BOTKIT_API_* lines (mode 600/640) filling the credentials not set otherwise",
+    )
 
     @field_validator("exchange", "signing", "log_format", mode="before")
     @classmethod
@@ -234,6 +239,7 @@ def check_live(settings: Settings) -> None:
             where=Location(field="BOTKIT_BASE_URL"),
             hint="set BOTKIT_BASE_URL (or base_url in the settings file) to https://…",
         )
+    credentials.check_transport(settings.base_url)
     needed = ["api_key", "api_secret"] + (["api_passphrase"] if settings.signing == "pf" else [])
     missing = [env_name(n) for n in needed if not _secret_set(getattr(settings, n))]
     if missing:
@@ -265,6 +271,8 @@ def load_settings(
     path = Path(config) if config is not None else _config_path()
     toml_data, toml_lines = _read_toml(path, required=explicit)
     _refuse_unknown_keys(toml_data, toml_lines, path)
+    credentials.check_toml(path, toml_data)
+    credentials.check_dotenv(env_file)
     token = _toml_file.set(path)
     try:
         settings = Settings(_env_file=env_file, **overrides)
@@ -276,6 +284,10 @@ def load_settings(
         ) from None
     finally:
         _toml_file.reset(token)
+    if settings.credentials_file is not None:  # fills what no other source set
+        found = credentials.read_credentials_file(Path(settings.credentials_file))
+        fill = {k: SecretStr(v) for k, v in found.items() if getattr(settings, k) is None}
+        settings = settings.model_copy(update=fill)
     check_live(settings)
     return settings
 
