@@ -35,15 +35,13 @@ from botkit.pipeline import (
 )
 from botkit.rules import Evaluation, OnDelete, Strategy, belongs_to, evaluate
 from botkit.rules.store import ReloadReport, StrategyStore
+from botkit.runner.activity import ActivityCache
 from botkit.runner.execution import Execution, SideEffect
 from botkit.runner.reader import SnapshotReader, needs_of
 from botkit.service.metrics import Metrics
 from botkit.snapshot import Snapshot
 
 __all__ = ["CycleReport", "Runner"]
-
-ACTIVITY_WINDOW_MS = 7 * 24 * 3_600_000
-"""How far back the journal is asked what each rule did (cooldowns, max fires, windows)."""
 
 LIMITS_MOVED_CODES = frozenset({10002, 10014})
 """Exchange codes that suggest the instrument limits or the band moved: re-read them."""
@@ -121,6 +119,7 @@ class Runner:
         self._monotonic = monotonic
         self._next_due: dict[str, int] = {}
         self._reported_errors: set[str] = set()
+        self.activity = ActivityCache(journal, include_dry=execution.dry)
         self.last_reload: ReloadReport | None = None
 
     # --- scheduling --------------------------------------------------------------------------
@@ -154,6 +153,7 @@ class Runner:
         self._reported_errors = errors
         for gone in report.removed:
             self._next_due.pop(gone.name, None)
+            self.activity.forget(gone.name)
             if gone.on_delete is OnDelete.CANCEL and gone.name not in self.store.strategies:
                 self._cancel_all_of(gone)
         self.last_reload = report
@@ -237,11 +237,7 @@ class Runner:
         for strategy in due:
             log = logger.bind(strategy=strategy.name)
             try:
-                activity = self.journal.activity(
-                    strategy.name,
-                    snapshot.now_ms - ACTIVITY_WINDOW_MS,
-                    include_dry=self.execution.dry,
-                )
+                activity = self.activity.get(strategy.name, strategy.activity_window_ms)
                 evaluation = evaluate(strategy, snapshot, activity, snapshot.now_ms)
                 self.journal.record_evaluations(
                     cycle_id,

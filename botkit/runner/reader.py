@@ -61,22 +61,27 @@ class Needs:
     orders: bool = False
     fills: bool = False
     positions: bool = False
+    window_ms: int = 0
+    """How far back history must reach (the longest ``history.*`` window; 0: the policy's)."""
 
     def __or__(self, other: Needs) -> Needs:
         return Needs(
             self.orders or other.orders,
             self.fills or other.fills,
             self.positions or other.positions,
+            max(self.window_ms, other.window_ms),
         )
 
 
 def needs_of(strategies: Iterable[Strategy]) -> Needs:
     """The history reads ``strategies`` refer to (from the context names their rules read)."""
+    strategies = list(strategies)
     names = {name for s in strategies for r in s.rules for name in r.inputs.values()}
     return Needs(
         orders=any(n.startswith("history.orders") for n in names),
         fills=any(n.startswith("history.fills") for n in names),
         positions=any(n.startswith("history.positions") for n in names),
+        window_ms=max((s.history_window_ms for s in strategies), default=0),
     )
 
 
@@ -134,8 +139,8 @@ class SnapshotReader:
             self._instruments_read_ms = now_ms
         return self._instruments
 
-    def _history(self, page: Callable[..., Sequence[T]], now_ms: int) -> list[T]:
-        start = now_ms - self.policy.history_window_ms
+    def _history(self, page: Callable[..., Sequence[T]], now_ms: int, window_ms: int) -> list[T]:
+        start = now_ms - (window_ms or self.policy.history_window_ms)
         records = iter_history(page, start=start, end=now_ms, limit=100)
         kept = self._get(lambda: list(itertools.islice(records, self.policy.history_max_records)))
         kept.sort(key=_time_of)
@@ -151,7 +156,7 @@ class SnapshotReader:
             for symbol in sorted(symbols):
                 if symbol in instruments:
                     limit_prices[symbol] = get(port.limit_price, symbol)
-        history = functools.partial(self._history, now_ms=now_ms)
+        history = functools.partial(self._history, now_ms=now_ms, window_ms=needs.window_ms)
         mode = get(port.position_mode)
         return Snapshot(
             now_ms=now_ms,

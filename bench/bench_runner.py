@@ -1,0 +1,160 @@
+"""The service cycle's overhead and the process's memory over many cycles.
+
+``python -m bench runner``:
+
+1. Cycle overhead with 20 strategies placing 100 orders a cycle, against the in-process simulator
+   through the real client (signing, parsing) — reported with and without the time spent inside the
+   simulator's request handler, which stands in for network and exchange time.
+2. Memory (RSS and Python heap) after 1,000 and 10,000 cycles of 20 strategies on simulated time.
+"""
+
+from __future__ import annotations
+
+import gc
+import resource
+import statistics
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from botkit.exchange.factory import SIM_BASE_URL
+from botkit.journal import Journal
+from botkit.pipeline import Executor
+from botkit.rules.store import StrategyStore
+from botkit.runner.cycle import Runner
+from botkit.runner.execution import LiveExecution
+from botkit.service.logs import configure_logging
+from botkit.sim.clock import ManualClock
+from botkit.sim.config import SimConfig, load_sim_config
+from botkit.sim.inprocess import make_sim
+from tests.pipeline.simharness import client_for
+
+MINUTE = 60_000
+T0 = 1_763_000_000_000 - 1_763_000_000_000 % MINUTE
+
+# Five IOC buys under the mark each cycle: sent, cancelled at once by the exchange (no fill), so the
+# book and the positions stay flat however many cycles run.
+IOC_LADDER = """\
+strategy: NAME
+symbol: BTC_USDT_PERP
+every: 1m
+rules:
+  - name: probe
+    when: price.mark > 0
+    place:
+      ladder: {side: BUY, type: LIMIT, count: LEGS, from_px: price.mark * 0.99,
+               step_px: price.mark * 0.001, sz: 1, time_in_force: IOC}
+"""
+
+
+class TimedTransport(httpx.BaseTransport):
+    """Measures the time spent inside the simulator (the stand-in for network and exchange)."""
+
+    def __init__(self, inner: httpx.BaseTransport) -> None:
+        self.inner = inner
+        self.seconds = 0.0
+        self.requests = 0
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        started = time.perf_counter()
+        try:
+            return self.inner.handle_request(request)
+        finally:
+            self.seconds += time.perf_counter() - started
+            self.requests += 1
+
+
+def _config() -> SimConfig:
+    config = load_sim_config(None)
+    prices = config.prices.model_copy(update={"model": "static"})
+    balance = config.balance.model_copy(update={"amount": 10_000_000})
+    return config.model_copy(update={"prices": prices, "balance": balance})
+
+
+def _setup(folder: Path, strategies: int, legs: int) -> tuple[Runner, ManualClock, TimedTransport]:
+    clock = ManualClock(T0)
+    sim = make_sim(_config(), clock, auto_step=False)
+    transport = TimedTransport(sim.transport)
+    client = client_for(SIM_BASE_URL, sim.config, local=clock.now_ms, transport=transport)
+    journal = Journal(folder / "journal.sqlite", clock=clock.now_ms, synchronous="NORMAL")
+    (folder / "strategies").mkdir()
+    for n in range(strategies):
+        text = IOC_LADDER.replace("NAME", f"probe-{n:02d}").replace("LEGS", str(legs))
+        (folder / "strategies" / f"probe-{n:02d}.yaml").write_text(text)
+    executor = Executor(client, journal, resync=client.resync_clock, batch_rate=None)
+    runner = Runner(
+        port=client,
+        store=StrategyStore(folder / "strategies"),
+        journal=journal,
+        execution=LiveExecution(executor, client, journal),
+        now_ms=client.clock.now_ms,
+    )
+    return runner, clock, transport
+
+
+def _cycle_overhead() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        runner, clock, transport = _setup(Path(tmp), strategies=20, legs=5)
+        runner.run_cycle()  # warm-up: file loads, instrument read, imports
+        totals: list[float] = []
+        outside: list[float] = []
+        for _ in range(30):
+            clock.advance(MINUTE)
+            inside_before = transport.seconds
+            report = runner.run_cycle()
+            assert report.execution is not None
+            assert len(report.execution.outcomes) == 100
+            totals.append(report.seconds)
+            outside.append(report.seconds - (transport.seconds - inside_before))
+        print("cycle with 20 strategies and 100 orders (10 batches), in-process simulator:")
+        print(f"  whole cycle       median {statistics.median(totals) * 1000:7.1f} ms")
+        print(
+            f"  botkit's overhead median {statistics.median(outside) * 1000:7.1f} ms "
+            f"({statistics.median(outside) / 100 * 1e6:.0f} µs per order; everything but the "
+            "simulator's handler)"
+        )
+
+
+def _rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _memory(cycles: int = 10_000) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        runner, clock, _ = _setup(Path(tmp), strategies=20, legs=1)
+        tracemalloc.start()
+        marks: list[tuple[int, float, float, float]] = []
+        started = time.perf_counter()
+        window: list[float] = []
+        for n in range(1, cycles + 1):
+            clock.advance(MINUTE)
+            window.append(runner.run_cycle().seconds)
+            if n in (1_000, cycles):
+                gc.collect()
+                heap = tracemalloc.get_traced_memory()[0] / 2**20
+                marks.append((n, _rss_mib(), heap, statistics.median(window) * 1000))
+                window.clear()
+        tracemalloc.stop()
+        elapsed = time.perf_counter() - started
+        size = sum(p.stat().st_size for p in Path(tmp).glob("journal.sqlite*")) / 2**20
+        print(f"memory over {cycles} cycles of 20 strategies (20 orders a cycle), {elapsed:.0f} s:")
+        for n, rss, heap, median in marks:
+            print(
+                f"  after {n:>6} cycles: max RSS {rss:6.1f} MiB, Python heap {heap:6.1f} MiB, "
+                f"median cycle {median:5.1f} ms"
+            )
+        print(f"  journal size {size:.1f} MiB")
+
+
+def main(argv: Any = None) -> None:
+    configure_logging(level="WARNING", fmt="text")
+    _cycle_overhead()
+    _memory()
+
+
+if __name__ == "__main__":
+    main()

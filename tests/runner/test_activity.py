@@ -1,0 +1,47 @@
+"""The activity cache gives what a full journal read would, at the cost of the increment."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from botkit.exchange.models import OrderSide, OrderType
+from botkit.intents import OrderIntent
+from botkit.journal import Evaluated, Journal, NewOrder, OrderOutcome, Outcome
+from botkit.runner.activity import ActivityCache
+
+HOUR = 3_600_000
+
+
+def _fire(journal: Journal, n: int) -> None:
+    cycle = journal.begin_cycle()
+    journal.record_evaluations(cycle, strategy="s", version="v", rules=[Evaluated("r", True)])
+    intent = OrderIntent(
+        strategy="s",
+        rule="r",
+        slot=n,
+        leg=0,
+        cl_ord_id=f"id-{n}",
+        symbol="BTC_USDT_PERP",
+        side=OrderSide.BUY,
+        type=OrderType.LIMIT,
+        sz=1,
+        px=100,  # type: ignore[arg-type]
+    )
+    journal.add_orders(cycle, [NewOrder(intent=intent, px=None, sz=None)], dry=False)
+    journal.settle([OrderOutcome(f"id-{n}", Outcome.ACCEPTED, ord_id=str(n))])
+    journal.end_cycle(cycle)
+
+
+def test_incremental_reads_equal_a_full_read_and_drop_what_left_the_window(
+    tmp_path: Path,
+) -> None:
+    now = [10 * HOUR]
+    journal = Journal(tmp_path / "j.sqlite", clock=lambda: now[0], synchronous="NORMAL")
+    cache = ActivityCache(journal)
+    for n in range(6):
+        _fire(journal, n)
+        got = cache.get("s", 3 * HOUR)
+        assert got == journal.activity("s", now[0] - 3 * HOUR)
+        now[0] += HOUR
+    assert len(cache.get("s", 3 * HOUR)["r"].fire_times_ms) == 3
+    journal.close()
