@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from pathlib import Path
 
 from botkit.exchange.models import OrderSide, OrderType
@@ -24,8 +25,8 @@ def _fire(journal: Journal, n: int) -> None:
         symbol="BTC_USDT_PERP",
         side=OrderSide.BUY,
         type=OrderType.LIMIT,
-        sz=1,
-        px=100,  # type: ignore[arg-type]
+        sz=Decimal(1),
+        px=Decimal(100),
     )
     journal.add_orders(cycle, [NewOrder(intent=intent, px=None, sz=None)], dry=False)
     journal.settle([OrderOutcome(f"id-{n}", Outcome.ACCEPTED, ord_id=str(n))])
