@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from decimal import Decimal
+from enum import StrEnum
 
 from botkit.exchange.models import (
     MarginMode,
@@ -26,8 +27,10 @@ __all__ = [
     "CancelIntent",
     "Intent",
     "LeverageIntent",
+    "OffTick",
     "OrderIntent",
     "PositionModeIntent",
+    "RiskLimits",
     "RuleActivity",
 ]
 
@@ -123,3 +126,48 @@ class RuleActivity:
 
 Activity = dict[str, RuleActivity]
 """A strategy's activity by rule name."""
+
+
+# --- what a strategy file says about execution (the pipeline applies it) ----------------------
+
+
+class OffTick(StrEnum):
+    """What to do with a price that is not a multiple of the tick: round it passively or refuse."""
+
+    ROUND = "round"
+    REFUSE = "refuse"
+
+
+def _min(a: Decimal | None, b: Decimal | None) -> Decimal | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return min(a, b)
+
+
+@dataclass(frozen=True, slots=True)
+class RiskLimits:
+    """Risk guards; ``None`` means "no limit". Notional is in the quote currency, positions in
+    contracts. The operator sets global ones, a strategy file its own; the stricter applies."""
+
+    max_orders_per_cycle: int | None = None
+    max_notional_per_order: Decimal | None = None
+    max_notional_per_cycle: Decimal | None = None
+    max_position: Decimal | None = None
+
+    def stricter(self, other: RiskLimits) -> RiskLimits:
+        """Each limit the smaller of the two (a ``None`` never loosens the other)."""
+        orders = self.max_orders_per_cycle
+        if other.max_orders_per_cycle is not None:
+            orders = (
+                other.max_orders_per_cycle
+                if orders is None
+                else min(orders, other.max_orders_per_cycle)
+            )
+        return RiskLimits(
+            max_orders_per_cycle=orders,
+            max_notional_per_order=_min(self.max_notional_per_order, other.max_notional_per_order),
+            max_notional_per_cycle=_min(self.max_notional_per_cycle, other.max_notional_per_cycle),
+            max_position=_min(self.max_position, other.max_position),
+        )

@@ -19,7 +19,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from botkit.exchange.models import OpenOrder, OrderSide, OrderType, Position, PosSide
-from botkit.pipeline.validate import OffTick
+from botkit.intents import OffTick, RiskLimits
 
 if TYPE_CHECKING:
     from botkit.settings import Settings
@@ -34,41 +34,6 @@ __all__ = [
 ]
 
 _ZERO = Decimal(0)
-
-
-def _min(a: Decimal | None, b: Decimal | None) -> Decimal | None:
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return min(a, b)
-
-
-@dataclass(frozen=True, slots=True)
-class RiskLimits:
-    """Limits; ``None`` means "no limit". Notional is in the quote currency, positions in
-    contracts."""
-
-    max_orders_per_cycle: int | None = None
-    max_notional_per_order: Decimal | None = None
-    max_notional_per_cycle: Decimal | None = None
-    max_position: Decimal | None = None
-
-    def stricter(self, other: RiskLimits) -> RiskLimits:
-        """Each limit the smaller of the two (a ``None`` never loosens the other)."""
-        orders = self.max_orders_per_cycle
-        if other.max_orders_per_cycle is not None:
-            orders = (
-                other.max_orders_per_cycle
-                if orders is None
-                else min(orders, other.max_orders_per_cycle)
-            )
-        return RiskLimits(
-            max_orders_per_cycle=orders,
-            max_notional_per_order=_min(self.max_notional_per_order, other.max_notional_per_order),
-            max_notional_per_cycle=_min(self.max_notional_per_cycle, other.max_notional_per_cycle),
-            max_position=_min(self.max_position, other.max_position),
-        )
 
 
 @dataclass(frozen=True, slots=True)

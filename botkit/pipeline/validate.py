@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
-from enum import StrEnum
 
 from pydantic import ValidationError
 
@@ -25,7 +24,7 @@ from botkit.exchange.models import (
     PositionMode,
     PosSide,
 )
-from botkit.intents import OrderIntent
+from botkit.intents import OffTick, OrderIntent
 
 __all__ = [
     "Checked",
@@ -40,13 +39,6 @@ __all__ = [
 
 _ZERO = Decimal(0)
 _CL_ORD_ID_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
-
-
-class OffTick(StrEnum):
-    """What to do with a price that is not a multiple of the tick (a per-strategy setting)."""
-
-    ROUND = "round"
-    REFUSE = "refuse"
 
 
 @dataclass(frozen=True, slots=True)

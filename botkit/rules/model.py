@@ -19,10 +19,11 @@ from botkit.exchange.models import (
     StpMode,
     TimeInForce,
 )
+from botkit.intents import OffTick, RiskLimits
 from botkit.rules.expr import Expr
 from botkit.rules.ids import rule_tag, strategy_tag
 from botkit.rules.runtime import Resolver
-from botkit.rules.schema import OffTick, OnDelete
+from botkit.rules.schema import OnDelete
 
 __all__ = [
     "Action",
@@ -157,16 +158,6 @@ class Rule:
 
 
 @dataclass(frozen=True, slots=True)
-class RiskLimits:
-    """Per-strategy risk guards (None: no limit). The pipeline applies them."""
-
-    max_orders_per_cycle: int | None = None
-    max_notional_per_order: Decimal | None = None
-    max_notional_per_cycle: Decimal | None = None
-    max_position: Decimal | None = None
-
-
-@dataclass(frozen=True, slots=True)
 class Strategy:
     """A loaded, checked, compiled strategy file.
 
@@ -183,7 +174,7 @@ class Strategy:
     enabled: bool = True
     off_tick: OffTick = OffTick.ROUND
     on_delete: OnDelete = OnDelete.CANCEL
-    risk: RiskLimits = RiskLimits()
+    risk: RiskLimits = field(default_factory=RiskLimits)
     params: Mapping[str, Decimal] = field(default_factory=dict)
     description: str = ""
     version: str = ""

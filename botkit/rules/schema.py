@@ -22,6 +22,7 @@ from botkit.exchange.models import (
     StpMode,
     TimeInForce,
 )
+from botkit.intents import OffTick
 from botkit.rules.durations import parse_duration
 
 __all__ = [
@@ -78,13 +79,6 @@ Duration = Annotated[
     AfterValidator(_duration),
 ]
 Name = Annotated[str, Field(pattern=NAME_PATTERN, description="letters, digits, _ . -")]
-
-
-class OffTick(StrEnum):
-    """What the pipeline does with a price off the tick: round it (passively) or refuse it."""
-
-    ROUND = "round"
-    REFUSE = "refuse"
 
 
 class OnDelete(StrEnum):

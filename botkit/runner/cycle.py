@@ -26,9 +26,7 @@ from botkit.journal import Evaluated, Journal
 from botkit.pipeline import (
     ExecutionReport,
     GuardSettings,
-    OffTick,
     Plan,
-    RiskLimits,
     StrategyPolicy,
     build_plan,
     kill_switch_reason,
@@ -69,16 +67,7 @@ class CycleReport:
 
 
 def _policy(strategy: Strategy) -> StrategyPolicy:
-    risk = strategy.risk
-    return StrategyPolicy(
-        off_tick=OffTick(strategy.off_tick.value),
-        limits=RiskLimits(
-            max_orders_per_cycle=risk.max_orders_per_cycle,
-            max_notional_per_order=risk.max_notional_per_order,
-            max_notional_per_cycle=risk.max_notional_per_cycle,
-            max_position=risk.max_position,
-        ),
-    )
+    return StrategyPolicy(off_tick=strategy.off_tick, limits=strategy.risk)
 
 
 def _evaluated(evaluation: Evaluation) -> list[Evaluated]:
