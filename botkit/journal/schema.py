@@ -121,7 +121,14 @@ _V1 = [
     "CREATE INDEX events_by_order ON events(cl_ord_id)",
 ]
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (tuple(_V1),)
+# The rules read a strategy's fires and orders since a time every cycle (the activity): these
+# indexes find them without scanning the strategy's whole history (it grows by every cycle).
+_V2 = [
+    "CREATE INDEX evaluations_fired ON evaluations(strategy, ts_ms) WHERE fired = 1",
+    "CREATE INDEX orders_by_strategy ON orders(strategy, ts_ms)",
+]
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (tuple(_V1), tuple(_V2))
 """``MIGRATIONS[i]`` takes a journal from version ``i`` to ``i + 1``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

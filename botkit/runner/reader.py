@@ -116,7 +116,23 @@ class SnapshotReader:
         return delay
 
     def _get(self, read: Callable[..., T], *args: Any) -> T:
-        """One read, retried while it fails transiently (see the module doc)."""
+        """One read, retried while it fails transiently (see the module doc).
+
+        The first try runs without tenacity (a cycle makes several reads and nearly all succeed
+        at once; building the retry machinery for each cost more than an in-process read). A
+        failed first try is handed to tenacity as its first attempt, so the retries, their waits
+        and the error raised at the end are the same as if tenacity had made it.
+        """
+        try:
+            return read(*args)
+        except (TransientError, MalformedResponse) as exc:
+            failed: list[BaseException] = [exc]
+
+        def attempt(*a: Any) -> T:
+            if failed:
+                raise failed.pop()
+            return read(*a)
+
         retrying = Retrying(
             sleep=self._sleep,
             stop=stop_after_attempt(max(1, self.policy.attempts)),
@@ -124,7 +140,7 @@ class SnapshotReader:
             retry=retry_if_exception_type((TransientError, MalformedResponse)),
             reraise=True,
         )
-        result: T = retrying(read, *args)
+        result: T = retrying(attempt, *args)
         return result
 
     def invalidate_instruments(self) -> None:
