@@ -8,7 +8,8 @@
   a position: each equity point's ``exposure`` holds until the next point (the last until the
   end); before the first point the account is flat.
 * **orders** — placed (the exchange accepted them), filled (at least one execution), refused
-  locally, rejected by the exchange, failed; fills; traded notional (Σ px·qty).
+  locally, rejected by the exchange, failed; fills; traded notional (Σ of each fill's value,
+  px · qty · contract value, as the exchange reports it).
 
 Ratios are ``Decimal`` rounded to 8 places (half even), so the figures are the same bytes on
 every run.
@@ -20,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Decimal
 
-from botkit.backtest.result import BacktestResult, EquityPoint
+from botkit.backtest.result import BacktestResult, EquityPoint, FillRow
 
 __all__ = ["FIGURE_NAMES", "Figures", "compute_figures", "exposure_fraction"]
 
@@ -129,6 +130,10 @@ def exposure_fraction(equity: Sequence[EquityPoint], start_ms: int, end_ms: int)
     return _ratio(Decimal(exposed), Decimal(total))
 
 
+def _value(fill: FillRow) -> Decimal:
+    return fill.value if fill.value is not None else fill.px * fill.qty
+
+
 def compute_figures(result: BacktestResult) -> Figures:
     """Every figure of ``result`` (see the module doc for the definitions)."""
     start = result.starting_balance
@@ -154,7 +159,7 @@ def compute_figures(result: BacktestResult) -> Figures:
         orders_rejected=outcomes.get("rejected", 0),
         orders_failed=outcomes.get("failed", 0),
         fills=len(result.fills),
-        traded_notional=sum((f.px * f.qty for f in result.fills), _ZERO),
+        traded_notional=sum((_value(f) for f in result.fills), _ZERO),
         fees=result.fees,
         realized_pnl=result.realized_pnl,
         unrealized_pnl=result.unrealized_pnl,

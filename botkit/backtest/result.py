@@ -90,6 +90,9 @@ class FillRow:
     fee: Decimal
     role: str
     symbol: str = ""
+    value: Decimal | None = None
+    """The traded value in the settlement currency (px · qty · contract value) as the exchange
+    reports it; ``None``: ``px · qty`` (one contract = one unit)."""
 
     @classmethod
     def from_fill(cls, fill: Fill) -> FillRow:
@@ -103,6 +106,7 @@ class FillRow:
             fee=fill.feeAmt or _ZERO,
             role=fill.role.lower(),
             symbol=fill.symbol,
+            value=fill.value,
         )
 
 

@@ -27,6 +27,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "botkit.cli.journal_cmd",
     "botkit.cli.check_cmd",
     "botkit.cli.data_cmd",
+    "botkit.cli.backtest_cmd",
 )
 
 EXIT_OK = 0

@@ -11,6 +11,7 @@ import copy
 import hashlib
 import re
 from collections.abc import Mapping
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -41,9 +42,11 @@ def loads(
     *,
     instruments: Mapping[str, Instrument] | None = None,
     version: str | None = None,
+    params: Mapping[str, Decimal] | None = None,
 ) -> Strategy:
     """Parse, validate and compile one strategy. ``instruments`` (when known) enables the
-    symbol and instrument-limit checks."""
+    symbol and instrument-limit checks. ``params`` replaces values of the file's ``params:``
+    (a backtest sweep's variants); a name the file does not define is an error."""
     try:
         data, smap = parse_yaml(text, file)
     except StrategyFileError:
@@ -60,6 +63,8 @@ def loads(
                 )
             ]
         )
+    if params:
+        data = _with_params(data, params, file)
     try:
         spec = StrategySpec.model_validate(data)
     except ValidationError as exc:
@@ -76,6 +81,25 @@ def loads(
     if problems:
         raise StrategyFileError(problems)
     return strategy
+
+
+def _with_params(data: dict[str, Any], params: Mapping[str, Decimal], file: str) -> dict[str, Any]:
+    """``data`` with the given ``params:`` values replaced (only names the file defines)."""
+    defined = data.get("params")
+    defined = defined if isinstance(defined, dict) else {}
+    unknown = sorted(set(params) - set(defined))
+    if unknown:
+        known = ", ".join(sorted(str(k) for k in defined)) or "none"
+        raise StrategyFileError(
+            [
+                ConfigError(
+                    f"params {', '.join(unknown)} not defined in the file",
+                    where=Location(file=file),
+                    hint=f"override only the file's params (it defines: {known})",
+                )
+            ]
+        )
+    return {**data, "params": {**defined, **params}}
 
 
 _ACTIONS = {"place", "close", "cancel", "set_leverage", "set_position_mode"}
@@ -169,7 +193,11 @@ def load(path: str | Path, *, instruments: Mapping[str, Instrument] | None = Non
 
 
 def loads_bytes(
-    raw: bytes, file: str, *, instruments: Mapping[str, Instrument] | None = None
+    raw: bytes,
+    file: str,
+    *,
+    instruments: Mapping[str, Instrument] | None = None,
+    params: Mapping[str, Decimal] | None = None,
 ) -> Strategy:
     """Load from the file's bytes (UTF-8); the version is the hash of exactly these bytes."""
     if len(raw) > MAX_FILE_BYTES:
@@ -185,4 +213,4 @@ def loads_bytes(
             [ConfigError("the file is not UTF-8 text", where=Location(file=file, line=line),
                          hint="save it as UTF-8")]
         ) from None  # fmt: skip
-    return loads(text, file, instruments=instruments, version=version_of(raw))
+    return loads(text, file, instruments=instruments, version=version_of(raw), params=params)

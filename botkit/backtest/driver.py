@@ -1,0 +1,230 @@
+"""The backtest driver: replay candles through the simulator and the live runner's cycle.
+
+:func:`run_backtest` builds the embedded simulator on a :class:`~botkit.sim.clock.ManualClock`
+with the ``static`` price model (only the replay moves the mark), the in-process
+:class:`~botkit.sim.port.SimPort` (no HTTP, no signing), a journal, and the very
+:class:`~botkit.runner.cycle.Runner` the service runs — rules, validation, batching, submission
+and journal are production code; only the exchange underneath differs. Per candle opening at
+``t`` (interval ``i``):
+
+1. the four points of :func:`~botkit.backtest.path.candle_path` — open at ``t``, the nearer
+   extreme at ``t + ¼i``, the other at ``t + ½i``, the close at ``t + ¾i`` — each sets the
+   clock and the mark; the simulator fills every resting order the mark reaches;
+2. at the candle's close (``t + i``, the mark still at the close) the runner runs one cycle if
+   a strategy is due (each at its own period): orders it places rest from the next candle on;
+3. the equity curve is sampled (equity and gross position size) at ``t + i``.
+
+After the last candle the :class:`~botkit.backtest.result.BacktestResult` is built from the
+journal (orders, refusals by reason, rejections by code) and the simulator (fills, positions,
+PnL, fees). Everything runs on simulated time: the same inputs give the same result.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from botkit.backtest.bars import Bar, CandleSeries
+from botkit.backtest.path import PathPoint, candle_path
+from botkit.backtest.result import BacktestResult, EquityPoint, FillRow, OrderRow, PositionRow
+from botkit.exchange.paging import iter_history
+from botkit.journal import Journal, OrderFilter, Outcome
+from botkit.pipeline import Executor
+from botkit.rules import Strategy
+from botkit.rules.store import ReloadReport, StrategyStore
+from botkit.runner.cycle import Runner
+from botkit.runner.execution import LiveExecution
+from botkit.runner.reader import ReadPolicy, SnapshotReader
+from botkit.sim.clock import ManualClock
+from botkit.sim.config import SimConfig
+from botkit.sim.engine import SimEngine
+from botkit.sim.port import SimPort
+
+__all__ = ["BacktestRun", "FixedStore", "price_points", "run_backtest"]
+
+PRICE_POINTS = 2000
+"""At most about this many price points are kept for the chart (lowest and highest per bucket)."""
+
+_ZERO = Decimal(0)
+
+
+class FixedStore(StrategyStore):
+    """A :class:`StrategyStore` holding strategies loaded once: a backtest's files do not change
+    while it runs, so nothing is re-read each cycle."""
+
+    def __init__(self, strategies: Sequence[Strategy]) -> None:
+        super().__init__([])
+        self._fixed = {s.name: s for s in strategies}
+        self._pending = ReloadReport(loaded=tuple(strategies))
+
+    @property
+    def strategies(self) -> dict[str, Strategy]:
+        return self._fixed
+
+    def refresh(self, instruments: object = None) -> ReloadReport:
+        """The first call reports the strategies loaded; later calls change nothing."""
+        report, self._pending = self._pending, _NOTHING
+        return report
+
+
+_NOTHING = ReloadReport()
+
+
+def _no_sleep(_seconds: float) -> None:
+    """Simulated time does not wait (the in-process simulator never asks for a retry)."""
+
+
+@dataclass
+class BacktestRun:
+    """What a run leaves behind: the result, the cycles run and the problems they reported."""
+
+    result: BacktestResult
+    cycles: int = 0
+    cycle_errors: Counter[str] = field(default_factory=Counter)
+
+
+def _reason_key(reason: str) -> str:
+    return reason.split(":", 1)[0].strip() or reason
+
+
+def _extreme(bar: Bar, interval_ms: int, price: Decimal) -> PathPoint:
+    """The path point of ``bar`` at its low or high ``price`` (the second or third point)."""
+    _, first, second, _ = candle_path(bar, interval_ms)
+    return first if first[1] == price else second
+
+
+def price_points(
+    bars: Sequence[Bar], interval_ms: int, limit: int = PRICE_POINTS
+) -> list[PathPoint]:
+    """The replayed path for the chart: every point when short, else per bucket of candles its
+    lowest and highest point in time order (the spikes stay; the memory stays small)."""
+    if len(bars) * 4 <= limit:
+        return [p for bar in bars for p in candle_path(bar, interval_ms)]
+    size = -(-len(bars) * 2 // limit)
+    out: list[PathPoint] = []
+    for begin in range(0, len(bars), size):
+        chunk = bars[begin : begin + size]
+        low = min(chunk, key=lambda b: b.low)
+        high = max(chunk, key=lambda b: b.high)
+        points = {_extreme(low, interval_ms, low.low), _extreme(high, interval_ms, high.high)}
+        out.extend(sorted(points))
+    return out
+
+
+def _runner(engine: SimEngine, port: SimPort, journal: Journal, store: StrategyStore) -> Runner:
+    executor = Executor(port, journal, sleep=_no_sleep, batch_rate=None)
+    return Runner(
+        port=port,
+        store=store,
+        journal=journal,
+        execution=LiveExecution(executor, port, journal),
+        now_ms=engine.clock.now_ms,
+        reader=SnapshotReader(port, ReadPolicy(), sleep=_no_sleep),
+    )
+
+
+def run_backtest(
+    series: CandleSeries,
+    strategies: Sequence[Strategy],
+    config: SimConfig,
+    *,
+    symbol: str,
+    journal: Journal | None = None,
+    clock: ManualClock | None = None,
+    meta: Mapping[str, str] | None = None,
+    on_candle: Callable[[], None] | None = None,
+) -> BacktestRun:
+    """Replay ``series`` for ``strategies`` on a simulator built from ``config``.
+
+    ``config`` should use the ``static`` price model and an instrument ``symbol`` whose start
+    price is the first open (:func:`~botkit.backtest.setup.backtest_sim_config` does both).
+    ``journal`` defaults to one in memory (synchronous OFF) on the run's clock; a given journal
+    must run on ``clock`` and is left open. ``on_candle()`` is called after each candle.
+    """
+    bars = series.bars
+    interval = series.interval_ms
+    clock = clock if clock is not None else ManualClock(series.start_ms)
+    clock.set(series.start_ms)
+    engine = SimEngine(config, clock)
+    port = SimPort(engine)
+    if journal is None:
+        journal = Journal(":memory:", clock=clock.now_ms, synchronous="OFF")
+    runner = _runner(engine, port, journal, FixedStore(strategies))
+    base = BacktestResult(symbol, interval, series.start_ms, series.end_ms, len(bars),
+                          config.balance.amount, config.balance.currency)  # fmt: skip
+    run = BacktestRun(result=base)
+    equity: list[EquityPoint] = []
+    set_clock = clock.set
+    set_mark = engine.set_mark
+    balance = engine.balance
+    positions = engine.account.positions
+    next_due = runner.next_due_ms()
+    for bar in bars:
+        for t, px in candle_path(bar, interval):
+            set_clock(t)
+            set_mark(symbol, px)
+        close_ms = bar.time_ms + interval
+        set_clock(close_ms)
+        if next_due is not None and next_due <= close_ms:
+            report = runner.run_cycle()
+            run.cycles += 1
+            if report.error:
+                run.cycle_errors[report.error] += 1
+            for name, error in report.strategy_errors.items():
+                run.cycle_errors[f"{name}: {error}"] += 1
+            next_due = runner.next_due_ms()
+        exposure = sum((abs(p.qty) for p in positions.values()), _ZERO) if positions else _ZERO
+        equity.append(EquityPoint(close_ms, balance().eq, exposure))
+        if on_candle is not None:
+            on_candle()
+    run.result = _result(run.result, series, port, journal, equity, meta or {})
+    return run
+
+
+def _result(
+    base: BacktestResult,
+    series: CandleSeries,
+    port: SimPort,
+    journal: Journal,
+    equity: list[EquityPoint],
+    meta: Mapping[str, str],
+) -> BacktestResult:
+    """The result from the journal (decisions) and the simulator (fills, positions, money)."""
+    records = journal.orders(OrderFilter(include_dry=False))
+    refused: Counter[str] = Counter()
+    rejected: Counter[str] = Counter()
+    for record in records:
+        if record.outcome is Outcome.REJECTED_LOCAL:
+            refused.update(_reason_key(r) for r in record.reasons)
+        elif record.outcome is Outcome.REJECTED:
+            rejected[str(record.code)] += 1
+    start, end = series.start_ms, series.end_ms
+    fills = sorted(
+        iter_history(port.fills, start=start, end=end), key=lambda f: (f.cTime or 0, int(f.id))
+    )
+    closed = list(iter_history(port.position_history, start=start, end=end))
+    positions = sorted(port.open_positions(), key=lambda p: (p.symbol, p.posSide.value))
+    realized = sum((p.pnl or _ZERO for p in closed), _ZERO)
+    realized += sum((p.pnl or _ZERO for p in positions), _ZERO)
+    return BacktestResult(
+        symbol=base.symbol,
+        interval_ms=base.interval_ms,
+        start_ms=start,
+        end_ms=end,
+        candles=base.candles,
+        starting_balance=base.starting_balance,
+        currency=base.currency,
+        equity=equity,
+        prices=price_points(series.bars, series.interval_ms),
+        orders=[OrderRow.from_journal(r) for r in records],
+        fills=[FillRow.from_fill(f) for f in fills],
+        refused_by_reason=dict(refused),
+        rejected_by_code=dict(rejected),
+        final_positions=[PositionRow.from_position(p) for p in positions],
+        realized_pnl=realized,
+        unrealized_pnl=sum((p.upl or _ZERO for p in positions), _ZERO),
+        fees=sum((f.feeAmt or _ZERO for f in fills), _ZERO),
+        meta=dict(meta),
+    )

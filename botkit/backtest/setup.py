@@ -1,0 +1,263 @@
+"""What a backtest runs on: options → checked candles, strategies and simulator config.
+
+:class:`BacktestOptions` is what ``botkit backtest`` (and each sweep variant) asks for;
+:func:`prepare` turns it into a :class:`Prepared` run — the candle series, the compiled
+strategies (with ``params`` overrides applied through the loader, never by editing text), the
+simulator config (static price model starting at the first open, balance, fees, seed) and the
+run's description — or raises a located one-line error; :func:`execute` runs it.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+
+from botkit.backtest.bars import CandleSeries
+from botkit.backtest.candles import load_candles
+from botkit.backtest.driver import BacktestRun, run_backtest
+from botkit.backtest.intervals import format_interval, format_time
+from botkit.errors import ConfigError, Location, StrategyFileError, UsageError
+from botkit.exchange.models import Instrument
+from botkit.journal import Journal
+from botkit.rules import Strategy
+from botkit.rules.loader import loads_bytes
+from botkit.rules.store import discover
+from botkit.sim.clock import ManualClock
+from botkit.sim.config import SimConfig, load_sim_config
+from botkit.sim.engine import SimEngine
+from botkit.sim.port import SimPort
+
+__all__ = [
+    "BacktestOptions",
+    "Prepared",
+    "backtest_sim_config",
+    "execute",
+    "load_series",
+    "load_strategies",
+    "prepare",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class BacktestOptions:
+    """One backtest's inputs. ``fees`` is (maker, taker); ``None`` keeps the sim config's."""
+
+    data: Path
+    strategies: tuple[Path, ...]
+    start_ms: int | None = None
+    end_ms: int | None = None
+    interval_ms: int | None = None
+    allow_gaps: bool = False
+    balance: Decimal | None = None
+    fees: tuple[Decimal, Decimal] | None = None
+    seed: int | None = None
+    sim_config: Path | None = None
+    symbol: str | None = None
+    params: Mapping[str, Decimal] = field(default_factory=dict)
+    """Overrides of strategies' ``params:``: ``name`` (every strategy defining it) or
+    ``strategy.name`` (that strategy only)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A checked run, ready for :func:`~botkit.backtest.driver.run_backtest`."""
+
+    series: CandleSeries
+    strategies: tuple[Strategy, ...]
+    config: SimConfig
+    symbol: str
+    meta: Mapping[str, str]
+
+
+@functools.lru_cache(maxsize=4)
+def _cached_series(
+    path: str, interval: int | None, start: int | None, end: int | None, gaps: bool
+) -> CandleSeries:
+    return load_candles(path, interval_ms=interval, start_ms=start, end_ms=end, allow_gaps=gaps)
+
+
+def load_series(options: BacktestOptions) -> CandleSeries:
+    """The candles of ``options`` (cached: sweep variants in one process share one load)."""
+    o = options
+    return _cached_series(str(o.data), o.interval_ms, o.start_ms, o.end_ms, o.allow_gaps)
+
+
+def _instrument_models(config: SimConfig) -> dict[str, Instrument]:
+    """The instruments as the exchange describes them (for the strategies' limit checks)."""
+    port = SimPort(SimEngine(config, ManualClock(0)))
+    return {i.symbol: i for i in port.instruments()}
+
+
+def _split_key(key: str) -> tuple[str | None, str]:
+    strategy, dot, name = key.rpartition(".")
+    return (strategy, name) if dot else (None, key)
+
+
+def load_strategies(
+    paths: Sequence[Path],
+    instruments: Mapping[str, Instrument],
+    params: Mapping[str, Decimal] | None = None,
+) -> tuple[Strategy, ...]:
+    """Load every strategy file of ``paths`` (files or folders), checked against
+    ``instruments``, with ``params`` overrides applied; every problem raised at once."""
+    files, missing = discover(paths)
+    problems = list(missing)
+    if not files and not missing:
+        where = ", ".join(str(p) for p in paths)
+        raise UsageError(f"no strategy files (*.yaml) in {where} — pass a file or a folder")
+    loaded: list[tuple[Path, bytes, Strategy]] = []
+    for path in files:
+        try:
+            raw = path.read_bytes()
+            loaded.append((path, raw, loads_bytes(raw, str(path), instruments=instruments)))
+        except OSError as exc:
+            problems.append(ConfigError(f"cannot read the file: {exc.strerror}",
+                                        where=Location(file=str(path))))  # fmt: skip
+        except StrategyFileError as exc:
+            problems.extend(exc.problems)
+    if problems:
+        raise StrategyFileError(problems)
+    wanted = dict(params or {})
+    used: set[str] = set()
+    out: list[Strategy] = []
+    names: dict[str, Path] = {}
+    for path, raw, strategy in loaded:
+        mine = {}
+        for key, value in wanted.items():
+            target, name = _split_key(key)
+            if (target is None or target == strategy.name) and name in strategy.params:
+                mine[name] = value
+                used.add(key)
+        if mine:
+            strategy = loads_bytes(raw, str(path), instruments=instruments, params=mine)
+        if strategy.name in names:
+            raise UsageError(
+                f"{path}: strategy name '{strategy.name}' is already used by "
+                f"{names[strategy.name]} — give every strategy its own name"
+            )
+        names[strategy.name] = path
+        out.append(strategy)
+    unused = sorted(set(wanted) - used)
+    if unused:
+        known = sorted({f"{s.name}.{p}" for s in out for p in s.params})
+        raise UsageError(
+            f"no strategy defines params {', '.join(unused)} — the strategies' params are: "
+            f"{', '.join(known) or 'none'}"
+        )
+    return tuple(out)
+
+
+def _resolve_symbol(strategies: Sequence[Strategy], given: str | None) -> str:
+    symbols = sorted({s.symbol for s in strategies})
+    if given is None:
+        if len(symbols) > 1:
+            raise UsageError(
+                f"the strategies trade {', '.join(symbols)} but a candle file holds one symbol "
+                "— pass strategies of one symbol, or --symbol to say which the data is"
+            )
+        return symbols[0]
+    others = [f"{s.source} ({s.symbol})" for s in strategies if s.symbol != given]
+    if others:
+        raise UsageError(
+            f"the data is {given} but {', '.join(others)} trade(s) another symbol — pass only "
+            f"strategies of {given}"
+        )
+    return given
+
+
+def backtest_sim_config(
+    base: SimConfig,
+    *,
+    symbol: str,
+    first_price: Decimal,
+    balance: Decimal | None = None,
+    fees: tuple[Decimal, Decimal] | None = None,
+    seed: int | None = None,
+) -> SimConfig:
+    """``base`` for a replay: static prices, only the ``symbol`` instrument (the others would be
+    read every cycle for nothing) starting at ``first_price``, no faults, and the balance, fees
+    and seed given (else the config's)."""
+    inst = base.instrument(symbol)
+    if inst is None:
+        known = ", ".join(i.symbol for i in base.instruments)
+        raise UsageError(
+            f"{symbol} is not an instrument of the simulator config (it has {known}) — add it "
+            "to the config passed with --sim-config"
+        )
+    if not inst.minPx <= first_price <= inst.maxPx:
+        raise UsageError(
+            f"the data starts at {first_price}, outside {symbol}'s price range "
+            f"[{inst.minPx}, {inst.maxPx}] in the simulator config — widen minPx/maxPx"
+        )
+    update: dict[str, object] = {
+        "instruments": [inst.model_copy(update={"start_px": first_price})],
+        "prices": base.prices.model_copy(update={"model": "static"}),
+        "faults": [],
+    }
+    if balance is not None:
+        update["balance"] = base.balance.model_copy(update={"amount": balance})
+    if fees is not None:
+        update["fees"] = base.fees.model_copy(update={"maker": fees[0], "taker": fees[1]})
+    if seed is not None:
+        update["seed"] = seed
+    return base.model_copy(update=update)
+
+
+def _describe(options: BacktestOptions, config: SimConfig, series: CandleSeries) -> dict[str, str]:
+    o = options
+    meta = {
+        "data": str(o.data),
+        "strategies": ", ".join(str(p) for p in o.strategies),
+        "period": f"{format_time(series.start_ms)} → {format_time(series.end_ms)}",
+        "interval": format_interval(series.interval_ms),
+        "balance": f"{config.balance.amount} {config.balance.currency}",
+        "fees": f"maker {config.fees.maker}, taker {config.fees.taker}",
+        "seed": str(config.seed),
+        "sim_config": str(o.sim_config) if o.sim_config else "built-in defaults",
+    }
+    if o.params:
+        meta["params"] = ", ".join(f"{k}={v}" for k, v in sorted(o.params.items()))
+    if series.gaps:
+        meta["gaps"] = f"{sum(g.missing for g in series.gaps)} missing candles allowed through"
+    return meta
+
+
+def prepare(options: BacktestOptions) -> Prepared:
+    """Check and load everything ``options`` names (see the module doc)."""
+    base = load_sim_config(options.sim_config)
+    series = load_series(options)
+    strategies = load_strategies(options.strategies, _instrument_models(base), options.params)
+    symbol = _resolve_symbol(strategies, options.symbol)
+    config = backtest_sim_config(
+        base,
+        symbol=symbol,
+        first_price=series.bars[0].open,
+        balance=options.balance,
+        fees=options.fees,
+        seed=options.seed,
+    )
+    return Prepared(series, strategies, config, symbol, _describe(options, config, series))
+
+
+def execute(
+    prepared: Prepared,
+    *,
+    journal: Journal | None = None,
+    clock: ManualClock | None = None,
+    on_candle: Callable[[], None] | None = None,
+) -> BacktestRun:
+    """Run a prepared backtest (journal in memory unless one is given, on ``clock``)."""
+    p = prepared
+    return run_backtest(
+        p.series,
+        p.strategies,
+        p.config,
+        symbol=p.symbol,
+        journal=journal,
+        clock=clock,
+        meta=p.meta,
+        on_candle=on_candle,
+    )

@@ -1,0 +1,242 @@
+"""Parameter sweeps: the grid of a strategy's ``params:`` values, one backtest per variant.
+
+``--sweep dip=0.003,0.004 --sweep rungs=8,12`` is a grid of 2 × 2 variants. Each variant is an
+independent task — :func:`run_variant` takes the run's :class:`BacktestOptions` with that
+variant's ``params`` and returns its figures — so the variants run in parallel processes
+(:class:`concurrent.futures.ProcessPoolExecutor`, one per core by default) and the same function
+would run as a Ray or Dask task unchanged. The values reach the strategies through the loader's
+``params`` override: the files are never edited. :func:`rank` orders the outcomes by a figure
+(:data:`~botkit.backtest.metrics.FIGURE_NAMES`), best first; :func:`render_table` prints them.
+"""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, replace
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+
+from botkit.backtest.metrics import FIGURE_NAMES, compute_figures
+from botkit.backtest.setup import BacktestOptions, execute, prepare
+from botkit.errors import BotkitError, UsageError
+
+__all__ = [
+    "LOWER_IS_BETTER",
+    "MAX_VARIANTS",
+    "TABLE_FIGURES",
+    "Variant",
+    "VariantOutcome",
+    "grid",
+    "parse_sweep",
+    "rank",
+    "render_table",
+    "run_sweep",
+    "run_variant",
+    "write_sweep",
+]
+
+MAX_VARIANTS = 10_000
+LOWER_IS_BETTER = frozenset(
+    {
+        "max_drawdown",
+        "max_drawdown_amount",
+        "fees",
+        "orders_refused",
+        "orders_rejected",
+        "orders_failed",
+    }
+)
+"""Figures where less is better; every other figure ranks the highest first."""
+
+TABLE_FIGURES = ("return", "max_drawdown", "exposure_time", "orders_placed", "fills", "fees",
+                 "realized_pnl", "unrealized_pnl", "final_equity")  # fmt: skip
+"""The figures the table shows besides the ranking one."""
+
+Variant = dict[str, Decimal]
+"""One point of the grid: param key → value."""
+
+
+def parse_sweep(specs: Sequence[str]) -> list[tuple[str, list[Decimal]]]:
+    """``["dip=0.003,0.004", "rungs=8,12"]`` → ``[("dip", [...]), ("rungs", [...])]``.
+
+    A key is a param name (every strategy defining it) or ``strategy.name``."""
+    axes: list[tuple[str, list[Decimal]]] = []
+    for spec in specs:
+        key, eq, values = spec.partition("=")
+        key = key.strip()
+        if not eq or not key or not values.strip():
+            raise UsageError(
+                f"--sweep {spec!r}: write KEY=V1,V2,... (e.g. --sweep dip=0.003,0.004)"
+            )
+        if any(key == k for k, _ in axes):
+            raise UsageError(f"--sweep {key} is given twice — list all its values in one --sweep")
+        parsed: list[Decimal] = []
+        for text in values.split(","):
+            try:
+                value = Decimal(text.strip())
+            except InvalidOperation:
+                value = Decimal("NaN")
+            if not value.is_finite():
+                raise UsageError(f"--sweep {key}: {text.strip()!r} is not a number")
+            if value not in parsed:
+                parsed.append(value)
+        axes.append((key, parsed))
+    return axes
+
+
+def grid(axes: Sequence[tuple[str, Sequence[Decimal]]]) -> list[Variant]:
+    """Every combination, the first axis varying slowest."""
+    count = 1
+    for _, values in axes:
+        count *= len(values)
+    if count > MAX_VARIANTS:
+        raise UsageError(
+            f"the sweep has {count:,} variants, more than {MAX_VARIANTS:,} — narrow it"
+        )
+    keys = [k for k, _ in axes]
+    return [
+        dict(zip(keys, combo, strict=True)) for combo in itertools.product(*(v for _, v in axes))
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class VariantOutcome:
+    """One variant's figures (:meth:`~botkit.backtest.metrics.Figures.as_dict`) or its error."""
+
+    index: int
+    params: Mapping[str, Decimal]
+    figures: Mapping[str, str | int | None]
+    cycles: int = 0
+    error: str = ""
+
+
+def run_variant(options: BacktestOptions, index: int = 0) -> VariantOutcome:
+    """Run one variant (``options.params``) from scratch; never raises for a botkit error.
+
+    A top-level function of plain picklable values: a process pool, or a Ray or Dask task,
+    calls it as is. The candle file is loaded once per process (cached)."""
+    try:
+        run = execute(prepare(options))
+    except BotkitError as exc:
+        return VariantOutcome(index, dict(options.params), {}, error=str(exc).splitlines()[0])
+    figures = compute_figures(run.result).as_dict()
+    error = ""
+    if run.cycle_errors:
+        first = sorted(run.cycle_errors)[0]
+        error = f"{sum(run.cycle_errors.values())} cycle error(s), e.g. {first}"
+    return VariantOutcome(index, dict(options.params), figures, run.cycles, error)
+
+
+def _quiet_worker() -> None:
+    """Pool workers log warnings only (the runner's per-fire lines would flood the terminal)."""
+    from botkit.service.logs import configure_logging
+
+    configure_logging(level="WARNING", fmt="text")
+
+
+def run_sweep(
+    base: BacktestOptions,
+    variants: Sequence[Variant],
+    *,
+    jobs: int | None = None,
+    on_done: Callable[[VariantOutcome], None] | None = None,
+    executor: Executor | None = None,
+) -> list[VariantOutcome]:
+    """Run every variant (``base.params`` plus the variant's values); outcomes in grid order.
+
+    ``jobs`` processes (default: the number of cores, at most one per variant); ``jobs=1``
+    runs in this process. ``executor`` replaces the pool (any :class:`concurrent.futures`
+    executor, e.g. a distributed one)."""
+    options = [replace(base, params={**base.params, **v}) for v in variants]
+    outcomes: list[VariantOutcome] = []
+    workers = max(1, min(jobs or os.cpu_count() or 1, len(options)))
+    if executor is None and workers == 1:
+        for i, o in enumerate(options):
+            outcomes.append(run_variant(o, i))
+            if on_done is not None:
+                on_done(outcomes[-1])
+        return outcomes
+    pool = executor or ProcessPoolExecutor(max_workers=workers, initializer=_quiet_worker)
+    try:
+        futures = [pool.submit(run_variant, o, i) for i, o in enumerate(options)]
+        for future in as_completed(futures):
+            outcome = future.result()
+            outcomes.append(outcome)
+            if on_done is not None:
+                on_done(outcome)
+    finally:
+        if executor is None:
+            pool.shutdown(cancel_futures=True)
+    return sorted(outcomes, key=lambda o: o.index)
+
+
+def _sort_value(outcome: VariantOutcome, figure: str) -> Decimal:
+    value = outcome.figures.get(figure)
+    if value is None:
+        return Decimal("-Infinity")
+    number = Decimal(value)
+    return -number if figure in LOWER_IS_BETTER else number
+
+
+def rank(outcomes: Iterable[VariantOutcome], figure: str) -> list[VariantOutcome]:
+    """Best first by ``figure`` (highest, or lowest for :data:`LOWER_IS_BETTER`); failed
+    variants last; ties keep grid order."""
+    if figure not in FIGURE_NAMES:
+        raise UsageError(f"--rank {figure}: not a figure — one of {', '.join(FIGURE_NAMES)}")
+    return sorted(outcomes, key=lambda o: (-_sort_value(o, figure), o.index))
+
+
+def _cell(value: str | int | None, figure: str) -> str:
+    if value is None:
+        return "-"
+    if figure in ("return", "max_drawdown", "exposure_time"):
+        return f"{Decimal(value) * 100:.2f}%"
+    if isinstance(value, int):
+        return str(value)
+    number = Decimal(value)
+    return (
+        f"{number:.2f}"
+        if number == number.to_integral_value() or abs(number) >= 1
+        else str(number.normalize())
+    )
+
+
+def render_table(outcomes: Sequence[VariantOutcome], keys: Sequence[str], figure: str) -> str:
+    """The ranked table: rank, the swept values, the ranking figure, then the usual ones."""
+    shown = [figure, *(f for f in TABLE_FIGURES if f != figure)]
+    headers = ["#", *keys, *shown]
+    rows: list[list[str]] = []
+    for place, o in enumerate(outcomes, 1):
+        values = [format(o.params[k], "f") if k in o.params else "-" for k in keys]
+        cells = [_cell(o.figures.get(f), f) for f in shown]
+        rows.append([str(place), *values, *cells])
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
+              for i, h in enumerate(headers)]  # fmt: skip
+    lines = ["  ".join(h.rjust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
+    lines += ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    errors = [(place, o) for place, o in enumerate(outcomes, 1) if o.error]
+    lines += [f"#{place}: {o.error}" for place, o in errors]
+    direction = "lowest" if figure in LOWER_IS_BETTER else "highest"
+    return f"ranked by {figure} ({direction} first)\n" + "\n".join(lines)
+
+
+def write_sweep(
+    outcomes: Sequence[VariantOutcome], keys: Sequence[str], figure: str, directory: str | Path
+) -> Path:
+    """``DIR/sweep.csv``: one row per variant in ranked order — rank, the swept values, every
+    figure (:data:`FIGURE_NAMES`), cycles, error."""
+    folder = Path(directory)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "sweep.csv"
+    with path.open("w", encoding="utf-8", newline="") as out:
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(["rank", *keys, *FIGURE_NAMES, "cycles", "error", f"ranked_by={figure}"])
+        for place, o in enumerate(outcomes, 1):
+            values = [format(o.params[k], "f") if k in o.params else "" for k in keys]
+            figures = ["" if o.figures.get(f) is None else o.figures[f] for f in FIGURE_NAMES]
+            writer.writerow([place, *values, *figures, o.cycles, o.error, ""])
+    return path
