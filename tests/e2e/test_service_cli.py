@@ -113,7 +113,7 @@ def _wait_for(predicate: object, timeout: float = 20) -> None:
         time.sleep(0.1)
 
 
-def test_run_once_places_orders_and_logs_json_without_secrets(live: Live) -> None:
+def test_run_once_places_orders_and_keeps_secrets_out_of_logs_and_journal(live: Live) -> None:
     live.write(3)
     result = live.botkit("run", "--once")
     assert result.returncode == 0, result.stderr
@@ -121,8 +121,12 @@ def test_run_once_places_orders_and_logs_json_without_secrets(live: Live) -> Non
     lines = result.stderr.splitlines()
     assert lines
     assert all(line.startswith("{") for line in lines)  # JSON lines off a terminal
+    journal_bytes = b"".join(
+        p.read_bytes() for p in live.journal.parent.glob(live.journal.name + "*")
+    )
     for secret in (KEY, SECRET, PASSPHRASE):
         assert secret not in result.stdout + result.stderr
+        assert secret.encode() not in journal_bytes
 
 
 def test_plan_prints_the_plan_and_sends_nothing(live: Live) -> None:

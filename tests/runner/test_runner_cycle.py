@@ -145,3 +145,13 @@ def test_the_kill_switch_stops_orders_but_not_reads(tmp_path: Path) -> None:
     finally:
         r.client.close()
         r.journal.close()
+
+
+def test_a_cycle_is_counted_in_the_metrics(rig: Rig) -> None:
+    rig.write("one.yaml", ONE_ORDER)
+    rig.runner.run_cycle()
+    registry = rig.runner.metrics.registry
+    assert registry.get_sample_value("botkit_orders_total", {"outcome": "accepted"}) == 1.0
+    assert registry.get_sample_value("botkit_cycle_duration_seconds_count") == 1.0
+    last = registry.get_sample_value("botkit_last_successful_cycle_timestamp_seconds")
+    assert last == rig.clock.now_ms() / 1000
