@@ -42,7 +42,7 @@ from botkit.sim.config import SimConfig
 from botkit.sim.engine import SimEngine
 from botkit.sim.port import SimPort
 
-__all__ = ["BacktestRun", "FixedStore", "price_points", "run_backtest"]
+__all__ = ["BacktestRun", "FixedStore", "make_runner", "price_points", "run_backtest"]
 
 PRICE_POINTS = 2000
 """At most about this many price points are kept for the chart (lowest and highest per bucket)."""
@@ -113,14 +113,17 @@ def price_points(
     return out
 
 
-def _runner(engine: SimEngine, port: SimPort, journal: Journal, store: StrategyStore) -> Runner:
+def make_runner(port: SimPort, journal: Journal, strategies: Sequence[Strategy]) -> Runner:
+    """The live :class:`Runner` on the in-process simulator: live execution (every order
+    journaled, then placed), the default read policy, a fixed store, simulated time (the
+    simulator's clock; nothing sleeps) and no rate limit between batches."""
     executor = Executor(port, journal, sleep=_no_sleep, batch_rate=None)
     return Runner(
         port=port,
-        store=store,
+        store=FixedStore(strategies),
         journal=journal,
         execution=LiveExecution(executor, port, journal),
-        now_ms=engine.clock.now_ms,
+        now_ms=port.engine.clock.now_ms,
         reader=SnapshotReader(port, ReadPolicy(), sleep=_no_sleep),
     )
 
@@ -151,7 +154,7 @@ def run_backtest(
     port = SimPort(engine)
     if journal is None:
         journal = Journal(":memory:", clock=clock.now_ms, synchronous="OFF")
-    runner = _runner(engine, port, journal, FixedStore(strategies))
+    runner = make_runner(port, journal, strategies)
     base = BacktestResult(symbol, interval, series.start_ms, series.end_ms, len(bars),
                           config.balance.amount, config.balance.currency)  # fmt: skip
     run = BacktestRun(result=base)

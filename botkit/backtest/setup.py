@@ -161,8 +161,9 @@ def _resolve_symbol(strategies: Sequence[Strategy], given: str | None) -> str:
         return symbols[0]
     others = [f"{s.source} ({s.symbol})" for s in strategies if s.symbol != given]
     if others:
+        verb = "trades" if len(others) == 1 else "trade"
         raise UsageError(
-            f"the data is {given} but {', '.join(others)} trade(s) another symbol — pass only "
+            f"the data is {given} but {', '.join(others)} {verb} another symbol — pass only "
             f"strategies of {given}"
         )
     return given
