@@ -131,22 +131,10 @@ class Journal:
     def __repr__(self) -> str:
         return f"Journal({self.path!r})"
 
-    @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            try:
-                self._conn.execute("BEGIN IMMEDIATE")
-                try:
-                    yield self._conn
-                except BaseException:
-                    self._conn.execute("ROLLBACK")
-                    raise
-                self._conn.execute("COMMIT")
-            except sqlite3.Error as exc:
-                raise JournalError(
-                    f"journal {self.path}: write failed ({exc}) — check free disk space and"
-                    " that one bot owns this journal"
-                ) from exc
+    def _tx(self) -> _Transaction:
+        """One write transaction (``with self._tx() as conn:``): committed at the end, rolled
+        back on an exception; a SQLite error becomes a :class:`JournalError`."""
+        return _Transaction(self)
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
@@ -363,3 +351,47 @@ class Journal:
             except sqlite3.Error as exc:
                 raise JournalError(f"journal {self.path}: vacuum failed ({exc})") from exc
         return PruneReport(*counts)
+
+
+class _Transaction:
+    """The context manager of :meth:`Journal._tx` (a class: the journal writes several times
+    a cycle, and a generator-based context manager cost more than the SQL of a small write)."""
+
+    __slots__ = ("_journal",)
+
+    def __init__(self, journal: Journal) -> None:
+        self._journal = journal
+
+    def _failed(self, exc: sqlite3.Error) -> JournalError:
+        return JournalError(
+            f"journal {self._journal.path}: write failed ({exc}) — check free disk space and"
+            " that one bot owns this journal"
+        )
+
+    def __enter__(self) -> sqlite3.Connection:
+        journal = self._journal
+        journal._lock.acquire()
+        try:
+            journal._conn.execute("BEGIN IMMEDIATE")
+        except BaseException as exc:
+            journal._lock.release()
+            if isinstance(exc, sqlite3.Error):
+                raise self._failed(exc) from exc
+            raise
+        return journal._conn
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        conn = self._journal._conn
+        try:
+            conn.execute("ROLLBACK" if exc_type is not None else "COMMIT")
+        except sqlite3.Error as error:
+            raise self._failed(error) from error
+        finally:
+            self._journal._lock.release()
+        if isinstance(exc, sqlite3.Error):
+            raise self._failed(exc) from exc

@@ -69,7 +69,7 @@ def event(
     conn.execute(
         "INSERT INTO events (ts_ms, cycle_id, kind, strategy, rule, cl_ord_id, text, detail)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (now, cycle_id, kind, strategy, rule, cl_ord_id, text, _json(detail or {})),
+        (now, cycle_id, kind, strategy, rule, cl_ord_id, text, _json(detail) if detail else "{}"),
     )
 
 
