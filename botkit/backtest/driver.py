@@ -78,11 +78,27 @@ def _no_sleep(_seconds: float) -> None:
 
 @dataclass
 class BacktestRun:
-    """What a run leaves behind: the result, the cycles run and the problems they reported."""
+    """What a run leaves behind: the result, the cycles run and the problems they reported.
+
+    ``problems`` counts them by where they arose (``read``, a strategy, ``strategy/rule``);
+    ``first_problem`` keeps the first message of each (the runner also logs every one)."""
 
     result: BacktestResult
     cycles: int = 0
-    cycle_errors: Counter[str] = field(default_factory=Counter)
+    problems: Counter[str] = field(default_factory=Counter)
+    first_problem: dict[str, str] = field(default_factory=dict)
+
+    def note(self, where: str, message: str) -> None:
+        self.problems[where] += 1
+        self.first_problem.setdefault(where, message)
+
+    def problem_lines(self, limit: int = 5) -> list[str]:
+        """One line per place, most frequent first: ``where: N× — first message``."""
+        ranked = sorted(self.problems.items(), key=lambda kv: (-kv[1], kv[0]))
+        lines = [f"{w}: {n:,}× — {self.first_problem[w]}" for w, n in ranked[:limit]]
+        if len(ranked) > limit:
+            lines.append(f"… and {len(ranked) - limit} more places")
+        return lines
 
 
 def _reason_key(reason: str) -> str:
@@ -174,9 +190,12 @@ def run_backtest(
             report = runner.run_cycle()
             run.cycles += 1
             if report.error:
-                run.cycle_errors[report.error] += 1
+                run.note("read", report.error)
             for name, error in report.strategy_errors.items():
-                run.cycle_errors[f"{name}: {error}"] += 1
+                run.note(name, error)
+            for evaluation in report.evaluations:
+                for failed in evaluation.errors:
+                    run.note(f"{evaluation.strategy}/{failed.rule}", failed.reason)
             next_due = runner.next_due_ms()
         exposure = sum((abs(p.qty) for p in positions.values()), _ZERO) if positions else _ZERO
         equity.append(EquityPoint(close_ms, balance().eq, exposure))

@@ -125,9 +125,8 @@ def run_variant(options: BacktestOptions, index: int = 0) -> VariantOutcome:
         return VariantOutcome(index, dict(options.params), {}, error=str(exc).splitlines()[0])
     figures = compute_figures(run.result).as_dict()
     error = ""
-    if run.cycle_errors:
-        first = sorted(run.cycle_errors)[0]
-        error = f"{sum(run.cycle_errors.values())} cycle error(s), e.g. {first}"
+    if run.problems:
+        error = f"{sum(run.problems.values()):,} problem(s) in cycles; {run.problem_lines(1)[0]}"
     return VariantOutcome(index, dict(options.params), figures, run.cycles, error)
 
 

@@ -123,10 +123,10 @@ def _single(args: argparse.Namespace, prepared: Prepared) -> int:
         if journal is not None:
             journal.close()
     print(render_summary(run.result))
-    if run.cycle_errors:
-        total = sum(run.cycle_errors.values())
-        first, count = sorted(run.cycle_errors.items())[0]
-        print(f"Problems   {total} in {run.cycles:,} cycles; first: {first} ({count}×)")
+    if run.problems:
+        print(f"Problems   {sum(run.problems.values()):,} in {run.cycles:,} cycles (logged above)")
+        for line in run.problem_lines():
+            print(f"           {line}")
     if args.journal is not None:
         print(f"Journal    {args.journal}")
     if args.report is not None:

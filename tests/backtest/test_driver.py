@@ -165,3 +165,21 @@ def test_sim_config_for_a_replay_is_static_with_the_symbol_at_the_first_open() -
         backtest_sim_config(base, symbol="DOGE_USDT_PERP", first_price=D(1))
     with pytest.raises(UsageError, match="outside BTC_USDT_PERP's price range"):
         backtest_sim_config(base, symbol=SYMBOL, first_price=D(2_000_000))
+
+
+def test_rule_errors_are_counted_by_rule_with_the_first_message() -> None:
+    broken = textwrap.dedent(f"""\
+        strategy: probe
+        symbol: {SYMBOL}
+        every: 1m
+        rules:
+          - name: divide
+            when: 1 / position.qty > 0
+            place:
+              order: {{side: BUY, type: LIMIT, px: 50000, sz: 1}}
+        """)
+    run = backtest(series(FLAT, FLAT, FLAT), broken)
+    assert run.problems == {"probe/divide": 3}
+    (line,) = run.problem_lines()
+    assert line.startswith("probe/divide: 3× — ")
+    assert run.result.orders == []

@@ -1,0 +1,82 @@
+"""The backtest on a year of minute candles (525,600) with ``strategies/btc-dip-ladder.yaml``
+evaluated every minute: candles per second and total seconds, split into loading, the replay
+(one full runner cycle per candle) and building the result; the process's peak memory.
+
+``python -m bench backtest`` (``BENCH_CANDLES=N`` for another size, ``BENCH_PROFILE=1`` to
+print the replay's top costs from cProfile, ``BENCH_JOURNAL=file`` for the journal on disk).
+The candles are the shipped series' recipe (``botkit data synth --seed 7 --volatility 0.6
+--jump-prob 0.0005 --jump-size 0.01 --start-price 60000``) stretched to the whole size.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import io
+import os
+import pstats
+import resource
+import tempfile
+import time
+from decimal import Decimal
+from pathlib import Path
+
+from loguru import logger
+
+from botkit.backtest.candle_writer import write_candles
+from botkit.backtest.report import render_summary
+from botkit.backtest.setup import BacktestOptions, execute, prepare
+from botkit.backtest.synth import SynthParams, synth_bars
+from botkit.journal import Journal
+from botkit.sim.clock import ManualClock
+
+T0 = 1_704_067_200_000  # 2024-01-01T00:00:00Z
+STRATEGY = Path(__file__).resolve().parents[1] / "strategies" / "btc-dip-ladder.yaml"
+TARGET_S = 20.0
+
+
+def _synth(path: Path, count: int) -> None:
+    params = SynthParams(start_ms=T0, count=count, seed=7, start_price=Decimal(60000),
+                         volatility=0.6, jump_prob=0.0005, jump_size=0.01)  # fmt: skip
+    write_candles(synth_bars(params), path)
+
+
+def main() -> None:
+    count = int(os.environ.get("BENCH_CANDLES", "525600"))
+    profile = os.environ.get("BENCH_PROFILE", "") not in ("", "0")
+    logger.remove()  # the runner's per-fire log lines are not what is measured
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp) / "year.csv"
+        _synth(data, count)
+        started = time.perf_counter()
+        prepared = prepare(BacktestOptions(data=data, strategies=(STRATEGY,)))
+        loaded = time.perf_counter() - started
+        clock = ManualClock(prepared.series.start_ms)
+        where = os.environ.get("BENCH_JOURNAL") or ":memory:"
+        journal = Journal(where, clock=clock.now_ms, synchronous="OFF")
+        profiler = cProfile.Profile() if profile else None
+        started = time.perf_counter()
+        if profiler is not None:
+            profiler.enable()
+        run = execute(prepared, journal=journal, clock=clock)
+        if profiler is not None:
+            profiler.disable()
+        replay = time.perf_counter() - started
+        journal.close()
+    total = loaded + replay
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(render_summary(run.result))
+    print(f"journal {where}, {run.cycles:,} cycles, peak RSS {peak_mb:,.0f} MB")
+    print(f"load + check   {loaded:7.2f} s")
+    print(f"replay         {replay:7.2f} s  {count / replay:9,.0f} candles/s  "
+          f"{replay / count * 1e6:6.0f} us/candle (cycle, path, equity, result)")  # fmt: skip
+    year = total * 525_600 / count
+    print(f"total          {total:7.2f} s  {count / total:9,.0f} candles/s  "
+          f"(a year at this rate: {year:.0f} s; target {TARGET_S:.0f} s)")  # fmt: skip
+    if profiler is not None:
+        out = io.StringIO()
+        pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(35)
+        print(out.getvalue())
+
+
+if __name__ == "__main__":
+    main()
