@@ -17,7 +17,8 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from botkit.errors import NotFoundError
+from botkit.errors import NotFoundError, RequestContext
+from botkit.exchange import http
 from botkit.exchange import params as p
 from botkit.exchange.client_base import as_list, first
 from botkit.exchange.market_data import MarketDataEndpoints
@@ -228,6 +229,7 @@ class ExchangeClient(MarketDataEndpoints):
         result = self._parse(PlaceResult, first(data), ctx)
         if not result.clOrdId and order.clOrdId:
             result = result.model_copy(update={"clOrdId": order.clOrdId})
+        _placed_with_ids([result], ctx)
         return result
 
     def place_orders(self, orders: Sequence[OrderRequest]) -> list[PlaceResult]:
@@ -236,7 +238,9 @@ class ExchangeClient(MarketDataEndpoints):
         body = [o.to_wire() for o in orders]
         ids = [o.clOrdId for o in orders if o.clOrdId]
         data, ctx = self._call("POST", "/v3/trade/orders", signed=True, body=body, ids=ids)
-        return self._parse(list[PlaceResult], as_list(data), ctx)
+        results = self._parse(list[PlaceResult], as_list(data), ctx)
+        _placed_with_ids(results, ctx)
+        return results
 
     def cancel_order(
         self, symbol: str, *, ord_id: str | None = None, cl_ord_id: str | None = None
@@ -329,3 +333,11 @@ def _paging(
         "limit": p.page_limit(limit),
         "direct": p.direction(direct),
     }
+
+
+def _placed_with_ids(results: Sequence[PlaceResult], ctx: RequestContext) -> None:
+    """An "accepted" result without an ``ordId`` says nothing sure: a malformed write answer
+    (the orders are looked up), never an order journaled as placed with no id."""
+    for index, result in enumerate(results):
+        if result.accepted and not result.ordId.strip():
+            raise http.malformed(f"result {index} is accepted but has no ordId", ctx, write=True)

@@ -51,6 +51,7 @@ __all__ = [
     "EXPIRED_PATTERN",
     "dumps",
     "excerpt",
+    "integer",
     "interpret",
     "is_write",
     "loads",
@@ -147,16 +148,29 @@ def map_transport_error(
     return ReadTimedOut(f"no answer ({kind}: {_one_line(str(exc))})", context=context)
 
 
-def _code(value: Any) -> int | None:
+def integer(value: Any, max_digits: int = 9) -> int | None:
+    """``value`` (an int, an integral Decimal, or a string of ASCII digits) as an int of at
+    most ``max_digits`` digits; None for anything else — infinities, a million-digit number,
+    ``"²"`` — so a hostile answer is a malformed one, not a crash."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
-        return value
-    if isinstance(value, Decimal) and value == value.to_integral_value():
-        return int(value)
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return int(value.strip())
+        return value if len(str(abs(value))) <= max_digits else None
+    if isinstance(value, Decimal):
+        limit = Decimal(10) ** max_digits
+        if value.is_finite() and abs(value) < limit and value == value.to_integral_value():
+            return int(value)
+        return None
+    if isinstance(value, str):
+        text = value.strip()
+        digits = text.removeprefix("-")
+        if text.isascii() and digits.isdigit() and len(digits) <= max_digits:
+            return int(text)
     return None
+
+
+def _code(value: Any) -> int | None:
+    return integer(value)
 
 
 def _is_envelope(value: Any) -> bool:

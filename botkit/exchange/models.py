@@ -123,19 +123,29 @@ class PositionMode(_UpperEnum):
     HEDGE = "HEDGE"
 
 
+_MILLIS_LIMIT = 10**15  # year 33658: anything larger is not a time
+
+
 def _millis(value: Any) -> Any:
-    """Times arrive as numbers or strings; an empty string means "none"."""
+    """Times arrive as numbers or strings; an empty string means "none". Infinities, huge
+    numbers and non-ASCII digits are refused (a ValueError pydantic reports), never converted."""
     if value is None or value == "":
         return None
+    bad = ValueError(f"not a millisecond timestamp: {str(value)[:40]!r}")
     if isinstance(value, str):
         text = value.strip()
-        if not text.lstrip("-").isdigit():
-            raise ValueError(f"not a millisecond timestamp: {value!r}")
+        digits = text.removeprefix("-")
+        if not (text.isascii() and digits.isdigit() and len(digits) <= 15):
+            raise bad
         return int(text)
     if isinstance(value, Decimal):
+        if not value.is_finite() or abs(value) >= _MILLIS_LIMIT:
+            raise bad
         if value != value.to_integral_value():
-            raise ValueError(f"not a millisecond timestamp: {value!r}")
+            raise bad
         return int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= _MILLIS_LIMIT:
+        raise bad
     return value
 
 

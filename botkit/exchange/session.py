@@ -127,11 +127,11 @@ class Session:
         """``GET /timestamp`` in ms (unsigned); the clock's source of truth."""
         data, context = self.request("GET", _TIMESTAMP_PATH, signed=False, envelope_required=False)
         value = data.get("serverTime") if isinstance(data, dict) else data
-        if isinstance(value, str) and value.strip().isdigit():
-            return int(value)
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-        raise http.malformed(f"serverTime missing or not a number: {value!r}", context, write=False)
+        ms = http.integer(value, max_digits=15) if isinstance(value, str | int) else None
+        if ms is not None and ms >= 0:
+            return ms
+        shown = repr(value)[:40]
+        raise http.malformed(f"serverTime missing or not a number: {shown}", context, write=False)
 
     def _sign(
         self,

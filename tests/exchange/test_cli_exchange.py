@@ -186,6 +186,7 @@ def test_config_option_and_settings_command(
 ) -> None:
     config = tmp_path / "mine.toml"
     config.write_text('signing = "pf"\napi_secret = "do-not-print"\n', encoding="utf-8")
+    config.chmod(0o600)  # a settings file holding a secret must be private (botkit.credentials)
     fake_code, _, _ = _run(capsys, "markets", "--config", str(config), "--json")
     assert wired[-1].signing == "pf"
     code, out, _ = _run(capsys, "settings", "--config", str(config), "--json")
