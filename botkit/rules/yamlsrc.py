@@ -14,8 +14,9 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from ruamel.yaml import YAML
-from ruamel.yaml.error import MarkedYAMLError
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from ruamel.yaml.reader import ReaderError
 
 from botkit.errors import ConfigError, Location
 
@@ -216,6 +217,22 @@ def parse_yaml(text: str, file: str) -> tuple[Any, SourceMap]:
             problem = "more than one YAML document ('---')"
         raise ConfigError(
             f"YAML syntax: {problem}", where=where, hint="fix the indentation or punctuation here"
+        ) from None
+    except ReaderError as exc:  # a character YAML does not allow (control codes, U+FFFE)
+        before = text[: max(0, exc.position)]
+        line = before.count("\n") + 1
+        column = len(before) - (before.rfind("\n") + 1) + 1
+        code = exc.character if isinstance(exc.character, int) else ord(str(exc.character)[:1])
+        raise ConfigError(
+            f"YAML does not allow the character U+{code:04X} here",
+            where=Location(file=file, line=line, column=column),
+            hint="delete it (an invisible control character, often pasted by accident)",
+        ) from None
+    except (YAMLError, RecursionError) as exc:
+        raise ConfigError(
+            f"YAML cannot be read ({type(exc).__name__})",
+            where=Location(file=file, line=1, column=1),
+            hint="a strategy file is a plain mapping of keys: start with 'strategy: NAME'",
         ) from None
     if root is None:
         raise ConfigError(

@@ -1,0 +1,26 @@
+"""Strategy files the fuzz pass found crashing the loader (a raw ruamel exception, hence a
+traceback from ``botkit check`` and a failed reload) instead of a located problem."""
+
+from __future__ import annotations
+
+import pytest
+
+from botkit.errors import StrategyFileError
+from botkit.rules.loader import loads_bytes
+
+GOOD = "strategy: s\nsymbol: BTC_USDT_PERP\nevery: 1m\nrules:\n  - name: r\n    when: true\n"
+
+
+@pytest.mark.parametrize(
+    ("char", "at", "line"),
+    [("\x08", 0, 1), ("\x00", 12, 2), ("\x1b", len(GOOD) - 3, 6), ("\ufffe", 30, 2)],
+    ids=["backspace-first", "nul", "escape-last-line", "noncharacter"],
+)
+def test_a_control_character_is_a_located_problem(char: str, at: int, line: int) -> None:
+    text = GOOD[:at] + char + GOOD[at:]
+    with pytest.raises(StrategyFileError) as info:
+        loads_bytes(text.encode("utf-8", errors="surrogatepass"), "s.yaml")
+    problem = info.value.problems[0]
+    assert problem.where.file == "s.yaml"
+    assert problem.where.line == line
+    assert "character" in problem.message
