@@ -9,6 +9,7 @@ message. Pure: text in, values out (no file I/O).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -26,6 +27,7 @@ Path = tuple[str | int, ...]
 """Where a value sits in the document: mapping keys and list indices from the root."""
 
 _MAX_NODES = 20_000
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _TAG = "tag:yaml.org,2002:"
 
 
@@ -160,7 +162,7 @@ class _Builder:
             if not isinstance(key_node, ScalarNode):
                 self.error(key_node, "a key must be a plain word", "write 'name: value'")
                 continue
-            key = str(key_node.value)
+            key = self._text(key_node, str(key_node.value))
             if key in out:
                 first = self.smap.keys[(*path, key)]
                 self.error(
@@ -173,8 +175,20 @@ class _Builder:
             out[key] = self.build(value_node, (*path, key), stack)
         return out
 
+    def _text(self, node: Node, text: str) -> str:
+        """``text``, with a lone surrogate (only a YAML escape such as ``\\ud800`` makes one:
+        it is no character, cannot be printed or stored) reported and replaced by U+FFFD."""
+        if _SURROGATE.search(text) is None:
+            return text
+        self.error(
+            node,
+            "the text holds an escape that is no character (a lone surrogate, \\ud800-\\udfff)",
+            "write the character itself (or \\U0001F600 for one above U+FFFF)",
+        )
+        return _SURROGATE.sub("\ufffd", text)
+
     def _scalar(self, node: ScalarNode, path: Path) -> Any:
-        text = str(node.value).replace("\a", "")
+        text = self._text(node, str(node.value).replace("\a", ""))
         self.smap.scalars[path] = Scalar(text, node.style, _pos(node))
         tag = str(node.tag)
         if node.style is not None or not tag.startswith(_TAG):

@@ -24,3 +24,25 @@ def test_a_control_character_is_a_located_problem(char: str, at: int, line: int)
     assert problem.where.file == "s.yaml"
     assert problem.where.line == line
     assert "character" in problem.message
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        GOOD.replace("when: true", 'when: "\\ud800 > 0"'),
+        GOOD.replace("name: r", 'name: "r\\udc00"'),
+        GOOD + '    "\\ud800": 1\n',
+        GOOD.replace("when: true", 'when: "\\ud800\\udc00"'),  # a pair YAML does not combine
+    ],
+    ids=["condition", "rule-name", "key", "pair"],
+)
+def test_an_escaped_lone_surrogate_is_a_located_problem(text: str) -> None:
+    """Found by the fuzz pass: such text crashed ast.parse (UnicodeEncodeError) and could not
+    be printed or journaled; YAML's escapes are the only way to write one."""
+    with pytest.raises(StrategyFileError) as info:
+        loads_bytes(text.encode(), "s.yaml")
+    problems = info.value.problems
+    assert any("surrogate" in p.message for p in problems), [p.format() for p in problems]
+    for problem in problems:
+        assert problem.where.line is not None
+        problem.format().encode("utf-8")  # printable: no lone surrogate left in the message
