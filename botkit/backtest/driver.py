@@ -159,8 +159,9 @@ def run_backtest(
 
     ``config`` should use the ``static`` price model and an instrument ``symbol`` whose start
     price is the first open (:func:`~botkit.backtest.setup.backtest_sim_config` does both).
-    ``journal`` defaults to one in memory (synchronous OFF) on the run's clock; a given journal
-    must run on ``clock`` and is left open. ``on_candle()`` is called after each candle.
+    ``journal`` defaults to one in memory (synchronous OFF) on the run's clock, closed at the
+    end; a given journal must run on ``clock`` and is left open. ``on_candle()`` is called
+    after each candle.
     """
     bars = series.bars
     interval = series.interval_ms
@@ -168,6 +169,7 @@ def run_backtest(
     clock.set(series.start_ms)
     engine = SimEngine(config, clock)
     port = SimPort(engine)
+    owned = journal is None
     if journal is None:
         journal = Journal(":memory:", clock=clock.now_ms, synchronous="OFF")
     runner = make_runner(port, journal, strategies)
@@ -202,6 +204,8 @@ def run_backtest(
         if on_candle is not None:
             on_candle()
     run.result = _result(run.result, series, port, journal, equity, meta or {})
+    if owned:
+        journal.close()
     return run
 
 

@@ -74,15 +74,26 @@ class Prepared:
 
 @functools.lru_cache(maxsize=4)
 def _cached_series(
-    path: str, interval: int | None, start: int | None, end: int | None, gaps: bool
+    path: str,
+    interval: int | None,
+    start: int | None,
+    end: int | None,
+    gaps: bool,
+    _version: tuple[int, int] | None,
 ) -> CandleSeries:
     return load_candles(path, interval_ms=interval, start_ms=start, end_ms=end, allow_gaps=gaps)
 
 
 def load_series(options: BacktestOptions) -> CandleSeries:
-    """The candles of ``options`` (cached: sweep variants in one process share one load)."""
+    """The candles of ``options``, cached by the file's path, size and modification time:
+    sweep variants in one process share one load."""
     o = options
-    return _cached_series(str(o.data), o.interval_ms, o.start_ms, o.end_ms, o.allow_gaps)
+    try:
+        stat = o.data.stat()
+        version: tuple[int, int] | None = (stat.st_mtime_ns, stat.st_size)
+    except OSError:
+        version = None  # load_candles says what is wrong with the path
+    return _cached_series(str(o.data), o.interval_ms, o.start_ms, o.end_ms, o.allow_gaps, version)
 
 
 def _instrument_models(config: SimConfig) -> dict[str, Instrument]:
