@@ -15,27 +15,13 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
-from botkit.backtest.intervals import parse_interval, parse_time
 from botkit.backtest.metrics import FIGURE_NAMES
 from botkit.backtest.progress import Progress
 from botkit.backtest.setup import BacktestOptions, Prepared, execute, prepare
+from botkit.cli.argtypes import interval_arg, time_arg
 from botkit.errors import UsageError
 
 __all__ = ["register"]
-
-
-def _interval(text: str) -> int:
-    try:
-        return parse_interval(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _time(text: str) -> int:
-    try:
-        return parse_time(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _number(text: str, what: str, *, positive: bool = False) -> Decimal:
@@ -201,9 +187,9 @@ def register(sub: Any) -> None:
         metavar="PATH",
         help="strategy files or folders (one symbol)",
     )
-    parser.add_argument("--start", type=_time, help="first candle (ISO-8601 UTC or Unix ms)")
-    parser.add_argument("--end", type=_time, help="end, exclusive (ISO-8601 UTC or Unix ms)")
-    parser.add_argument("--interval", type=_interval, help="candle interval (default: inferred)")
+    parser.add_argument("--start", type=time_arg, help="first candle (ISO-8601 UTC or Unix ms)")
+    parser.add_argument("--end", type=time_arg, help="end, exclusive (ISO-8601 UTC or Unix ms)")
+    parser.add_argument("--interval", type=interval_arg, help="candle interval (default: inferred)")
     parser.add_argument(
         "--allow-gaps",
         action="store_true",

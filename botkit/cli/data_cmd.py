@@ -25,31 +25,16 @@ from botkit.backtest.intervals import (
     exchange_interval,
     format_interval,
     format_time,
-    parse_interval,
-    parse_time,
 )
 from botkit.backtest.progress import Progress
 from botkit.backtest.synth import SynthParams, synth_bars
+from botkit.cli.argtypes import interval_arg, time_arg
 from botkit.errors import BotkitError, UsageError
 
 __all__ = ["register"]
 
 _FALLBACK_PRICE = Decimal(30000)
 _FALLBACK_TICK = Decimal("0.1")
-
-
-def _interval(text: str) -> int:
-    try:
-        return parse_interval(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _time(text: str) -> int:
-    try:
-        return parse_time(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _decimal(text: str) -> Decimal:
@@ -206,10 +191,12 @@ def register(sub: Any) -> None:
 
     synth = data.add_parser("synth", help="write a seeded synthetic candle series")
     synth.add_argument("--symbol", default="BTC_USDT_PERP", help="default %(default)s")
-    synth.add_argument("--interval", type=_interval, default=60_000, help="e.g. 1m (default), 1h")
-    synth.add_argument("--start", type=_time, required=True, help="ISO-8601 UTC or Unix ms")
+    synth.add_argument(
+        "--interval", type=interval_arg, default=60_000, help="e.g. 1m (default), 1h"
+    )
+    synth.add_argument("--start", type=time_arg, required=True, help="ISO-8601 UTC or Unix ms")
     length = synth.add_mutually_exclusive_group(required=True)
-    length.add_argument("--end", type=_time, help="end of the series (exclusive)")
+    length.add_argument("--end", type=time_arg, help="end of the series (exclusive)")
     length.add_argument("--candles", type=_positive, help="number of candles")
     synth.add_argument("--seed", type=int, default=1, help="random seed (default %(default)s)")
     synth.add_argument("--trend", type=float, default=0.0,
@@ -228,9 +215,9 @@ def register(sub: Any) -> None:
 
     fetch = data.add_parser("fetch", help="download candles from the exchange")
     fetch.add_argument("--symbol", required=True)
-    fetch.add_argument("--interval", type=_interval, required=True, help="e.g. 1m, 5m, 1h, 1d")
-    fetch.add_argument("--start", type=_time, required=True, help="ISO-8601 UTC or Unix ms")
-    fetch.add_argument("--end", type=_time, help="exclusive (default: now)")
+    fetch.add_argument("--interval", type=interval_arg, required=True, help="e.g. 1m, 5m, 1h, 1d")
+    fetch.add_argument("--start", type=time_arg, required=True, help="ISO-8601 UTC or Unix ms")
+    fetch.add_argument("--end", type=time_arg, help="exclusive (default: now)")
     fetch.add_argument("--out", type=Path, required=True, help="file.csv or file.jsonl")
     fetch.add_argument("--page-size", type=_positive, default=DEFAULT_PAGE_SIZE,
                        help="candles per request (default %(default)s)")  # fmt: skip
@@ -241,8 +228,8 @@ def register(sub: Any) -> None:
 
     check = data.add_parser("check", help="load a candle file and report what it holds")
     check.add_argument("file", type=Path)
-    check.add_argument("--interval", type=_interval, help="default: the most common step")
-    check.add_argument("--start", type=_time, help="ISO-8601 UTC or Unix ms (inclusive)")
-    check.add_argument("--end", type=_time, help="ISO-8601 UTC or Unix ms (exclusive)")
+    check.add_argument("--interval", type=interval_arg, help="default: the most common step")
+    check.add_argument("--start", type=time_arg, help="ISO-8601 UTC or Unix ms (inclusive)")
+    check.add_argument("--end", type=time_arg, help="ISO-8601 UTC or Unix ms (exclusive)")
     check.add_argument("--allow-gaps", action="store_true", help="report gaps, do not refuse")
     check.set_defaults(handler=_check)
