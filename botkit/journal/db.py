@@ -72,7 +72,11 @@ class Journal:
             self._conn.execute("PRAGMA journal_mode = WAL")
             self._conn.execute(f"PRAGMA synchronous = {synchronous}")
             self._migrate()
-        except (JournalError, sqlite3.Error) as exc:
+            (count,) = self._conn.execute(
+                "SELECT COUNT(*) FROM orders WHERE outcome IS NULL AND dry = 0"
+            ).fetchone()
+            self._unsettled = int(count)
+        except (JournalError, sqlite3.Error, OSError) as exc:
             conn = getattr(self, "_conn", None)
             if conn is not None:
                 conn.close()
@@ -200,6 +204,9 @@ class Journal:
         now = self._clock()
         with self._tx() as conn:
             writes.insert_orders(conn, cycle_id, orders, dry=dry, now=now)
+        if not dry:  # counted once committed
+            with self._lock:
+                self._unsettled += sum(1 for o in orders if o.outcome is None)
 
     def mark_sent(self, cl_ord_ids: Sequence[str], *, note: str = "") -> None:
         """A request carrying these orders is about to leave (or has left)."""
@@ -272,6 +279,8 @@ class Journal:
         now = self._clock()
         with self._tx() as conn:
             writes.settle_orders(conn, outcomes, now=now, path=self.path)
+        with self._lock:
+            self._unsettled = max(0, self._unsettled - len(outcomes))
 
     def record_trips(
         self, cycle_id: int | None, trips: Sequence[TripLike], *, dry: bool = False
@@ -287,6 +296,13 @@ class Journal:
     def unsettled(self) -> list[OrderRecord]:
         """Live orders without a final outcome, oldest first."""
         return self.orders(OrderFilter(outcome="unsettled"))
+
+    def has_unsettled(self) -> bool:
+        """Whether a live order may lack its final outcome, without a query: a count read at
+        open and kept by this journal's own writes (intents add, each settle removes one).
+        Another process that settles orders can only leave it too high (then the caller runs
+        the query and finds none); one bot owns a journal, so none adds intents behind it."""
+        return self._unsettled > 0
 
     def known_ids(self, ids: Collection[str]) -> set[str]:
         with self._read() as conn:

@@ -136,7 +136,9 @@ class Executor:
 
     def run(self, plan: Plan, *, cycle_id: int | None = None, dry: bool = False) -> ExecutionReport:
         """Journal ``plan`` and, unless ``dry``, send it. Returns what happened."""
-        reconciled = ReconcileReport() if dry else self.reconcile(wait=False)
+        # the journal counts its unsettled orders: a quiet cycle skips reconcile's query
+        quiet = dry or not self.journal.has_unsettled()
+        reconciled = ReconcileReport() if quiet else self.reconcile(wait=False)
         journal = self.journal
         journal.record_trips(cycle_id, plan.trips, dry=dry)
         fresh = plan.accepted
