@@ -35,11 +35,12 @@ def parse_time(text: str, *, now_ms: Callable[[], int] = _now_ms, option: str = 
     """Unix ms from ``1700000000000``, ``2024-05-01T12:00:00Z`` (no zone means UTC), or a
     duration ago (``90s``, ``15m``, ``2h``, ``7d``, ``1w``)."""
     value = text.strip()
-    if value.isdigit():
-        return int(value)
+    if value.isascii() and value.isdigit() and len(value) <= 16:
+        return _in_range(int(value), text, option)
     unit = value[-1:].lower()
-    if unit in _UNITS_MS and value[:-1].isdigit():
-        return now_ms() - int(value[:-1]) * _UNITS_MS[unit]
+    number = value[:-1]
+    if unit in _UNITS_MS and number.isascii() and number.isdigit() and len(number) <= 16:
+        return _in_range(now_ms() - int(number) * _UNITS_MS[unit], text, option)
     try:
         moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
@@ -49,7 +50,16 @@ def parse_time(text: str, *, now_ms: Callable[[], int] = _now_ms, option: str = 
         ) from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return int(moment.timestamp() * 1000)
+    return _in_range(int(moment.timestamp() * 1000), text, option)
+
+
+_LATEST_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z
+
+
+def _in_range(ms: int, text: str, option: str) -> int:
+    if not 0 <= ms <= _LATEST_MS:
+        raise UsageError(f"{option}: {text!r} is outside 1970-01-01 .. 9999-12-31")
+    return ms
 
 
 def format_ms(ms: int | None) -> str:

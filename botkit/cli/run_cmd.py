@@ -9,7 +9,8 @@ from typing import Any
 
 from loguru import logger
 
-from botkit.errors import BotkitError, UsageError
+from botkit.cli.args import port_number
+from botkit.errors import BotkitError, Location, SettingsError, UsageError
 from botkit.rules import Evaluation, RuleStatus
 from botkit.runner.build import assemble, open_journal, wall_ms
 from botkit.runner.cycle import CycleReport
@@ -97,7 +98,14 @@ def _run(args: argparse.Namespace) -> int:
     metrics = Metrics()
     port = args.metrics_port if args.metrics_port is not None else settings.metrics_port
     if port:
-        metrics.serve(port)
+        try:
+            metrics.serve(port)
+        except OSError as exc:  # in use, or not ours to bind
+            raise SettingsError(
+                f"cannot serve metrics on 127.0.0.1:{port}: {exc.strerror or exc}",
+                where=Location(field="--metrics-port"),
+                hint="pick a free port above 1024, or leave metrics off",
+            ) from None
         logger.info("metrics on http://127.0.0.1:{}/metrics", port)
     dry = True if args.dry_run else None
     notifier = Notifier()
@@ -228,7 +236,7 @@ def register(sub: Any) -> None:
     )
     run.add_argument(
         "--metrics-port",
-        type=int,
+        type=port_number,
         metavar="PORT",
         help="serve Prometheus metrics on 127.0.0.1:PORT (off by default)",
     )

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from botkit.cli.args import port_or_zero
 from botkit.errors import UsageError
 from botkit.settings import SIM_DEFAULT_KEY, load_settings
 from botkit.sim.auth import effective_auth
@@ -141,7 +142,10 @@ def register(sub: Any) -> None:
     )
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
     serve.add_argument(
-        "--port", type=int, default=DEFAULT_PORT, help=f"port ({DEFAULT_PORT}; 0: any free port)"
+        "--port",
+        type=port_or_zero,
+        default=DEFAULT_PORT,
+        help=f"port ({DEFAULT_PORT}; 0: any free port)",
     )
     serve.add_argument(
         "--log-level",

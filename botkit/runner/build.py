@@ -36,9 +36,9 @@ def grace_ms(settings: Settings) -> int:
 
 
 def open_journal(settings: Settings) -> Journal:
-    """The journal database of the settings, its folder created if needed."""
+    """The journal database of the settings, its folder created if needed (by the journal,
+    which turns a folder it cannot create into a one-line JournalError)."""
     path = Path(settings.journal)
-    path.parent.mkdir(parents=True, exist_ok=True)
     return Journal(path, clock=wall_ms, synchronous=settings.journal_synchronous)
 
 

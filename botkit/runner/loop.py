@@ -123,8 +123,12 @@ class Loop:
             return True
         return False
 
+    def _loaded(self) -> bool:
+        return self.runner.next_due_ms() is not None
+
     def run(self, cycles: int | None = None) -> int:
-        """Run ``cycles`` cycles (forever when None) or until stopped. Returns the exit code."""
+        """Run ``cycles`` cycles (forever when None) or until stopped. Returns the exit code:
+        0, or 1 when a bounded run finds no strategy to run."""
         try:
             if not self._start():
                 return 0
@@ -140,6 +144,12 @@ class Loop:
                     logger.warning("clock re-sync failed (keeping the old offset): {}", exc)
                 report = self.runner.run_cycle()
                 self.last_report = report
+                if cycles is not None and report.cycle_id is None and not self._loaded():
+                    logger.error(
+                        "no strategy loaded: nothing to run (see 'botkit check' and the"
+                        " strategies folder)"
+                    )
+                    return 1  # a bounded run would otherwise wait for a cycle forever
                 if report.cycle_id is not None:
                     self.cycles_run += 1
                     line = status_line(report)
