@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -77,6 +78,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # a bug: still one line, secrets redacted, never a traceback
+        print(f"error: {_internal(exc)}", file=sys.stderr)
+        return EXIT_FAILURE
+
+
+def _internal(exc: Exception) -> str:
+    """One line for an unexpected exception, with any configured credential redacted."""
+    from botkit.service.logs import redact
+
+    secrets = [v for k, v in os.environ.items() if k.upper().startswith("BOTKIT_API_")]
+    text = redact(" ".join(str(exc).split())[:300], secrets)
+    return (
+        f"internal error ({type(exc).__name__}: {text}) — this is a bug in botkit"
+        f" {__version__}; please report it with the command that caused it"
+    )
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -102,3 +102,22 @@ def test_run_once_without_any_strategy_ends(tmp_path: Path, args: list[str]) -> 
     assert result.returncode == 1, result.stderr[-500:]
     assert "no strategy" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_an_unexpected_exception_is_one_line_with_secrets_redacted(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The last line of defence: a bug anywhere must not print a traceback or a secret."""
+    import botkit.cli.run_cmd
+
+    secret = "crash-path-secret-9431"
+    monkeypatch.setenv("BOTKIT_API_SECRET", secret)
+
+    def broken(_args: object) -> int:
+        raise RuntimeError(f"boom\nwith {secret} inside")
+
+    monkeypatch.setattr(botkit.cli.run_cmd, "_status", broken)
+    assert main(["status"]) == 1
+    err = _one_line_error(capsys)
+    assert "internal error (RuntimeError: boom with *** inside)" in err
+    assert secret not in err
