@@ -76,6 +76,7 @@ class Journal:
                 "SELECT COUNT(*) FROM orders WHERE outcome IS NULL AND dry = 0"
             ).fetchone()
             self._unsettled = int(count)
+            self._activity_rev = 0
         except (JournalError, sqlite3.Error, OSError) as exc:
             conn = getattr(self, "_conn", None)
             if conn is not None:
@@ -190,6 +191,9 @@ class Journal:
             writes.insert_evaluations(
                 conn, cycle_id, strategy=strategy, version=version, rules=rules, dry=dry, now=now
             )
+        if any(r.fired for r in rules):
+            with self._lock:
+                self._activity_rev += 1
 
     # --- orders ------------------------------------------------------------------------------
 
@@ -204,8 +208,9 @@ class Journal:
         now = self._clock()
         with self._tx() as conn:
             writes.insert_orders(conn, cycle_id, orders, dry=dry, now=now)
-        if not dry:  # counted once committed
-            with self._lock:
+        with self._lock:  # counted once committed
+            self._activity_rev += 1
+            if not dry:
                 self._unsettled += sum(1 for o in orders if o.outcome is None)
 
     def mark_sent(self, cl_ord_ids: Sequence[str], *, note: str = "") -> None:
@@ -303,6 +308,13 @@ class Journal:
         Another process that settles orders can only leave it too high (then the caller runs
         the query and finds none); one bot owns a journal, so none adds intents behind it."""
         return self._unsettled > 0
+
+    @property
+    def activity_revision(self) -> int:
+        """Changes whenever this journal commits a write :meth:`activity` may see (a fire, an
+        order); while it stays the same, an activity read since an earlier read finds nothing
+        new (one bot owns a journal: no other process adds these)."""
+        return self._activity_rev
 
     def known_ids(self, ids: Collection[str]) -> set[str]:
         with self._read() as conn:

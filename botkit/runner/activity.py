@@ -25,6 +25,16 @@ class _Entry:
     window_ms: int
     read_at: int
     activity: Activity
+    revision: int
+    """The journal's :attr:`~botkit.journal.Journal.activity_revision` at ``read_at``."""
+    oldest_ms: int | None
+    """The oldest time in ``activity`` (None: it is empty)."""
+
+
+def _oldest(activity: Activity) -> int | None:
+    times = [a.fire_times_ms[0] for a in activity.values() if a.fire_times_ms]
+    times += [a.orders[0][0] for a in activity.values() if a.orders]
+    return min(times, default=None)
 
 
 def _merge(old: Activity, new: Activity, since_ms: int) -> Activity:
@@ -54,14 +64,24 @@ class ActivityCache:
         self._entries.pop(strategy, None)
 
     def get(self, strategy: str, window_ms: int) -> Activity:
-        """The activity of ``strategy`` over the last ``window_ms`` (journal time)."""
-        now = self.journal.clock()
+        """The activity of ``strategy`` over the last ``window_ms`` (journal time).
+
+        The returned mapping may be the one returned before (when nothing changed): read it,
+        do not mutate it."""
+        journal = self.journal
+        now = journal.clock()
         since = now - window_ms
+        revision = journal.activity_revision
         entry = self._entries.get(strategy)
         if entry is None or entry.window_ms != window_ms:
-            activity = self.journal.activity(strategy, since, include_dry=self.include_dry)
+            activity = journal.activity(strategy, since, include_dry=self.include_dry)
+        elif entry.revision == revision:  # nothing written since: only the window moves
+            if entry.oldest_ms is None or entry.oldest_ms >= since:
+                entry.read_at = now
+                return entry.activity
+            activity = _merge(entry.activity, {}, since)
         else:
-            delta = self.journal.activity(strategy, entry.read_at, include_dry=self.include_dry)
+            delta = journal.activity(strategy, entry.read_at, include_dry=self.include_dry)
             activity = _merge(entry.activity, delta, since)
-        self._entries[strategy] = _Entry(window_ms, now, activity)
+        self._entries[strategy] = _Entry(window_ms, now, activity, revision, _oldest(activity))
         return activity
