@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from decimal import Decimal
+from json.encoder import encode_basestring_ascii
 from typing import Any, Protocol
 
 from botkit.errors import JournalError
@@ -50,7 +51,31 @@ def _dec(value: Decimal | None) -> str | None:
 
 
 def _json(value: Any) -> str:
+    """Compact JSON with sorted keys; values it cannot encode as their ``str``."""
+    if type(value) is dict and all(type(k) is str for k in value):  # rule inputs, each cycle
+        parts = []
+        for key in sorted(value):
+            encode = _PLAIN.get(type(item := value[key]))
+            if encode is None:
+                return _dumps(value)
+            parts.append(f"{_string(key)}:{encode(item)}")
+        return "{" + ",".join(parts) + "}"
+    return _dumps(value)
+
+
+def _dumps(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), sort_keys=True, default=str)
+
+
+_string = encode_basestring_ascii  # what json.dumps uses for a str (ensure_ascii)
+_PLAIN: dict[type, Callable[[Any], str]] = {
+    str: _string,
+    Decimal: lambda d: _string(str(d)),  # default=str
+    bool: lambda b: "true" if b else "false",
+    int: int.__repr__,
+    type(None): lambda _: "null",
+}
+"""Exactly what :func:`_dumps` writes for a value of each of these types."""
 
 
 def event(
@@ -83,10 +108,10 @@ def insert_evaluations(
     dry: bool,
     now: int,
 ) -> None:
-    for ev in rules:
-        conn.execute(
-            "INSERT INTO evaluations (cycle_id, ts_ms, dry, strategy, version, rule, fired,"
-            " reason, inputs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    conn.executemany(
+        "INSERT INTO evaluations (cycle_id, ts_ms, dry, strategy, version, rule, fired,"
+        " reason, inputs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
             (
                 cycle_id,
                 now,
@@ -97,8 +122,11 @@ def insert_evaluations(
                 int(ev.fired),
                 ev.reason,
                 _json(ev.inputs),
-            ),
-        )
+            )
+            for ev in rules
+        ],
+    )
+    for ev in rules:
         if ev.fired:
             event(
                 conn,

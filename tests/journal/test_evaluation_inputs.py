@@ -1,0 +1,59 @@
+"""The evaluation rows' ``inputs`` column holds exactly ``json.dumps`` of what the rules saw
+(compact, sorted keys, unknown types as their ``str``) whatever the values."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import tempfile
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from botkit.journal import Evaluated, Journal
+
+_plain = st.one_of(
+    st.text(),
+    st.decimals(allow_nan=True, allow_infinity=True),
+    st.booleans(),
+    st.integers(),
+    st.none(),
+)
+_other = st.one_of(
+    st.floats(), st.lists(st.integers(), max_size=3), st.dictionaries(st.text(), st.integers())
+)
+_inputs = st.dictionaries(st.text(), st.one_of(_plain, _plain, _other), max_size=6)
+
+
+def _stored(inputs: dict[str, Any]) -> str:
+    with tempfile.TemporaryDirectory() as tmp:
+        return _stored_in(Path(tmp) / "j.sqlite", inputs)
+
+
+def _stored_in(path: Path, inputs: dict[str, Any]) -> str:
+    with Journal(path, clock=lambda: 1_000, synchronous="OFF") as journal:
+        evaluated = [Evaluated("r", False, "no", inputs), Evaluated("q", True, "", inputs)]
+        journal.record_evaluations(None, strategy="s", version="v", rules=evaluated)
+    with sqlite3.connect(path) as conn:
+        rows = [r[0] for r in conn.execute("SELECT inputs FROM evaluations ORDER BY id")]
+    assert rows[0] == rows[1]
+    return str(rows[0])
+
+
+@settings(max_examples=60, deadline=None)
+@given(inputs=_inputs)
+def test_inputs_are_stored_as_json_dumps_writes_them(inputs: dict[str, Any]) -> None:
+    expected = json.dumps(inputs, separators=(",", ":"), sort_keys=True, default=str)
+    assert _stored(inputs) == expected
+
+
+def test_typical_rule_inputs() -> None:
+    inputs: dict[str, Any] = {"price.mark": Decimal("60000.1"), "position.qty": Decimal(0),
+                              "flag": True, "n": 3, "note": "dip ✓ \ud800"}  # fmt: skip
+    stored = _stored(inputs)
+    assert stored == (
+        '{"flag":true,"n":3,"note":"dip \\u2713 \\ud800","position.qty":"0","price.mark":"60000.1"}'
+    )
