@@ -25,5 +25,9 @@ def examples(ci: int) -> int:
 FUZZ = settings(
     max_examples=_COUNTS[PROFILE],
     deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.function_scoped_fixture,  # fixtures here set up state each example resets
+    ],
 )
