@@ -35,7 +35,7 @@ from botkit.rules import Evaluation, OnDelete, Strategy, belongs_to, evaluate
 from botkit.rules.store import ReloadReport, StrategyStore
 from botkit.runner.activity import ActivityCache
 from botkit.runner.execution import Execution, SideEffect
-from botkit.runner.reader import SnapshotReader, needs_of
+from botkit.runner.reader import Needs, SnapshotReader, needs_of
 from botkit.service.metrics import Metrics
 from botkit.snapshot import Snapshot
 
@@ -110,6 +110,7 @@ class Runner:
         self._reported_errors: set[str] = set()
         self.activity = ActivityCache(journal, include_dry=execution.dry)
         self.last_reload: ReloadReport | None = None
+        self._needs: tuple[tuple[Strategy, ...], Needs] = ((), needs_of(()))
 
     # --- scheduling --------------------------------------------------------------------------
 
@@ -189,7 +190,7 @@ class Runner:
         for strategy in due:
             self._next_due[strategy.name] = strategy.next_due_ms(now)
         try:
-            snapshot = self.reader.read(now, symbols, needs_of(due))
+            snapshot = self.reader.read(now, symbols, self._needs_of(due))
         except ExchangeError as exc:
             logger.error("cycle {}: reading the account failed: {}", cycle_id, exc)
             return CycleReport(now, cycle_id, names, reload=reload, error=f"read failed: {exc}")
@@ -217,6 +218,14 @@ class Runner:
             reload,
             strategy_errors=errors,
         )
+
+    def _needs_of(self, due: Sequence[Strategy]) -> Needs:
+        """:func:`needs_of` the due strategies, kept while the same (loaded) ones are due."""
+        last, needs = self._needs
+        if len(last) != len(due) or any(a is not b for a, b in zip(last, due, strict=True)):
+            needs = needs_of(due)
+            self._needs = (tuple(due), needs)
+        return needs
 
     def _evaluate(
         self, cycle_id: int, due: Sequence[Strategy], snapshot: Snapshot
