@@ -82,6 +82,7 @@ _TICKER = Build(Ticker)
 _INSTRUMENT = Build(Instrument)
 _PLACE = Build(PlaceResult)
 _CANCEL = Build(CancelResult)
+_LIMIT_PRICE = Build(LimitPrice)
 
 
 class SimPort:
@@ -161,7 +162,7 @@ class SimPort:
 
     def limit_price(self, symbol: str) -> LimitPrice:
         (s,) = self._symbols(symbol, "/v3/market/limitPrice")
-        return LimitPrice.model_construct(**limit_price_view(self.engine, s))
+        return _LIMIT_PRICE(limit_price_view(self.engine, s))
 
     def candles(
         self,
