@@ -32,6 +32,7 @@ __all__ = [
     "check_transport",
     "exposure",
     "holds_secret",
+    "is_file",
     "read_credentials_file",
     "refuse_exposed",
 ]
@@ -70,24 +71,37 @@ def holds_secret(values: Mapping[str, object], names: Iterable[str]) -> bool:
     return any(k.lower() in wanted and str(v or "").strip() for k, v in values.items())
 
 
+def is_file(path: Path, what: str) -> bool:
+    """``path.is_file()``, with a path the system refuses outright (a name too long, a
+    component that is a file) a located :class:`SettingsError` instead of an OSError."""
+    try:
+        return path.is_file()
+    except OSError as exc:
+        raise SettingsError(
+            f"cannot use the {what}: {exc.strerror or type(exc).__name__}",
+            where=Location(file=str(path)[:120]),
+            hint="fix the path",
+        ) from None
+
+
 def check_dotenv(env_file: str | Path | None) -> None:
     """Refuse a ``.env`` that holds a ``BOTKIT_API_*`` value and is exposed."""
     if env_file is None:
         return
     path = Path(env_file)
-    if path.is_file() and holds_secret(dotenv_values(path), _SECRET_VARS):
+    if is_file(path, "environment file") and holds_secret(dotenv_values(path), _SECRET_VARS):
         refuse_exposed(path, "environment file")
 
 
 def check_toml(path: Path, data: Mapping[str, object]) -> None:
     """Refuse a settings file that holds an ``api_*`` value and is exposed."""
-    if path.is_file() and holds_secret(data, SECRET_FIELDS):
+    if is_file(path, "settings file") and holds_secret(data, SECRET_FIELDS):
         refuse_exposed(path, "settings file")
 
 
 def read_credentials_file(path: Path) -> dict[str, str]:
     """The credentials in ``path`` as ``{"api_key": ..., ...}`` (only the ones it sets)."""
-    if not path.is_file():
+    if not is_file(path, "credentials file"):
         raise SettingsError(
             "credentials file not found",
             where=Location(file=str(path)),

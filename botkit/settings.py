@@ -296,7 +296,7 @@ def load_settings(
 
 
 def _read_toml(path: Path, *, required: bool) -> tuple[dict[str, Any], dict[tuple[str, ...], int]]:
-    if not path.is_file():
+    if not credentials.is_file(path, "settings file"):
         if required:
             raise SettingsError(
                 "settings file not found",

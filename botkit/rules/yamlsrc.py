@@ -217,6 +217,7 @@ def parse_yaml(text: str, file: str) -> tuple[Any, SourceMap]:
     from botkit.errors import StrategyFileError
 
     smap = SourceMap(file=file, text=text)
+    _refuse_deep_flow(text, file)
     try:
         root = YAML(typ="rt").compose(text)
     except MarkedYAMLError as exc:
@@ -257,6 +258,36 @@ def parse_yaml(text: str, file: str) -> tuple[Any, SourceMap]:
     if builder.problems:
         raise StrategyFileError(builder.problems)
     return data, smap
+
+
+_MAX_FLOW_DEPTH = 64
+
+
+def _refuse_deep_flow(text: str, file: str) -> None:
+    """Refuse ``[`` / ``{`` nested deeper than any strategy needs before ruamel recurses into
+    them (thousands of ``{`` took seconds to fail). Quoted text and comments are skipped."""
+    depth, quote, line, column = 0, "", 1, 0
+    previous = "\n"
+    for char in text:
+        column += 1
+        if char == "\n":
+            line, column, quote = line + 1, 0, "" if quote == "#" else quote
+        elif quote:
+            if char == quote or (quote == "#" and char == "\n"):
+                quote = ""
+        elif char in "'\"" or (char == "#" and previous in " \t\n"):
+            quote = char
+        elif char in "[{":
+            depth += 1
+            if depth > _MAX_FLOW_DEPTH:
+                raise ConfigError(
+                    f"brackets nested more than {_MAX_FLOW_DEPTH} levels deep",
+                    where=Location(file=file, line=line, column=column),
+                    hint="a strategy needs a few levels at most: close the brackets",
+                )
+        elif char in "]}":
+            depth = max(0, depth - 1)
+        previous = char
 
 
 _START_HINT = "start with 'strategy: NAME', 'symbol: SYMBOL', 'every: 1m' and a list of 'rules:'"

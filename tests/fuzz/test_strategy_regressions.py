@@ -46,3 +46,17 @@ def test_an_escaped_lone_surrogate_is_a_located_problem(text: str) -> None:
     for problem in problems:
         assert problem.where.line is not None
         problem.format().encode("utf-8")  # printable: no lone surrogate left in the message
+
+
+@pytest.mark.parametrize("opener", ["{", "[", "[{"])
+def test_deeply_nested_flow_collections_are_refused_at_once(opener: str) -> None:
+    """Found by the fuzz pass: 2000 '{' took 6 s of ruamel recursion before failing."""
+    import time
+
+    started = time.monotonic()
+    with pytest.raises(StrategyFileError) as info:
+        loads_bytes(("strategy: " + opener * 2000).encode(), "deep.yaml")
+    assert time.monotonic() - started < 1.0
+    problem = info.value.problems[0]
+    assert "nested" in problem.message
+    assert problem.where.line == 1
