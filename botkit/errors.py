@@ -84,12 +84,19 @@ class Location:
     def __str__(self) -> str:
         if self.file is None:
             return self.field or "<settings>"
-        parts = [self.file]
+        parts = [_printable(self.file)]
         if self.line is not None:
             parts.append(str(self.line))
             if self.column is not None:
                 parts.append(str(self.column))
         return ":".join(parts)
+
+
+def _printable(text: str) -> str:
+    """``text`` with control characters escaped, so a message stays one line on a terminal."""
+    if all(" " <= c != "\x7f" for c in text):
+        return text
+    return "".join(c if " " <= c != "\x7f" else c.encode("unicode_escape").decode() for c in text)
 
 
 class ConfigError(BotkitError):

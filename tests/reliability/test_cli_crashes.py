@@ -121,3 +121,14 @@ def test_an_unexpected_exception_is_one_line_with_secrets_redacted(
     err = _one_line_error(capsys)
     assert "internal error (RuntimeError: boom with *** inside)" in err
     assert secret not in err
+
+
+@pytest.mark.parametrize("name", ["\n", "a\rb", "x\x1b[31mred"])
+def test_a_file_name_with_control_characters_stays_on_one_line(
+    capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    """Found by the command-line fuzz pass: ``botkit data check $'\\n'`` printed two lines."""
+    assert main(["data", "check", name]) == 2
+    err = _one_line_error(capsys)
+    assert "\x1b" not in err
+    assert "\r" not in err
