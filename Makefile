@@ -34,5 +34,16 @@ demo: install
 bench: install
 	$(BIN)/python -m bench
 
+# The full fault matrix, the soak and the fuzz pass with many examples (a few minutes on 2 cores);
+# the tables land in reliability/ (docs/reliability.md says what they mean).
+reliability: install
+	$(BIN)/python -m tests.reliability.matrix --out reliability/results.md
+	$(BIN)/python -m tests.reliability.soak --out reliability/soak.md
+	HYPOTHESIS_PROFILE=reliability $(BIN)/pytest tests/fuzz -p no:cacheprovider
+
+# Known vulnerabilities of the installed dependencies (pip-audit; needs https://pypi.org).
+audit: install
+	$(BIN)/python -m tests.reliability.audit
+
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache build dist

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from botkit.journal import Journal, OrderFilter, Outcome
+from botkit.sim.codes import SimError
 
 __all__ = [
     "LADDER_RUNGS",
@@ -77,12 +78,16 @@ class Recorder:
         self.duplicate_answers: Counter[str] = Counter()
         """clOrdIds sent again while the exchange had them (its 250 answer)."""
         self.rejected: Counter[str] = Counter()
+        self.unanswerable: set[str] = set()
+        """clOrdIds the exchange fails to answer about (503 on any lookup naming them)."""
 
     def is_public(self, method: str, path: str) -> bool:
         result: bool = self._api.is_public(method, path)
         return result
 
     def call(self, method: str, path: str, query: Mapping[str, str], body: Any | None) -> Any:
+        if method == "GET" and query.get("clOrdId") in self.unanswerable:
+            raise SimError(503, "Service degraded, try again later", http_status=503)
         data = self._api.call(method, path, query, body)
         if method == "POST" and path == PLACE:
             with self._lock:

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from botkit.exchange.client import ExchangeClient
 from botkit.exchange.factory import make_client
 from botkit.journal import Journal
 from botkit.pipeline import Executor, GuardSettings
@@ -32,9 +33,16 @@ from botkit.sim.clock import ManualClock
 from botkit.sim.inprocess import SimHandle, make_sim
 from botkit.sim.server import SimServer
 from tests.pipeline.simharness import static_config
-from tests.reliability.harness import PERIOD_MS, Recorder, Tally, tally, write_strategy
+from tests.reliability.harness import (
+    LADDER_RUNGS,
+    PERIOD_MS,
+    Recorder,
+    Tally,
+    tally,
+    write_strategy,
+)
 
-__all__ = ["T0", "Arm", "InProcessRun", "run_in_process"]
+__all__ = ["T0", "Arm", "InProcessRun", "Paper", "build_paper", "run_in_process"]
 
 T0 = 1_763_000_000_000 - (1_763_000_000_000 % PERIOD_MS)
 """Local start time, on a minute boundary."""
@@ -89,16 +97,57 @@ def run_in_process(
         return _run(row, arm, cycles, seed, timeout_s, loopback, Path(folder or tmp))
 
 
-def _run(
-    row: str,
-    arm: Arm,
-    cycles: int,
-    seed: int,
-    timeout_s: float,
-    loopback: bool,
+@dataclass
+class Paper:
+    """The service wired in process on a manual clock (see the module doc)."""
+
+    clock: ManualClock
+    sim: SimHandle
+    recorder: Recorder
+    client: ExchangeClient
+    journal: Journal
+    executor: Executor
+    runner: Runner
+    sleep: Callable[[float], None]
+    server: SimServer | None = None
+
+    def local_ms(self) -> int:
+        return self.clock.now_ms() - self.clock.offset_ms
+
+    def loop(
+        self, cycles: int, on_cycle: Callable[[CycleReport], None], max_waits: int | None = None
+    ) -> Loop:
+        """A :class:`Loop` on this service whose waits move the clock (bounded)."""
+        waiter = _Waiter(self.clock, self.runner.now_ms, max_waits or cycles * 4 + 10)
+        loop = Loop(
+            self.runner,
+            waiter,
+            sync=self.client.clock.maybe_resync,
+            on_cycle=on_cycle,
+            retry_sync_s=0.0,
+            sleep=self.sleep,
+        )
+        waiter.on_exhausted = loop.request_stop
+        return loop
+
+    def close(self) -> None:
+        self.client.close()
+        self.journal.close()
+        if self.server is not None:
+            self.server.stop()
+
+
+def build_paper(
     folder: Path,
-) -> InProcessRun:
-    started = time.monotonic()
+    *,
+    seed: int = 1,
+    timeout_s: float = 10.0,
+    loopback: bool = False,
+    rungs: int = LADDER_RUNGS,
+    monotonic: Callable[[], float] | None = None,
+) -> Paper:
+    """Wire the ladder strategy, the simulator (and its recorder), client, journal, executor
+    and runner in ``folder``; ``monotonic`` times the cycles (default: the manual clock)."""
     clock = ManualClock(T0)
 
     def local_ms() -> int:
@@ -112,7 +161,7 @@ def _run(
     recorder = Recorder(sim.http.api)
     sim.http.api = recorder
     strategies = folder / "strategies"
-    write_strategy(strategies)
+    write_strategy(strategies, rungs=rungs)
     server = SimServer(sim.http).start() if loopback else None
     key = sim.credential
     where: dict[str, object] = (
@@ -156,12 +205,24 @@ def _run(
         guards=GuardSettings.from_settings(settings),
         reader=SnapshotReader(client, sleep=sleep),
         clock_offset_ms=lambda: client.clock.offset_ms if client.clock.last_sync else None,
-        monotonic=lambda: local_ms() / 1000,
+        monotonic=monotonic or (lambda: local_ms() / 1000),
     )
-    reports: list[CycleReport] = []
-    waiter = _Waiter(clock, runner.now_ms, max_waits=cycles * 4 + 10)
-    loop: Loop
+    return Paper(clock, sim, recorder, client, journal, executor, runner, sleep, server)
 
+
+def _run(
+    row: str,
+    arm: Arm,
+    cycles: int,
+    seed: int,
+    timeout_s: float,
+    loopback: bool,
+    folder: Path,
+) -> InProcessRun:
+    started = time.monotonic()
+    paper = build_paper(folder, seed=seed, timeout_s=timeout_s, loopback=loopback)
+    sim = paper.sim
+    reports: list[CycleReport] = []
     jumps = 0
 
     def on_cycle(report: CycleReport) -> None:
@@ -172,18 +233,9 @@ def _run(
             arm(sim, len(reports))
             jumps += int(sim.faults.skew_ms != skew)
 
-    loop = Loop(
-        runner,
-        waiter,
-        sync=client.clock.maybe_resync,
-        on_cycle=on_cycle,
-        retry_sync_s=0.0,
-        sleep=sleep,
-    )
-    waiter.on_exhausted = loop.request_stop
-    first_ms = T0
+    loop = paper.loop(cycles, on_cycle)
     try:
-        client.clock.resync()
+        paper.client.clock.resync()
         arm(sim, 0)
         jumps = int(sim.faults.skew_ms != 0)
         loop.run(cycles)
@@ -191,24 +243,19 @@ def _run(
         # sleeps out the grace of requests that may still be in flight).
         faults = sim.faults.total + jumps
         sim.faults.clear()
-        executor.reconcile(wait=True)
-        last_ms = max((r.now_ms for r in reports), default=first_ms)
-        slots = (last_ms // PERIOD_MS) - (first_ms // PERIOD_MS) + 1
+        paper.executor.reconcile(wait=True)
+        last_ms = max((r.now_ms for r in reports), default=T0)
+        slots = (last_ms // PERIOD_MS) - (T0 // PERIOD_MS) + 1
         result = tally(
             row,
-            journal,
-            recorder,
+            paper.journal,
+            paper.recorder,
             slots=slots,
             faults=faults,
             seconds=time.monotonic() - started,
         )
     finally:
-        client.close()
-        journal.close()
-        if server is not None:
-            server.stop()
-    if waiter.waits > waiter.max_waits:
-        result.notes.append(f"stopped after {waiter.max_waits} waits")
+        paper.close()
     errors = {r.error.split(":")[0] for r in reports if r.error}
     if errors:
         result.notes.append("cycle errors: " + "; ".join(sorted(errors)))
