@@ -133,11 +133,12 @@ def _memory(cycles: int = 10_000) -> None:
         for n in range(1, cycles + 1):
             clock.advance(MINUTE)
             window.append(runner.run_cycle().seconds)
-            if n in (1_000, cycles):
+            if n in (100, 1_000, 5_000, cycles):
                 gc.collect()
                 heap = tracemalloc.get_traced_memory()[0] / 2**20
                 marks.append((n, _rss_mib(), heap, statistics.median(window) * 1000))
                 window.clear()
+                print(f"  ... {n} cycles", flush=True)
         tracemalloc.stop()
         elapsed = time.perf_counter() - started
         size = sum(p.stat().st_size for p in Path(tmp).glob("journal.sqlite*")) / 2**20
