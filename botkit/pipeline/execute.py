@@ -100,6 +100,7 @@ class Executor:
         self._sleep = sleep
         self._concurrency = max(1, concurrency)
         self._grace_ms = reconcile_grace_ms
+        self._noted: dict[str, str] = {}  # lookup failures journaled, per unsettled order
         limiter = RateLimiter(batch_rate, clock=monotonic, sleep=sleep) if batch_rate else None
         self.submitter = Submitter(
             port,
@@ -132,6 +133,7 @@ class Executor:
             grace_ms=self._grace_ms,
             wait=wait,
             sleep=self._sleep,
+            noted=self._noted,
         )
 
     def run(self, plan: Plan, *, cycle_id: int | None = None, dry: bool = False) -> ExecutionReport:

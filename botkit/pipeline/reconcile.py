@@ -11,7 +11,7 @@ grace has passed. Orders whose lookup fails stay unsettled for the next try.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass
 
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
@@ -45,12 +45,16 @@ def reconcile(
     wait: bool = True,
     sleep: Callable[[float], None] = time.sleep,
     lookup_attempts: int = 3,
+    noted: MutableMapping[str, str] | None = None,
 ) -> ReconcileReport:
     """Settle the journal's unsettled orders by lookup.
 
     ``grace_ms`` (with ``clock``, the journal's Unix-ms clock): an order sent less than this ago
     may still be in flight. With ``wait`` (start-up) reconcile sleeps until the grace has passed;
     without (between cycles) it leaves such orders pending for a later call.
+
+    ``noted`` (kept by the caller across calls): the last failure journaled per order, so a
+    lookup that fails the same way at every cycle is journaled once, not once a cycle.
     """
     orders = journal.unsettled()
     if not orders:
@@ -81,11 +85,15 @@ def reconcile(
         try:
             ord_id: str | None = retrying(find_order, port, order.symbol, order.cl_ord_id)
         except ExchangeError as exc:
-            journal.record_event(
-                "reconcile", f"lookup failed, still unsettled: {exc}", cl_ord_id=order.cl_ord_id
-            )
+            text = f"lookup failed, still unsettled: {exc}"
+            if noted is None or noted.get(order.cl_ord_id) != text:
+                journal.record_event("reconcile", text, cl_ord_id=order.cl_ord_id)
+                if noted is not None:
+                    noted[order.cl_ord_id] = text
             pending.append(order.cl_ord_id)
             continue
+        if noted is not None:
+            noted.pop(order.cl_ord_id, None)
         if ord_id is not None:
             outcome = OrderOutcome(
                 order.cl_ord_id,
