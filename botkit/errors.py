@@ -65,6 +65,7 @@ __all__ = [
     "TimestampExpired",
     "TransientError",
     "UsageError",
+    "printable",
 ]
 
 
@@ -84,7 +85,7 @@ class Location:
     def __str__(self) -> str:
         if self.file is None:
             return self.field or "<settings>"
-        parts = [_printable(self.file)]
+        parts = [printable(self.file)]
         if self.line is not None:
             parts.append(str(self.line))
             if self.column is not None:
@@ -92,7 +93,7 @@ class Location:
         return ":".join(parts)
 
 
-def _printable(text: str) -> str:
+def printable(text: str) -> str:
     """``text`` with control characters escaped, so a message stays one line on a terminal."""
     if all(" " <= c != "\x7f" for c in text):
         return text

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 
 from botkit import __version__
-from botkit.errors import BotkitError, ConfigError, UsageError
+from botkit.errors import BotkitError, ConfigError, UsageError, printable
 
 __all__ = ["COMMAND_MODULES", "build_parser", "main"]
 
@@ -40,7 +40,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse, but a usage mistake raises :class:`UsageError` instead of exiting mid-flight."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(f"{self.prog}: {message} (see '{self.prog} --help')")
+        raise UsageError(f"{self.prog}: {printable(message)} (see '{self.prog} --help')")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -132,3 +132,12 @@ def test_a_file_name_with_control_characters_stays_on_one_line(
     err = _one_line_error(capsys)
     assert "\x1b" not in err
     assert "\r" not in err
+
+
+@pytest.mark.parametrize("argv", [["exchange", "balance", "\n"], ["demo", "x\ry"]])
+def test_an_unrecognized_argument_with_control_characters_is_one_line(
+    capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    """Found by the command-line fuzz pass: argparse echoed the newline."""
+    assert main(argv) == 2
+    _one_line_error(capsys)
