@@ -13,9 +13,7 @@ import pytest
 
 from botkit.errors import ExchangeError, MalformedResponse
 from botkit.exchange.client import ExchangeClient
-from botkit.exchange.clock import ClockSync
-
-T0 = 1_700_000_000_000
+from tests.fuzz.fakes import client_answering
 
 
 class _Fixed:
@@ -29,15 +27,7 @@ class _Fixed:
 @pytest.fixture
 def fixed() -> Iterator[tuple[_Fixed, ExchangeClient]]:
     fake = _Fixed()
-    clock = ClockSync(local=lambda: T0, interval_ms=0)
-    clock.set_offset(0)
-    client = ExchangeClient(
-        "https://fake.exchange.test",
-        key="k",
-        secret="s",
-        clock=clock,
-        transport=httpx.MockTransport(fake.handler),
-    )
+    client = client_answering(fake.handler)
     yield fake, client
     client.close()
 
@@ -113,14 +103,10 @@ def test_an_accepted_result_without_an_order_id_is_looked_up_not_journaled_as_pl
         body = placed if request.url.path == "/v3/trade/orders" else empty
         return httpx.Response(200, content=json.dumps(body).encode())
 
-    clock = ClockSync(local=lambda: T0, interval_ms=0)
-    clock.set_offset(0)
     order = OrderRequest(
         symbol="BTC_USDT_PERP", side=OrderSide.BUY, type=OrderType.LIMIT, sz=1, px=1, clOrdId="c-0"
     )
-    with ExchangeClient(
-        "https://x.test", key="k", secret="s", clock=clock, transport=httpx.MockTransport(handler)
-    ) as client:
+    with client_answering(handler) as client:
         report = Submitter(client, sleep=lambda _s: None, policy=RetryPolicy()).place([order])
     assert [o.outcome for o in report.outcomes if o.outcome is Outcome.ACCEPTED] == []
     assert report.unsettled == ("c-0",)  # never found, re-sent a bounded number of times

@@ -22,16 +22,15 @@ from pydantic import BaseModel
 
 from botkit.errors import ExchangeError
 from botkit.exchange.client import ExchangeClient
-from botkit.exchange.clock import ClockSync
 from botkit.exchange.models import OrderRequest, OrderSide, OrderType
 from botkit.journal.records import Outcome
 from botkit.pipeline import RetryPolicy
 from botkit.pipeline.submit import Submitter
 from tests.exchange import payloads as wire
+from tests.fuzz.fakes import client_answering
 from tests.fuzz.mutations import mutated
 from tests.fuzz.profiles import FUZZ
 
-T0 = 1_700_000_000_000
 _DEC = re.compile(r'"@@DEC(.*?)@@"')
 
 
@@ -65,16 +64,7 @@ class Answers:
 @pytest.fixture(scope="module")
 def answers() -> Iterator[tuple[Answers, ExchangeClient]]:
     fake = Answers()
-    clock = ClockSync(local=lambda: T0, interval_ms=0)
-    clock.set_offset(0)
-    client = ExchangeClient(
-        "https://fake.exchange.test",
-        key="k",
-        secret="s",
-        passphrase="p",
-        clock=clock,
-        transport=httpx.MockTransport(fake.handler),
-    )
+    client = client_answering(fake.handler)
     yield fake, client
     client.close()
 
@@ -219,15 +209,7 @@ def test_a_garbled_batch_answer_never_journals_an_order_the_exchange_did_not_con
     doc = data.draw(mutated(_valid_batch(requests)))
     fake = Answers()
     fake.bodies["/v3/trade/orders"] = dump(doc)  # lookups find nothing: order lists are empty
-    clock = ClockSync(local=lambda: T0, interval_ms=0)
-    clock.set_offset(0)
-    with ExchangeClient(
-        "https://fake.exchange.test",
-        key="k",
-        secret="s",
-        clock=clock,
-        transport=httpx.MockTransport(fake.handler),
-    ) as client:
+    with client_answering(fake.handler) as client:
         submitter = Submitter(client, sleep=lambda _s: None, policy=RetryPolicy(max_attempts=2))
         report = submitter.place(requests)
     by_id = {o.cl_ord_id: o for o in report.outcomes}

@@ -128,11 +128,19 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
     proc.wait(timeout=10)
 
 
-def _slots(journal: Path) -> tuple[int, int]:
-    """(first, last) evaluation slot the journal holds orders for."""
-    with Journal(journal, clock=_wall_ms) as j:
-        slots = [r.slot for r in j.orders()]
-    return (min(slots), max(slots)) if slots else (0, -1)
+def _tally(service: Service, row: str, *, faults: int, started: float) -> Tally:
+    """The row's figures from the journal the runs left and the exchange's recorder."""
+    with Journal(service.journal, clock=_wall_ms) as journal:
+        slots = [r.slot for r in journal.orders()]
+        span = max(slots) - min(slots) + 1 if slots else 0
+        return tally(
+            row,
+            journal,
+            service.recorder,
+            slots=span,
+            faults=faults,
+            seconds=time.monotonic() - started,
+        )
 
 
 def run_sigkill(row: str, *, kills: int, seed: int = 7, folder: Path | None = None) -> Tally:
@@ -171,16 +179,7 @@ def run_sigkill(row: str, *, kills: int, seed: int = 7, folder: Path | None = No
                 _stop(final)
             if final.returncode != 0:
                 raise RuntimeError(f"the final run failed: {service.output('final')[-500:]}")
-            first, last = _slots(service.journal)
-            with Journal(service.journal, clock=_wall_ms) as journal:
-                result = tally(
-                    row,
-                    journal,
-                    service.recorder,
-                    slots=last - first + 1,
-                    faults=kills,
-                    seconds=time.monotonic() - started,
-                )
+            result = _tally(service, row, faults=kills, started=started)
             result.notes.append(f"{kills} kills, {interrupted} of them mid-batch")
             if "Traceback" in service.output() + service.output("final"):
                 result.notes.append("a traceback was printed")
@@ -213,16 +212,7 @@ def run_sigterm(row: str, *, stops: int, folder: Path | None = None) -> Tally:
                     problems.append(f"exit {code}")
                 if "SIGTERM received" not in text or "Traceback" in text:
                     problems.append("no clean SIGTERM log")
-            first, last = _slots(service.journal)
-            with Journal(service.journal, clock=_wall_ms) as journal:
-                result = tally(
-                    row,
-                    journal,
-                    service.recorder,
-                    slots=last - first + 1,
-                    faults=stops,
-                    seconds=time.monotonic() - started,
-                )
+            result = _tally(service, row, faults=stops, started=started)
         finally:
             service.server.stop()
     result.notes.append(f"{stops} stops" + (f"; {', '.join(problems)}" if problems else ""))

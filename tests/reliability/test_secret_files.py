@@ -22,16 +22,10 @@ from botkit.settings import load_settings
 SECRET = "s3cr3t-at-rest-0042"
 LIVE = {"BOTKIT_EXCHANGE": "live", "BOTKIT_BASE_URL": "https://x.test"}
 
-pytestmark = pytest.mark.skipif(os.name != "posix", reason="file modes are POSIX")
-
-
-@pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    for name in list(os.environ):
-        if name.upper().startswith("BOTKIT_"):
-            monkeypatch.delenv(name)
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
+pytestmark = [
+    pytest.mark.skipif(os.name != "posix", reason="file modes are POSIX"),
+    pytest.mark.usefixtures("clean_env"),
+]
 
 
 def _file(path: Path, text: str, mode: int) -> Path:

@@ -69,11 +69,11 @@ def _run_then_stop(
 
 def test_debug_run_through_failing_and_garbled_answers_leaks_nothing(service: Service) -> None:
     faults = service.sim.faults
-    faults.add("http_503", probability=0.2)
+    faults.add("http_503", method="GET", path="/v3/account/balance", times=2)
     faults.add("truncated", method="POST", path=PLACE, probability=0.3)
-    faults.add("html", method="GET", probability=0.1)
+    faults.add("html", method="GET", path="/v3/trade/order/opens", times=1)
     faults.add("drop_after", method="POST", path=PLACE, probability=0.2)
-    output = _run_then_stop(service, "--debug", after_s=4, log="debug", placed=True)
+    output = _run_then_stop(service, "--debug", after_s=1, log="debug", placed=True)
     assert '"level": {"icon"' in output  # JSON lines were written ...
     assert "DEBUG" in output or "INFO" in output  # ... at debug level
     assert "Traceback" not in output
@@ -83,21 +83,21 @@ def test_debug_run_through_failing_and_garbled_answers_leaks_nothing(service: Se
 
 def test_text_logs_leak_nothing_either(service: Service) -> None:
     service.env["BOTKIT_LOG_FORMAT"] = "text"
-    service.sim.faults.add("http_500", probability=0.3)
-    output = _run_then_stop(service, "--debug", after_s=4, log="text")
+    service.sim.faults.add("http_500", method="GET", path="/v3/account/balance", times=4)
+    output = _run_then_stop(service, "--debug", after_s=2.5, log="text")
     assert _leaks(service.folder, [output]) == []
 
 
 def test_a_wrong_secret_is_reported_without_the_secrets(service: Service) -> None:
     service.env["BOTKIT_API_SECRET"] = SECRET + "-wrong"
-    output = _run_then_stop(service, "--debug", after_s=3, log="wrong")
+    output = _run_then_stop(service, "--debug", after_s=2.5, log="wrong")
     assert "exchange error 401: Unauthorized" in output
     assert _leaks(service.folder, [output]) == []
 
 
 def test_an_unreachable_exchange_leaks_nothing(service: Service) -> None:
     service.env["BOTKIT_BASE_URL"] = "http://127.0.0.1:9"  # discard port: nothing listens
-    output = _run_then_stop(service, "--debug", after_s=3, log="unreachable")
+    output = _run_then_stop(service, "--debug", after_s=2.5, log="unreachable")
     assert "could not connect" in output
     assert _leaks(service.folder, [output]) == []
 

@@ -3,9 +3,6 @@ component that is a file): found by the settings fuzz pass raising a bare OSErro
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 
 from botkit.cli import main
@@ -14,14 +11,7 @@ from botkit.settings import load_settings
 
 LONG = "9" * 400  # longer than NAME_MAX (255)
 
-
-@pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    for name in list(os.environ):
-        if name.upper().startswith("BOTKIT_"):
-            monkeypatch.delenv(name)
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
+pytestmark = pytest.mark.usefixtures("clean_env")
 
 
 @pytest.mark.parametrize("variable", ["BOTKIT_CREDENTIALS_FILE", "BOTKIT_CONFIG"])
