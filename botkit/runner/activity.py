@@ -19,6 +19,10 @@ from botkit.journal import Journal
 
 __all__ = ["ActivityCache"]
 
+OVERLAP_MS = 60_000
+"""Increments are read from this far before the previous read: records written after a wall-clock
+step back (NTP, a resumed VM) still arrive; the merge drops what it already has."""
+
 
 @dataclass
 class _Entry:
@@ -81,7 +85,8 @@ class ActivityCache:
                 return entry.activity
             activity = _merge(entry.activity, {}, since)
         else:
-            delta = journal.activity(strategy, entry.read_at, include_dry=self.include_dry)
+            since_last = min(entry.read_at, now) - OVERLAP_MS  # a wall clock may step back
+            delta = journal.activity(strategy, since_last, include_dry=self.include_dry)
             activity = _merge(entry.activity, delta, since)
         self._entries[strategy] = _Entry(window_ms, now, activity, revision, _oldest(activity))
         return activity

@@ -41,6 +41,9 @@ from botkit.snapshot import Snapshot
 
 __all__ = ["CycleReport", "Runner"]
 
+READ_RETRY_MS = 30_000
+"""After a failed account read, due strategies are tried again this soon (within their slot)."""
+
 LIMITS_MOVED_CODES = frozenset({10002, 10014})
 """Exchange codes that suggest the instrument limits or the band moved: re-read them."""
 
@@ -176,7 +179,11 @@ class Runner:
         cycle_id = self.journal.begin_cycle(
             dry=self.execution.dry, clock_offset_ms=self.clock_offset_ms()
         )
-        report = self._cycle(cycle_id, now, due, reload)
+        try:
+            report = self._cycle(cycle_id, now, due, reload)
+        except Exception as exc:  # the cycle row still gets its end, with the error
+            self.journal.end_cycle(cycle_id, error=f"unexpected: {type(exc).__name__}: {exc}")
+            raise
         self.journal.end_cycle(cycle_id, error=report.error)
         seconds = self._monotonic() - started
         self._observe(report, seconds)
@@ -193,6 +200,9 @@ class Runner:
             snapshot = self.reader.read(now, symbols, self._needs_of(due))
         except ExchangeError as exc:
             logger.error("cycle {}: reading the account failed: {}", cycle_id, exc)
+            retry = now + READ_RETRY_MS  # try again soon, not a whole period later
+            for strategy in due:
+                self._next_due[strategy.name] = min(self._next_due[strategy.name], retry)
             return CycleReport(now, cycle_id, names, reload=reload, error=f"read failed: {exc}")
         evaluations, errors = self._evaluate(cycle_id, due, snapshot)
         intents = [i for e in evaluations for i in e.intents]

@@ -18,7 +18,7 @@ from typing import Protocol
 
 from loguru import logger
 
-from botkit.errors import ExchangeError
+from botkit.errors import AuthFailed, ExchangeError, JournalError
 from botkit.runner.cycle import CycleReport, Runner
 from botkit.service.notify import Notifier
 
@@ -95,6 +95,8 @@ class Loop:
         self.wake = threading.Event()
         """Set to end a wait early (stop or reload)."""
         self.reload_requested = threading.Event()
+        self.stop_signal = ""
+        """The name of the signal that asked to stop, for the log."""
         self.cycles_run = 0
         self.last_report: CycleReport | None = None
 
@@ -113,11 +115,13 @@ class Loop:
                 self.sync()
                 self.runner.execution.reconcile()
                 self.runner.reader.instruments(self.runner.now_ms())
+            except AuthFailed:
+                raise  # wrong credentials: retrying cannot help; stop with the one-line error
             except ExchangeError as exc:
                 logger.error("start-up sync failed, retrying in {}s: {}", self.retry_sync_s, exc)
                 self.notifier.status(f"waiting for the exchange: {exc}")
                 self.notifier.watchdog()
-                self.wake.wait(self.retry_sync_s)
+                self.stop.wait(self.retry_sync_s)  # not `wake`: a SIGHUP must not make this spin
                 continue
             self.notifier.ready("synced with the exchange")
             return True
@@ -133,8 +137,10 @@ class Loop:
             if not self._start():
                 return 0
             while not self.stop.is_set():
+                self.wake.clear()  # a signal from here on ends the coming wait early
                 if self.reload_requested.is_set():
                     self.reload_requested.clear()
+                    logger.info("reload requested: reloading strategies and settings")
                     self.notifier.reloading()
                     self.on_reload()
                     self.runner.force_due()
@@ -142,7 +148,14 @@ class Loop:
                     self.sync()
                 except ExchangeError as exc:
                     logger.warning("clock re-sync failed (keeping the old offset): {}", exc)
-                report = self.runner.run_cycle()
+                try:
+                    report = self.runner.run_cycle()
+                except JournalError:
+                    raise  # trading on without a journal could send an order twice
+                except Exception:  # a bug must not end the service: log it, wait, go on
+                    logger.exception("cycle failed unexpectedly; the next one will be tried")
+                    self.waiter.wait_until(self.runner.now_ms() + int(MAX_NAP_S * 1000), self.wake)
+                    continue
                 self.last_report = report
                 if cycles is not None and report.cycle_id is None and not self._loaded():
                     logger.error(
@@ -162,26 +175,27 @@ class Loop:
                 if self.stop.is_set():
                     break
                 target = self.runner.next_due_ms()
-                self.wake.clear()
                 if target is None:  # nothing loaded: look for files again in a while
                     target = self.runner.now_ms() + int(MAX_NAP_S * 1000)
                 self.waiter.wait_until(target, self.wake)
             return 0
         finally:
+            if self.stop_signal:
+                logger.info("{} received: the cycle in flight finished; exiting", self.stop_signal)
             self.notifier.stopping()
 
 
 def install_signal_handlers(loop: Loop) -> Callable[[], None]:
     """SIGTERM / SIGINT stop after the cycle in flight; SIGHUP reloads. Returns an undo."""
 
+    # The handlers only set events: logging from a signal handler can deadlock on the sink's
+    # lock (loguru refuses, printing its own traceback). The loop logs what it was asked.
+
     def stop(signum: int, _frame: FrameType | None) -> None:
-        logger.info(
-            "{} received: finishing the cycle in flight, then exiting", signal.Signals(signum).name
-        )
+        loop.stop_signal = signal.Signals(signum).name
         loop.request_stop()
 
     def reload(_signum: int, _frame: FrameType | None) -> None:
-        logger.info("SIGHUP received: reloading strategies and settings")
         loop.request_reload()
 
     previous = {

@@ -72,6 +72,8 @@ def run_paper(
     def advance(now_ms: int) -> None:
         sim.engine.step()  # the random walk catches up, filling what it crosses
         on_progress(min(now_ms, end) - start)
+        if now_ms > end:  # also ends a run in which no strategy is loaded
+            loop.request_stop()
 
     loop: Loop
 

@@ -70,7 +70,7 @@ def attribute(
     ordered = sorted(fills, key=lambda f: (f.cTime or 0, f.id))
     for fill in ordered:
         strategy = owner.get(fill.clOrdId)
-        if strategy is None or fill.qty is None or fill.px is None:
+        if strategy is None or not fill.qty or fill.px is None:
             continue
         leg = fill.posSide or PosSide.BOTH
         key = (strategy, fill.symbol, leg)

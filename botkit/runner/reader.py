@@ -157,8 +157,12 @@ class SnapshotReader:
 
     def _history(self, page: Callable[..., Sequence[T]], now_ms: int, window_ms: int) -> list[T]:
         start = now_ms - (window_ms or self.policy.history_window_ms)
-        records = iter_history(page, start=start, end=now_ms, limit=100)
-        kept = self._get(lambda: list(itertools.islice(records, self.policy.history_max_records)))
+
+        def every_page() -> list[T]:  # a fresh walk on each try: a failed one is exhausted
+            records = iter_history(page, start=start, end=now_ms, limit=100)
+            return list(itertools.islice(records, self.policy.history_max_records))
+
+        kept = self._get(every_page)
         kept.sort(key=_time_of)
         return kept
 
