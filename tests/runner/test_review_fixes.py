@@ -91,3 +91,23 @@ def test_the_demo_ends_even_when_no_strategy_is_loaded(
     ]
     assert main(argv) == 0
     assert "No fills" in capsys.readouterr().out
+
+
+def test_an_unexpected_error_in_a_cycle_is_logged_and_the_loop_goes_on(
+    rig: Rig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rig.write("one.yaml", ONE_ORDER)
+    real = rig.runner.run_cycle
+    calls: list[int] = []
+
+    def flaky() -> object:
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("a bug")
+        return real()
+
+    monkeypatch.setattr(rig.runner, "run_cycle", flaky)
+    loop = Loop(rig.runner, SimulatedTime(rig.clock))
+    assert loop.run(cycles=2) == 0
+    assert loop.cycles_run == 2
+    assert len(calls) == 3
