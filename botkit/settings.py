@@ -152,6 +152,10 @@ class Settings(BaseSettings):
     journal_synchronous: Literal["NORMAL", "FULL"] = Field(
         default="FULL", description="journal SQLite synchronous mode (FULL: fsync per commit)"
     )
+    journal_evaluations: Literal["all", "changes"] = Field(
+        default="all",
+        description="rule evaluations journaled: every rule every cycle, or only changes",
+    )
     # --- the service ---------------------------------------------------------------------------
     log_level: Literal["TRACE", "DEBUG", "INFO", "SUCCESS", "WARNING", "ERROR"] = Field(
         default="INFO", description="least severe log level written"
@@ -167,7 +171,7 @@ class Settings(BaseSettings):
         description="BOTKIT_API_* lines (mode 600/640) filling the credentials not set otherwise",
     )
 
-    @field_validator("exchange", "signing", "log_format", mode="before")
+    @field_validator("exchange", "signing", "log_format", "journal_evaluations", mode="before")
     @classmethod
     def _lower_word(cls, value: Any) -> Any:
         return value.strip().lower() if isinstance(value, str) else value

@@ -34,7 +34,7 @@ from botkit.journal import Journal, OrderFilter, Outcome
 from botkit.pipeline import Executor
 from botkit.rules import Strategy
 from botkit.rules.store import ReloadReport, StrategyStore
-from botkit.runner.cycle import Runner
+from botkit.runner.cycle import EvaluationRecords, Runner
 from botkit.runner.execution import LiveExecution
 from botkit.runner.reader import ReadPolicy, SnapshotReader
 from botkit.sim.clock import ManualClock
@@ -129,10 +129,17 @@ def price_points(
     return out
 
 
-def make_runner(port: SimPort, journal: Journal, strategies: Sequence[Strategy]) -> Runner:
+def make_runner(
+    port: SimPort,
+    journal: Journal,
+    strategies: Sequence[Strategy],
+    evaluations: EvaluationRecords = "changes",
+) -> Runner:
     """The live :class:`Runner` on the in-process simulator: live execution (every order
     journaled, then placed), the default read policy, a fixed store, simulated time (the
-    simulator's clock; nothing sleeps) and no rate limit between batches."""
+    simulator's clock; nothing sleeps) and no rate limit between batches. Rule evaluations
+    are journaled when they change (``evaluations``, see :class:`Runner`): a year of minute
+    cycles would otherwise write a row per rule per minute that nobody reads."""
     executor = Executor(port, journal, sleep=_no_sleep, batch_rate=None)
     return Runner(
         port=port,
@@ -141,6 +148,7 @@ def make_runner(port: SimPort, journal: Journal, strategies: Sequence[Strategy])
         execution=LiveExecution(executor, port, journal),
         now_ms=port.engine.clock.now_ms,
         reader=SnapshotReader(port, ReadPolicy(), sleep=_no_sleep),
+        evaluations=evaluations,
     )
 
 
@@ -154,6 +162,7 @@ def run_backtest(
     clock: ManualClock | None = None,
     meta: Mapping[str, str] | None = None,
     on_candle: Callable[[], None] | None = None,
+    evaluations: EvaluationRecords = "changes",
 ) -> BacktestRun:
     """Replay ``series`` for ``strategies`` on a simulator built from ``config``.
 
@@ -161,7 +170,8 @@ def run_backtest(
     price is the first open (:func:`~botkit.backtest.setup.backtest_sim_config` does both).
     ``journal`` defaults to one in memory (synchronous OFF) on the run's clock, closed at the
     end; a given journal must run on ``clock`` and is left open. ``on_candle()`` is called
-    after each candle.
+    after each candle. ``evaluations``: which rule evaluations are journaled (``all`` or
+    ``changes``, see :class:`~botkit.runner.cycle.Runner`).
     """
     bars = series.bars
     interval = series.interval_ms
@@ -172,7 +182,7 @@ def run_backtest(
     owned = journal is None
     if journal is None:
         journal = Journal(":memory:", clock=clock.now_ms, synchronous="OFF")
-    runner = make_runner(port, journal, strategies)
+    runner = make_runner(port, journal, strategies, evaluations)
     base = BacktestResult(symbol, interval, series.start_ms, series.end_ms, len(bars),
                           config.balance.amount, config.balance.currency)  # fmt: skip
     run = BacktestRun(result=base)

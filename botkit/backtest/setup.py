@@ -25,6 +25,7 @@ from botkit.journal import Journal
 from botkit.rules import Strategy
 from botkit.rules.loader import loads_bytes
 from botkit.rules.store import discover
+from botkit.runner.cycle import EvaluationRecords
 from botkit.sim.clock import ManualClock
 from botkit.sim.config import SimConfig, load_sim_config
 from botkit.sim.engine import SimEngine
@@ -260,6 +261,7 @@ def execute(
     journal: Journal | None = None,
     clock: ManualClock | None = None,
     on_candle: Callable[[], None] | None = None,
+    evaluations: EvaluationRecords = "changes",
 ) -> BacktestRun:
     """Run a prepared backtest (journal in memory unless one is given, on ``clock``)."""
     p = prepared
@@ -272,4 +274,5 @@ def execute(
         clock=clock,
         meta=p.meta,
         on_candle=on_candle,
+        evaluations=evaluations,
     )

@@ -104,7 +104,13 @@ def _single(args: argparse.Namespace, prepared: Prepared) -> int:
         journal = Journal(args.journal, clock=clock.now_ms, synchronous="OFF")
     try:
         with Progress(len(prepared.series), sys.stderr, label="backtest") as progress:
-            run = execute(prepared, journal=journal, clock=clock, on_candle=progress.update)
+            run = execute(
+                prepared,
+                journal=journal,
+                clock=clock,
+                on_candle=progress.update,
+                evaluations=args.evaluations,
+            )
     finally:
         if journal is not None:
             journal.close()
@@ -223,6 +229,13 @@ def register(sub: Any) -> None:
         type=Path,
         metavar="FILE",
         help="keep the journal in this new file (default: memory)",
+    )
+    parser.add_argument(
+        "--evaluations",
+        choices=("all", "changes"),
+        default="changes",
+        help="rule evaluations journaled: every rule every cycle, or only when a rule's status"
+        " changes (default %(default)s; fires, orders and outcomes are journaled either way)",
     )
     parser.add_argument(
         "--sweep",

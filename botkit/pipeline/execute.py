@@ -141,6 +141,8 @@ class Executor:
         # the journal counts its unsettled orders: a quiet cycle skips reconcile's query
         quiet = dry or not self.journal.has_unsettled()
         reconciled = ReconcileReport() if quiet else self.reconcile(wait=False)
+        if not (plan.accepted or plan.refused or plan.trips or plan.skipped):
+            return ExecutionReport(dry=dry, reconciled=reconciled)  # nothing to journal or send
         journal = self.journal
         journal.record_trips(cycle_id, plan.trips, dry=dry)
         fresh = plan.accepted

@@ -92,5 +92,6 @@ def assemble(
         guards=GuardSettings.from_settings(settings),
         clock_offset_ms=lambda: clock.offset_ms if clock.last_sync else None,
         metrics=metrics,
+        evaluations=settings.journal_evaluations,
     )
     return Assembly(runner, client, journal, dry, stack)

@@ -11,10 +11,11 @@ read every strategy needs, ends early); nothing in here stops the loop.
 
 from __future__ import annotations
 
-import dataclasses
+import operator
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 from loguru import logger
 
@@ -31,7 +32,15 @@ from botkit.pipeline import (
     build_plan,
     kill_switch_reason,
 )
-from botkit.rules import Evaluation, OnDelete, Strategy, belongs_to, evaluate
+from botkit.rules import (
+    Evaluation,
+    OnDelete,
+    RuleResult,
+    RuleStatus,
+    Strategy,
+    belongs_to,
+    evaluate,
+)
 from botkit.rules.store import ReloadReport, StrategyStore
 from botkit.runner.activity import ActivityCache
 from botkit.runner.execution import Execution, SideEffect
@@ -39,7 +48,7 @@ from botkit.runner.reader import Needs, SnapshotReader, needs_of
 from botkit.service.metrics import Metrics
 from botkit.snapshot import Snapshot
 
-__all__ = ["CycleReport", "Runner"]
+__all__ = ["CycleReport", "EvaluationRecords", "Runner"]
 
 READ_RETRY_MS = 30_000
 """After a failed account read, due strategies are tried again this soon (within their slot)."""
@@ -73,17 +82,57 @@ def _policy(strategy: Strategy) -> StrategyPolicy:
     return StrategyPolicy(off_tick=strategy.off_tick, limits=strategy.risk)
 
 
-def _evaluated(evaluation: Evaluation) -> list[Evaluated]:
+EvaluationRecords = Literal["all", "changes"]
+"""Which rule evaluations a cycle journals (see :class:`Runner`)."""
+
+
+def _evaluated(results: Sequence[RuleResult]) -> list[Evaluated]:
     return [
-        Evaluated(
-            rule=r.rule, fired=r.fired, reason=r.reason or r.status.value, inputs=dict(r.inputs)
-        )
-        for r in evaluation.results
+        Evaluated(rule=r.rule, fired=r.fired, reason=r.reason or r.status.value, inputs=r.inputs)
+        for r in results
     ]
 
 
+class _Changes:
+    """The ``changes`` record policy: a rule's evaluation is journaled when it fired, failed,
+    or its status differs from the last one journaled for it (the first evaluation of each
+    loaded version included)."""
+
+    __slots__ = ("_last",)
+
+    def __init__(self) -> None:
+        self._last: dict[str, tuple[str, dict[str, RuleStatus]]] = {}
+
+    def select(self, evaluation: Evaluation) -> list[RuleResult]:
+        known = self._last.get(evaluation.strategy)
+        if known is None or known[0] != evaluation.version:
+            known = (evaluation.version, {})
+            self._last[evaluation.strategy] = known
+        last = known[1]
+        out = []
+        for r in evaluation.results:
+            status = r.status
+            if last.get(r.rule) is not status or status is RuleStatus.FIRED:
+                last[r.rule] = status
+                out.append(r)
+            elif status is RuleStatus.ERROR:
+                out.append(r)
+        return out
+
+    def forget(self, strategy: str) -> None:
+        self._last.pop(strategy, None)
+
+
 class Runner:
-    """Runs cycles. ``now_ms`` is exchange time (the synced clock, or the simulator's clock)."""
+    """Runs cycles. ``now_ms`` is exchange time (the synced clock, or the simulator's clock).
+
+    ``evaluations`` says which rule evaluations each cycle journals: ``all`` (every rule of
+    every due strategy, with the inputs it saw — the default) or ``changes`` (a rule's row when
+    it fired or failed, or when its status differs from the last row journaled for it: a rule
+    whose condition stays false is journaled once, when it becomes false). Orders, their
+    outcomes, cycles and events are journaled the same either way, and so are the fires rule
+    activity (cooldown, max_fires) is read from.
+    """
 
     def __init__(
         self,
@@ -98,6 +147,7 @@ class Runner:
         clock_offset_ms: Callable[[], int | None] = lambda: None,
         metrics: Metrics | None = None,
         monotonic: Callable[[], float] = time.monotonic,
+        evaluations: EvaluationRecords = "all",
     ) -> None:
         self.port = port
         self.store = store
@@ -114,6 +164,10 @@ class Runner:
         self.activity = ActivityCache(journal, include_dry=execution.dry)
         self.last_reload: ReloadReport | None = None
         self._needs: tuple[tuple[Strategy, ...], Needs] = ((), needs_of(()))
+        self._policies: dict[str, tuple[Strategy, StrategyPolicy]] = {}
+        if evaluations not in ("all", "changes"):
+            raise ValueError(f"evaluations must be 'all' or 'changes', got {evaluations!r}")
+        self._changes = _Changes() if evaluations == "changes" else None
 
     # --- scheduling --------------------------------------------------------------------------
 
@@ -136,6 +190,11 @@ class Runner:
             logger.warning("instrument limits unavailable for checking strategies: {}", exc)
             instruments = None
         report = self.store.refresh(instruments)
+        self.last_reload = report
+        if not self._reported_errors and not (
+            report.loaded or report.changed or report.removed or report.errors or report.kept
+        ):
+            return report  # nothing changed and nothing to clear (the usual cycle)
         errors = {str(e) for e in report.errors}
         for line in report.lines():
             if line not in errors and not any(line in e for e in errors):
@@ -147,9 +206,10 @@ class Runner:
         for gone in report.removed:
             self._next_due.pop(gone.name, None)
             self.activity.forget(gone.name)
+            if self._changes is not None:
+                self._changes.forget(gone.name)
             if gone.on_delete is OnDelete.CANCEL and gone.name not in self.store.strategies:
                 self._cancel_all_of(gone)
-        self.last_reload = report
         return report
 
     def _cancel_all_of(self, strategy: Strategy) -> None:
@@ -169,10 +229,11 @@ class Runner:
         started = self._monotonic()
         now = self.now_ms()
         reload = self.reload(now)
+        next_due = self._next_due
         due = [
             s
             for s in self.store.strategies.values()
-            if s.enabled and self._next_due.get(s.name, 0) <= now
+            if s.enabled and next_due.get(s.name, 0) <= now
         ]
         if not due:
             return CycleReport(now_ms=now, reload=reload, seconds=self._monotonic() - started)
@@ -180,17 +241,21 @@ class Runner:
             dry=self.execution.dry, clock_offset_ms=self.clock_offset_ms()
         )
         try:
-            report = self._cycle(cycle_id, now, due, reload)
+            report = self._cycle(cycle_id, now, due, reload, started)
         except Exception as exc:  # the cycle row still gets its end, with the error
             self.journal.end_cycle(cycle_id, error=f"unexpected: {type(exc).__name__}: {exc}")
             raise
         self.journal.end_cycle(cycle_id, error=report.error)
-        seconds = self._monotonic() - started
-        self._observe(report, seconds)
-        return dataclasses.replace(report, seconds=seconds)
+        self._observe(report, report.seconds)
+        return report
 
     def _cycle(
-        self, cycle_id: int, now: int, due: Sequence[Strategy], reload: ReloadReport
+        self,
+        cycle_id: int,
+        now: int,
+        due: Sequence[Strategy],
+        reload: ReloadReport,
+        started: float,
     ) -> CycleReport:
         names = tuple(s.name for s in due)
         symbols = {sym for s in due for sym in s.symbols}
@@ -203,14 +268,21 @@ class Runner:
             retry = now + READ_RETRY_MS  # try again soon, not a whole period later
             for strategy in due:
                 self._next_due[strategy.name] = min(self._next_due[strategy.name], retry)
-            return CycleReport(now, cycle_id, names, reload=reload, error=f"read failed: {exc}")
+            return CycleReport(
+                now,
+                cycle_id,
+                names,
+                reload=reload,
+                error=f"read failed: {exc}",
+                seconds=self._monotonic() - started,
+            )
         evaluations, errors = self._evaluate(cycle_id, due, snapshot)
         intents = [i for e in evaluations for i in e.intents]
-        effects = self._side_effects(cycle_id, intents, snapshot)
+        effects = self._side_effects(cycle_id, intents, snapshot) if intents else ()
         plan = build_plan(
             [i for i in intents if isinstance(i, OrderIntent)],
             snapshot,
-            policies={s.name: _policy(s) for s in due},
+            policies={s.name: self._policy(s) for s in due},
             limits=self.guards.limits,
             kill_switch=kill_switch_reason(self.guards),
         )
@@ -227,12 +299,21 @@ class Runner:
             effects,
             reload,
             strategy_errors=errors,
+            seconds=self._monotonic() - started,
         )
+
+    def _policy(self, strategy: Strategy) -> StrategyPolicy:
+        """The strategy's pipeline policy, built once per loaded version."""
+        cached = self._policies.get(strategy.name)
+        if cached is None or cached[0] is not strategy:
+            cached = (strategy, _policy(strategy))
+            self._policies[strategy.name] = cached
+        return cached[1]
 
     def _needs_of(self, due: Sequence[Strategy]) -> Needs:
         """:func:`needs_of` the due strategies, kept while the same (loaded) ones are due."""
         last, needs = self._needs
-        if len(last) != len(due) or any(a is not b for a, b in zip(last, due, strict=True)):
+        if len(last) != len(due) or not all(map(operator.is_, last, due)):
             needs = needs_of(due)
             self._needs = (tuple(due), needs)
         return needs
@@ -242,26 +323,32 @@ class Runner:
     ) -> tuple[list[Evaluation], dict[str, str]]:
         evaluations: list[Evaluation] = []
         errors: dict[str, str] = {}
+        dry = self.execution.dry
         for strategy in due:
-            log = logger.bind(strategy=strategy.name)
             try:
                 activity = self.activity.get(strategy.name, strategy.activity_window_ms)
                 evaluation = evaluate(strategy, snapshot, activity, snapshot.now_ms)
-                self.journal.record_evaluations(
-                    cycle_id,
-                    strategy=strategy.name,
-                    version=strategy.version,
-                    rules=_evaluated(evaluation),
-                    dry=self.execution.dry,
-                )
+                changes = self._changes
+                recorded = evaluation.results if changes is None else changes.select(evaluation)
+                if recorded:
+                    self.journal.record_evaluations(
+                        cycle_id,
+                        strategy=strategy.name,
+                        version=strategy.version,
+                        rules=_evaluated(recorded),
+                        dry=dry,
+                    )
             except BotkitError as exc:
                 errors[strategy.name] = str(exc)
-                log.error("evaluation failed: {}", exc)
+                logger.bind(strategy=strategy.name).error("evaluation failed: {}", exc)
                 continue
-            for result in evaluation.errors:
-                log.bind(rule=result.rule).warning("rule error: {}", result.reason)
-            for rule in evaluation.fired:
-                log.bind(rule=rule).info("fired")
+            for result in evaluation.results:
+                if result.status is RuleStatus.ERROR:
+                    logger.bind(strategy=strategy.name, rule=result.rule).warning(
+                        "rule error: {}", result.reason
+                    )
+                elif result.status is RuleStatus.FIRED:
+                    logger.bind(strategy=strategy.name, rule=result.rule).info("fired")
             evaluations.append(evaluation)
         return evaluations, errors
 

@@ -173,21 +173,30 @@ class SnapshotReader:
         tickers = {t.s: t for t in get(port.tickers)}
         limit_prices: dict[str, LimitPrice] = {}
         if self.policy.limit_prices:
-            for symbol in sorted(symbols):
+            for symbol in sorted(symbols) if len(symbols) > 1 else symbols:
                 if symbol in instruments:
                     limit_prices[symbol] = get(port.limit_price, symbol)
-        history = functools.partial(self._history, now_ms=now_ms, window_ms=needs.window_ms)
         mode = get(port.position_mode)
+        balance = get(port.balance)
+        positions = get(port.open_positions)
+        open_orders = get(port.open_orders)
+        if needs.orders or needs.fills or needs.positions:
+            history = functools.partial(self._history, now_ms=now_ms, window_ms=needs.window_ms)
+            order_history = history(port.order_history) if needs.orders else []
+            fills = history(port.fills) if needs.fills else []
+            closed = history(port.position_history) if needs.positions else []
+        else:
+            order_history, fills, closed = [], [], []
         return Snapshot(
-            now_ms=now_ms,
-            balance=get(port.balance),
-            instruments=instruments,
-            tickers=tickers,
-            positions=get(port.open_positions),
-            open_orders=get(port.open_orders),
-            order_history=history(port.order_history) if needs.orders else [],
-            fills=history(port.fills) if needs.fills else [],
-            position_history=history(port.position_history) if needs.positions else [],
-            limit_prices=limit_prices,
-            position_mode=mode if isinstance(mode, PositionMode) else PositionMode(mode),
+            now_ms,
+            balance,
+            instruments,
+            tickers,
+            positions,
+            open_orders,
+            order_history,
+            fills,
+            closed,
+            limit_prices,
+            mode if isinstance(mode, PositionMode) else PositionMode(mode),
         )

@@ -17,7 +17,7 @@ from botkit.exchange.factory import SIM_BASE_URL
 from botkit.journal import Journal
 from botkit.pipeline import Executor, GuardSettings
 from botkit.rules.store import StrategyStore
-from botkit.runner.cycle import Runner
+from botkit.runner.cycle import EvaluationRecords, Runner
 from botkit.runner.execution import DryRunExecution, Execution, LiveExecution
 from botkit.sim.clock import ManualClock
 from botkit.sim.inprocess import SimHandle, make_sim
@@ -70,7 +70,13 @@ class Rig:
         self.clock.advance(ms)
 
 
-def make_rig(tmp_path: Path, *, dry: bool = False, guards: GuardSettings | None = None) -> Rig:
+def make_rig(
+    tmp_path: Path,
+    *,
+    dry: bool = False,
+    guards: GuardSettings | None = None,
+    evaluations: EvaluationRecords = "all",
+) -> Rig:
     clock = ManualClock(T0)
     sim = make_sim(static_config(), clock, auto_step=False)
     transport = CountingTransport(sim.transport)
@@ -89,6 +95,7 @@ def make_rig(tmp_path: Path, *, dry: bool = False, guards: GuardSettings | None 
         execution=execution,
         now_ms=client.clock.now_ms,
         guards=guards,
+        evaluations=evaluations,
     )
     return Rig(sim, clock, client, transport, journal, strategies, runner)
 
