@@ -1,7 +1,9 @@
 """botkit.journal: the SQLite record of what the bot evaluated, decided, sent and heard back.
 
 ``Journal(path, clock=...)`` opens (and migrates) the database; the pipeline writes intents before
-requests leave and outcomes after; ``botkit journal`` reads it. See docs/journal.md.
+requests leave and outcomes after; ``botkit journal`` reads it. ``group_rows=N`` groups the
+per-cycle bookkeeping rows into fewer commits (same rows; see :class:`Journal`). See
+docs/journal.md.
 """
 
 from botkit.journal.db import Journal, Synchronous, TripLike

@@ -9,6 +9,10 @@ may lose the last commits on power loss or an OS crash, and a lost intent is an 
 exchange the bot no longer knows it sent. FULL costs one fsync per commit; the pipeline writes
 a whole batch per commit. The backtest may pass ``synchronous="OFF"`` (nothing real at stake).
 
+Two write modes (``group_rows``, see :class:`Journal`): write-through (each call commits) and
+group commit (the per-cycle bookkeeping rows wait in memory and go with the next commit). Both
+store the very same rows with the very same ids.
+
 Time comes from the injected ``clock`` (Unix ms). One connection, guarded by a lock, so the
 submitter's threads may write; readers in other processes (``botkit journal tail``) see committed
 records at once thanks to WAL.
@@ -27,6 +31,7 @@ from typing import Any, Literal
 from botkit.errors import JournalError
 from botkit.intents import Activity
 from botkit.journal import queries, writes
+from botkit.journal.pending import Pending
 from botkit.journal.records import (
     CycleSummary,
     Evaluated,
@@ -39,6 +44,7 @@ from botkit.journal.records import (
     TripRecord,
 )
 from botkit.journal.schema import MIGRATIONS, SCHEMA_VERSION
+from botkit.journal.tx import Transaction, write_failed
 from botkit.journal.writes import TripLike
 
 __all__ = ["Journal", "Synchronous", "TripLike"]
@@ -47,7 +53,29 @@ Synchronous = Literal["OFF", "NORMAL", "FULL"]
 
 
 class Journal:
-    """The journal database at ``path`` (``":memory:"`` for a throw-away one)."""
+    """The journal database at ``path`` (``":memory:"`` for a throw-away one).
+
+    ``group_rows`` chooses how the per-cycle bookkeeping is written:
+
+    * ``0`` (the default) -- **write-through**: every call commits before it returns.
+    * ``N > 0`` -- **group commit**: cycle rows (:meth:`begin_cycle`, :meth:`end_cycle`),
+      evaluation rows (:meth:`record_evaluations`) and events (:meth:`record_event`, and the
+      events those calls write) wait in memory, values fixed at the call, and are written in one
+      transaction once ``N`` rows are pending, and always *before* (in the same transaction as)
+      any other write -- :meth:`add_orders` (an intent is durable together with everything
+      journaled before it, before its request leaves), :meth:`mark_sent`, :meth:`mark_unknown`,
+      :meth:`settle`, :meth:`record_trips`, :meth:`prune` -- before any read of the tables
+      (every public read method, :meth:`activity` included, sees every earlier call), and in
+      :meth:`flush` and :meth:`close`. A crash (no close) loses at most the unwritten
+      bookkeeping rows -- never an intent, an order state or an outcome, which are always
+      committed before the call returns.
+      Other processes (``botkit journal tail``) see bookkeeping rows up to ``N`` rows late.
+      A failed write keeps the pending rows for the next one.
+
+    Both modes leave exactly the same rows with the same ids: cycle ids come from a counter read
+    from the table at open (one bot owns a journal: no other process adds cycles), an ended
+    cycle still pending is written ended (no ``UPDATE``), and the rows keep their call order.
+    """
 
     def __init__(
         self,
@@ -55,17 +83,28 @@ class Journal:
         *,
         clock: Callable[[], int],
         synchronous: Synchronous = "FULL",
+        group_rows: int = 0,
     ) -> None:
         if synchronous not in ("OFF", "NORMAL", "FULL"):
             raise ValueError(f"synchronous must be OFF, NORMAL or FULL, not {synchronous!r}")
+        if type(group_rows) is not int or group_rows < 0:
+            raise ValueError(
+                f"group_rows must be 0 (write-through) or a positive row count, not {group_rows!r}"
+            )
         self.path = str(path)
         self._clock = clock
         self._lock = threading.RLock()
+        self._group_rows = group_rows
+        self._pending = Pending(group_rows)
         try:
             if self.path != ":memory:":
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
             self._conn = sqlite3.connect(
-                self.path, isolation_level=None, check_same_thread=False, timeout=30
+                self.path,
+                isolation_level=None,
+                check_same_thread=False,
+                timeout=30,
+                cached_statements=256,
             )
             self._conn.execute("PRAGMA busy_timeout = 30000")
             self._conn.execute("PRAGMA auto_vacuum = INCREMENTAL")  # effective on a new file
@@ -77,6 +116,7 @@ class Journal:
             ).fetchone()
             self._unsettled = int(count)
             self._activity_rev = 0
+            self._last_cycle_id = self._max_cycle_id()
         except (JournalError, sqlite3.Error, OSError) as exc:
             conn = getattr(self, "_conn", None)
             if conn is not None:
@@ -87,6 +127,10 @@ class Journal:
                 f"journal {self.path}: cannot open ({exc}) — check the path, its permissions"
                 " and free disk space"
             ) from exc
+
+    def _max_cycle_id(self) -> int:
+        """The id SQLite gives the next cycle row is this plus one (the largest plus one)."""
+        return int(self._conn.execute("SELECT COALESCE(MAX(id), 0) FROM cycles").fetchone()[0])
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -114,13 +158,29 @@ class Journal:
         return self._clock
 
     @property
+    def group_rows(self) -> int:
+        """0: write-through; N: bookkeeping rows are written in groups of N (see the class)."""
+        return self._group_rows
+
+    @property
     def schema_version(self) -> int:
         with self._lock:
             return int(self._conn.execute("PRAGMA user_version").fetchone()[0])
 
     def close(self) -> None:
+        """Write the pending bookkeeping rows, then close (closed even when that write fails)."""
         with self._lock:
-            self._conn.close()
+            try:
+                self.flush()
+            finally:
+                self._conn.close()
+
+    def flush(self) -> None:
+        """Write the pending bookkeeping rows now (group commit; nothing to do otherwise)."""
+        with self._lock:
+            if self._pending.rows:
+                with self._tx():
+                    pass  # the transaction writes the pending rows first
 
     def __enter__(self) -> Journal:
         return self
@@ -136,14 +196,16 @@ class Journal:
     def __repr__(self) -> str:
         return f"Journal({self.path!r})"
 
-    def _tx(self) -> _Transaction:
-        """One write transaction (``with self._tx() as conn:``): committed at the end, rolled
-        back on an exception; a SQLite error becomes a :class:`JournalError`."""
-        return _Transaction(self)
+    def _tx(self) -> Transaction:
+        """One write transaction (``with self._tx() as conn:``), pending rows first."""
+        return Transaction(self._conn, self._lock, self._pending, self.path)
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
+        """A read: the pending rows are written first (read-your-writes)."""
         with self._lock:
+            if self._pending.rows:
+                self.flush()
             try:
                 yield self._conn
             except sqlite3.Error as exc:
@@ -155,26 +217,38 @@ class Journal:
         self, *, dry: bool = False, clock_offset_ms: int | None = None, note: str = ""
     ) -> int:
         now = self._clock()
+        if self._group_rows:
+            with self._lock:
+                self._last_cycle_id = cycle_id = self._last_cycle_id + 1
+                full = self._pending.add_cycle(
+                    cycle_id, now, dry=dry, clock_offset_ms=clock_offset_ms, note=note
+                )
+                if full:
+                    self.flush()
+            return cycle_id
         with self._tx() as conn:
             cur = conn.execute(
                 "INSERT INTO cycles (started_ms, dry, clock_offset_ms, note) VALUES (?, ?, ?, ?)",
                 (now, int(dry), clock_offset_ms, note),
             )
             cycle_id = int(cur.lastrowid or 0)
-            text = f"cycle {cycle_id} begins" + (" (dry run)" if dry else "")
-            if clock_offset_ms is not None:
-                text += f", clock offset {clock_offset_ms} ms"
-            writes.event(conn, "cycle", text, now=now, cycle_id=cycle_id)
+            text = writes.cycle_begin_text(cycle_id, dry=dry, clock_offset_ms=clock_offset_ms)
+            conn.execute(_EVENT_ONE, (now, cycle_id, "cycle", "", "", "", text, "{}"))
         return cycle_id
 
     def end_cycle(self, cycle_id: int, *, error: str = "") -> None:
         now = self._clock()
+        if self._group_rows:
+            with self._lock:
+                if self._pending.add_end(cycle_id, now, error):
+                    self.flush()
+            return
+        text = writes.cycle_end_text(cycle_id, error)
         with self._tx() as conn:
             conn.execute(
                 "UPDATE cycles SET finished_ms = ?, error = ? WHERE id = ?", (now, error, cycle_id)
             )
-            text = f"cycle {cycle_id} ends" + (f" with error: {error}" if error else "")
-            writes.event(conn, "cycle_end", text, now=now, cycle_id=cycle_id)
+            conn.execute(_EVENT_ONE, (now, cycle_id, "cycle_end", "", "", "", text, "{}"))
 
     def record_evaluations(
         self,
@@ -187,11 +261,29 @@ class Journal:
     ) -> None:
         """What a strategy's rules saw and decided this cycle (file ``version``)."""
         now = self._clock()
+        rows, fires = writes.evaluation_rows(
+            cycle_id, strategy=strategy, version=version, rules=rules, dry=dry, now=now
+        )
+        if self._group_rows:
+            with self._lock:
+                if fires:
+                    self._activity_rev += 1
+                if self._pending.add_evaluations(rows, fires):
+                    self.flush()
+            return
+        if not rows:
+            return
+        if not fires and len(rows) <= writes.EXACT_MAX:  # one statement: atomic on its own
+            with self._lock:
+                try:
+                    writes.insert_values(self._conn, writes.EVALUATION_INSERT, rows)
+                except sqlite3.Error as exc:
+                    raise write_failed(self.path, exc) from exc
+            return
         with self._tx() as conn:
-            writes.insert_evaluations(
-                conn, cycle_id, strategy=strategy, version=version, rules=rules, dry=dry, now=now
-            )
-        if any(r.fired for r in rules):
+            writes.insert_values(conn, writes.EVALUATION_INSERT, rows)
+            writes.insert_values(conn, writes.EVENT_INSERT, fires)
+        if fires:
             with self._lock:
                 self._activity_rev += 1
 
@@ -264,18 +356,25 @@ class Journal:
     ) -> None:
         """A free note in the running log (a retry, a lookup, a re-sync, a cancel)."""
         now = self._clock()
-        with self._tx() as conn:
-            writes.event(
-                conn,
-                kind,
-                text,
-                now=now,
-                cycle_id=cycle_id,
-                strategy=strategy,
-                rule=rule,
-                cl_ord_id=cl_ord_id,
-                detail=detail,
-            )
+        row = writes.event_row(
+            kind,
+            text,
+            now=now,
+            cycle_id=cycle_id,
+            strategy=strategy,
+            rule=rule,
+            cl_ord_id=cl_ord_id,
+            detail=detail,
+        )
+        with self._lock:
+            if self._group_rows:
+                if self._pending.add_event(row):
+                    self.flush()
+                return
+            try:
+                self._conn.execute(_EVENT_ONE, row)  # one statement: atomic on its own
+            except sqlite3.Error as exc:
+                raise write_failed(self.path, exc) from exc
 
     def settle(self, outcomes: Sequence[OrderOutcome]) -> None:
         """Record final outcomes in one commit. Settling an order twice is a JournalError."""
@@ -311,9 +410,10 @@ class Journal:
 
     @property
     def activity_revision(self) -> int:
-        """Changes whenever this journal commits a write :meth:`activity` may see (a fire, an
-        order); while it stays the same, an activity read since an earlier read finds nothing
-        new (one bot owns a journal: no other process adds these)."""
+        """Changes whenever this journal takes a write :meth:`activity` may see (a fire, an
+        order) — committed, or pending in group commit, which the next read writes first;
+        while it stays the same, an activity read since an earlier read finds nothing new
+        (one bot owns a journal: no other process adds these)."""
         return self._activity_rev
 
     def known_ids(self, ids: Collection[str]) -> set[str]:
@@ -372,9 +472,11 @@ class Journal:
     def prune(self, before_ms: int) -> PruneReport:
         """Delete records older than ``before_ms``; unsettled orders and their events are kept
         whatever their age (reconcile still needs them). Frees the space incrementally."""
-        with self._tx() as conn:
-            counts = writes.delete_before(conn, before_ms)
         with self._lock:
+            with self._tx() as conn:
+                counts = writes.delete_before(conn, before_ms)
+                last_cycle_id = self._max_cycle_id()  # as SQLite numbers the next one
+            self._last_cycle_id = last_cycle_id
             try:
                 self._conn.execute("PRAGMA incremental_vacuum")
                 self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -383,45 +485,4 @@ class Journal:
         return PruneReport(*counts)
 
 
-class _Transaction:
-    """The context manager of :meth:`Journal._tx` (a class: the journal writes several times
-    a cycle, and a generator-based context manager cost more than the SQL of a small write)."""
-
-    __slots__ = ("_journal",)
-
-    def __init__(self, journal: Journal) -> None:
-        self._journal = journal
-
-    def _failed(self, exc: sqlite3.Error) -> JournalError:
-        return JournalError(
-            f"journal {self._journal.path}: write failed ({exc}) — check free disk space and"
-            " that one bot owns this journal"
-        )
-
-    def __enter__(self) -> sqlite3.Connection:
-        journal = self._journal
-        journal._lock.acquire()
-        try:
-            journal._conn.execute("BEGIN IMMEDIATE")
-        except BaseException as exc:
-            journal._lock.release()
-            if isinstance(exc, sqlite3.Error):
-                raise self._failed(exc) from exc
-            raise
-        return journal._conn
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        conn = self._journal._conn
-        try:
-            conn.execute("ROLLBACK" if exc_type is not None else "COMMIT")
-        except sqlite3.Error as error:
-            raise self._failed(error) from error
-        finally:
-            self._journal._lock.release()
-        if isinstance(exc, sqlite3.Error):
-            raise self._failed(exc) from exc
+_EVENT_ONE = writes.EVENT_INSERT + " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"

@@ -1,5 +1,6 @@
 """The evaluation rows' ``inputs`` column holds exactly ``json.dumps`` of what the rules saw
-(compact, sorted keys, unknown types as their ``str``) whatever the values."""
+(compact, sorted keys, unknown types as their ``str``) whatever the values, and a fire's event
+detail ``{"inputs": ...}`` the same, in both write modes."""
 
 from __future__ import annotations
 
@@ -28,26 +29,33 @@ _other = st.one_of(
 _inputs = st.dictionaries(st.text(), st.one_of(_plain, _plain, _other), max_size=6)
 
 
-def _stored(inputs: dict[str, Any]) -> str:
+def _stored(inputs: dict[str, Any], group_rows: int = 0) -> str:
     with tempfile.TemporaryDirectory() as tmp:
-        return _stored_in(Path(tmp) / "j.sqlite", inputs)
+        return _stored_in(Path(tmp) / "j.sqlite", inputs, group_rows)
 
 
-def _stored_in(path: Path, inputs: dict[str, Any]) -> str:
-    with Journal(path, clock=lambda: 1_000, synchronous="OFF") as journal:
+def _stored_in(path: Path, inputs: dict[str, Any], group_rows: int) -> str:
+    """The stored inputs text; the fire's event detail must hold the same inputs."""
+    with Journal(path, clock=lambda: 1_000, synchronous="OFF", group_rows=group_rows) as journal:
         evaluated = [Evaluated("r", False, "no", inputs), Evaluated("q", True, "", inputs)]
         journal.record_evaluations(None, strategy="s", version="v", rules=evaluated)
     with sqlite3.connect(path) as conn:
         rows = [r[0] for r in conn.execute("SELECT inputs FROM evaluations ORDER BY id")]
+        (detail,) = conn.execute("SELECT detail FROM events WHERE kind = 'fire'").fetchone()
     assert rows[0] == rows[1]
+    assert detail == json.dumps(
+        {"inputs": inputs}, separators=(",", ":"), sort_keys=True, default=str
+    )
     return str(rows[0])
 
 
 @settings(max_examples=60, deadline=None)
-@given(inputs=_inputs)
-def test_inputs_are_stored_as_json_dumps_writes_them(inputs: dict[str, Any]) -> None:
+@given(inputs=_inputs, group_rows=st.sampled_from([0, 3]))
+def test_inputs_are_stored_as_json_dumps_writes_them(
+    inputs: dict[str, Any], group_rows: int
+) -> None:
     expected = json.dumps(inputs, separators=(",", ":"), sort_keys=True, default=str)
-    assert _stored(inputs) == expected
+    assert _stored(inputs, group_rows) == expected
 
 
 def test_typical_rule_inputs() -> None:
