@@ -23,10 +23,10 @@ from pathlib import Path
 from loguru import logger
 
 from botkit.backtest.candle_writer import write_candles
+from botkit.backtest.driver import backtest_journal
 from botkit.backtest.report import render_summary
 from botkit.backtest.setup import BacktestOptions, execute, prepare
 from botkit.backtest.synth import SynthParams, synth_bars
-from botkit.journal import Journal
 from botkit.sim.clock import ManualClock
 
 T0 = 1_704_067_200_000  # 2024-01-01T00:00:00Z
@@ -52,7 +52,7 @@ def main() -> None:
         loaded = time.perf_counter() - started
         clock = ManualClock(prepared.series.start_ms)
         where = os.environ.get("BENCH_JOURNAL") or ":memory:"
-        journal = Journal(where, clock=clock.now_ms, synchronous="OFF")
+        journal = backtest_journal(where, clock)
         profiler = cProfile.Profile() if profile else None
         started = time.perf_counter()
         if profiler is not None:

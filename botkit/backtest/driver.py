@@ -25,6 +25,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
+from pathlib import Path
 
 from botkit.backtest.bars import Bar, CandleSeries
 from botkit.backtest.path import PathPoint, candle_path
@@ -42,12 +43,32 @@ from botkit.sim.config import SimConfig
 from botkit.sim.engine import SimEngine
 from botkit.sim.port import SimPort
 
-__all__ = ["BacktestRun", "FixedStore", "make_runner", "price_points", "run_backtest"]
+__all__ = [
+    "GROUP_ROWS",
+    "BacktestRun",
+    "FixedStore",
+    "backtest_journal",
+    "make_runner",
+    "price_points",
+    "run_backtest",
+]
 
 PRICE_POINTS = 2000
 """At most about this many price points are kept for the chart (lowest and highest per bucket)."""
 
 _ZERO = Decimal(0)
+
+GROUP_ROWS = 1024
+"""A backtest's journal writes its bookkeeping rows (cycles, evaluations, events) in groups of
+this many per commit (:class:`~botkit.journal.Journal` ``group_rows``): the same rows and ids as
+writing each at once, for a quarter of the cost; orders and their outcomes are written at once
+as always, and every read sees everything before it."""
+
+
+def backtest_journal(path: str | Path, clock: ManualClock) -> Journal:
+    """The journal of a backtest: on the replay's ``clock``, ``synchronous=OFF`` (nothing real
+    is at stake), bookkeeping grouped by :data:`GROUP_ROWS`. ``close()`` writes what waits."""
+    return Journal(path, clock=clock.now_ms, synchronous="OFF", group_rows=GROUP_ROWS)
 
 
 class FixedStore(StrategyStore):
@@ -168,9 +189,9 @@ def run_backtest(
 
     ``config`` should use the ``static`` price model and an instrument ``symbol`` whose start
     price is the first open (:func:`~botkit.backtest.setup.backtest_sim_config` does both).
-    ``journal`` defaults to one in memory (synchronous OFF) on the run's clock, closed at the
-    end; a given journal must run on ``clock`` and is left open. ``on_candle()`` is called
-    after each candle. ``evaluations``: which rule evaluations are journaled (``all`` or
+    ``journal`` defaults to :func:`backtest_journal` in memory, closed at the end; a given
+    journal must run on ``clock`` and is left open. ``on_candle()`` is called after each
+    candle. ``evaluations``: which rule evaluations are journaled (``all`` or
     ``changes``, see :class:`~botkit.runner.cycle.Runner`).
     """
     bars = series.bars
@@ -181,7 +202,7 @@ def run_backtest(
     port = SimPort(engine)
     owned = journal is None
     if journal is None:
-        journal = Journal(":memory:", clock=clock.now_ms, synchronous="OFF")
+        journal = backtest_journal(":memory:", clock)
     runner = make_runner(port, journal, strategies, evaluations)
     base = BacktestResult(symbol, interval, series.start_ms, series.end_ms, len(bars),
                           config.balance.amount, config.balance.currency)  # fmt: skip

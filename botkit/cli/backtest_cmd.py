@@ -89,8 +89,8 @@ def _options(args: argparse.Namespace) -> BacktestOptions:
 
 
 def _single(args: argparse.Namespace, prepared: Prepared) -> int:
+    from botkit.backtest.driver import backtest_journal
     from botkit.backtest.report import render_summary, write_report
-    from botkit.journal import Journal
     from botkit.sim.clock import ManualClock
 
     clock = ManualClock(prepared.series.start_ms)
@@ -101,7 +101,7 @@ def _single(args: argparse.Namespace, prepared: Prepared) -> int:
                 f"botkit backtest: --journal {args.journal} already exists — remove it or name a "
                 "new file (each backtest starts with an empty journal)"
             )
-        journal = Journal(args.journal, clock=clock.now_ms, synchronous="OFF")
+        journal = backtest_journal(args.journal, clock)
     try:
         with Progress(len(prepared.series), sys.stderr, label="backtest") as progress:
             run = execute(

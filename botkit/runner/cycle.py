@@ -282,7 +282,7 @@ class Runner:
         plan = build_plan(
             [i for i in intents if isinstance(i, OrderIntent)],
             snapshot,
-            policies={s.name: self._policy(s) for s in due},
+            policies={s.name: self._policy(s) for s in due} if intents else None,
             limits=self.guards.limits,
             kill_switch=kill_switch_reason(self.guards),
         )

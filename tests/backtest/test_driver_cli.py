@@ -63,6 +63,28 @@ def test_journal_file_keeps_the_runs_orders(
     assert "already exists" in capsys.readouterr().err
 
 
+def test_evaluations_all_journals_every_rule_every_cycle(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from botkit.journal import Journal, OrderFilter
+
+    counts = {}
+    for mode in ("changes", "all"):
+        path = tmp_path / f"{mode}.sqlite"
+        assert main(backtest("--journal", path, "--evaluations", mode)) == 0
+        with Journal(path, clock=lambda: 0) as journal:
+            cycles = journal.cycles()
+            counts[mode] = (
+                sum(c.evaluations for c in cycles),
+                sum(c.fired for c in cycles),
+                [(o.cl_ord_id, o.outcome) for o in journal.orders(OrderFilter())],
+            )
+    capsys.readouterr()
+    assert counts["all"][0] == 720 * 5  # 720 cycles; the two strategies have five rules
+    assert counts["changes"][0] < counts["all"][0] // 10
+    assert counts["changes"][1:] == counts["all"][1:]  # the same fires and the same orders
+
+
 def test_param_override_changes_the_strategy(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(backtest("--param", "btc-dip-ladder.dip=0.5")) == 0  # a 50 % dip never comes
     assert "Orders     placed 0 ·" in capsys.readouterr().out
