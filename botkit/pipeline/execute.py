@@ -50,6 +50,11 @@ class ExecutionReport:
         return sum(1 for o in self.outcomes if o.outcome is outcome)
 
 
+_NOTHING_RECONCILED = ReconcileReport()
+_QUIET_LIVE = ExecutionReport(dry=False, reconciled=_NOTHING_RECONCILED)
+_QUIET_DRY = ExecutionReport(dry=True, reconciled=_NOTHING_RECONCILED)
+
+
 def _refusal_row(refusal: Refusal) -> NewOrder:
     return NewOrder(
         intent=refusal.intent,
@@ -140,8 +145,10 @@ class Executor:
         """Journal ``plan`` and, unless ``dry``, send it. Returns what happened."""
         # the journal counts its unsettled orders: a quiet cycle skips reconcile's query
         quiet = dry or not self.journal.has_unsettled()
-        reconciled = ReconcileReport() if quiet else self.reconcile(wait=False)
+        reconciled = _NOTHING_RECONCILED if quiet else self.reconcile(wait=False)
         if not (plan.accepted or plan.refused or plan.trips or plan.skipped):
+            if reconciled is _NOTHING_RECONCILED:  # the usual quiet cycle: a shared (frozen) report
+                return _QUIET_DRY if dry else _QUIET_LIVE
             return ExecutionReport(dry=dry, reconciled=reconciled)  # nothing to journal or send
         journal = self.journal
         journal.record_trips(cycle_id, plan.trips, dry=dry)

@@ -132,6 +132,9 @@ class Runner:
     whose condition stays false is journaled once, when it becomes false). Orders, their
     outcomes, cycles and events are journaled the same either way, and so are the fires rule
     activity (cooldown, max_fires) is read from.
+
+    ``metrics``: where cycles and orders are counted (the service's Prometheus registry);
+    ``None`` counts nothing (a backtest, a one-off plan).
     """
 
     def __init__(
@@ -157,7 +160,7 @@ class Runner:
         self.guards = guards or GuardSettings()
         self.reader = reader or SnapshotReader(port)
         self.clock_offset_ms = clock_offset_ms
-        self.metrics = metrics or Metrics()
+        self.metrics = metrics
         self._monotonic = monotonic
         self._next_due: dict[str, int] = {}
         self._reported_errors: set[str] = set()
@@ -279,8 +282,11 @@ class Runner:
         evaluations, errors = self._evaluate(cycle_id, due, snapshot)
         intents = [i for e in evaluations for i in e.intents]
         effects = self._side_effects(cycle_id, intents, snapshot) if intents else ()
+        orders = [i for i in intents if isinstance(i, OrderIntent)]
+        if orders:
+            snapshot = self._with_bands(cycle_id, snapshot, {o.symbol for o in orders})
         plan = build_plan(
-            [i for i in intents if isinstance(i, OrderIntent)],
+            orders,
             snapshot,
             policies={s.name: self._policy(s) for s in due} if intents else None,
             limits=self.guards.limits,
@@ -301,6 +307,20 @@ class Runner:
             strategy_errors=errors,
             seconds=self._monotonic() - started,
         )
+
+    def _with_bands(self, cycle_id: int, snapshot: Snapshot, symbols: set[str]) -> Snapshot:
+        """The price bands of the symbols orders go to. Without them (the read failed) the
+        orders are checked against the instrument's own band around the mark."""
+        try:
+            return self.reader.with_bands(snapshot, symbols)
+        except ExchangeError as exc:
+            logger.warning(
+                "cycle {}: price band unavailable ({}); orders are checked against the"
+                " instrument's band around the mark",
+                cycle_id,
+                exc,
+            )
+            return snapshot
 
     def _policy(self, strategy: Strategy) -> StrategyPolicy:
         """The strategy's pipeline policy, built once per loaded version."""
@@ -371,6 +391,8 @@ class Runner:
 
     def _observe(self, report: CycleReport, seconds: float) -> None:
         metrics = self.metrics
+        if metrics is None:
+            return
         metrics.cycle_seconds.observe(seconds)
         offset = self.clock_offset_ms()
         if offset is not None:

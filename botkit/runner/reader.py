@@ -13,6 +13,7 @@ retried at once (the client has marked its clock for a re-sync before the next s
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import time
@@ -63,6 +64,10 @@ class Needs:
     positions: bool = False
     window_ms: int = 0
     """How far back history must reach (the longest ``history.*`` window; 0: the policy's)."""
+    bands: bool = False
+    """An expression reads the price band (``price.buy_limit``, ``price.sell_limit``): it is
+    read before evaluation. Otherwise the band is read only when a cycle has orders to check
+    (:meth:`SnapshotReader.with_bands`)."""
 
     def __or__(self, other: Needs) -> Needs:
         return Needs(
@@ -70,6 +75,7 @@ class Needs:
             self.fills or other.fills,
             self.positions or other.positions,
             max(self.window_ms, other.window_ms),
+            self.bands or other.bands,
         )
 
 
@@ -82,6 +88,7 @@ def needs_of(strategies: Iterable[Strategy]) -> Needs:
         fills=any(n.startswith("history.fills") for n in names),
         positions=any(n.startswith("history.positions") for n in names),
         window_ms=max((s.history_window_ms for s in strategies), default=0),
+        bands=any(n.startswith(("price.buy_limit", "price.sell_limit")) for n in names),
     )
 
 
@@ -171,11 +178,7 @@ class SnapshotReader:
         port, get = self.port, self._get
         instruments = self.instruments(now_ms)
         tickers = {t.s: t for t in get(port.tickers)}
-        limit_prices: dict[str, LimitPrice] = {}
-        if self.policy.limit_prices:
-            for symbol in sorted(symbols) if len(symbols) > 1 else symbols:
-                if symbol in instruments:
-                    limit_prices[symbol] = get(port.limit_price, symbol)
+        limit_prices = self._bands(symbols, instruments) if needs.bands else {}
         mode = get(port.position_mode)
         balance = get(port.balance)
         positions = get(port.open_positions)
@@ -200,3 +203,22 @@ class SnapshotReader:
             limit_prices,
             mode if isinstance(mode, PositionMode) else PositionMode(mode),
         )
+
+    def _bands(
+        self, symbols: Collection[str], instruments: dict[str, Instrument]
+    ) -> dict[str, LimitPrice]:
+        """The price band of each of ``symbols`` (``/v3/market/limitPrice``), when the policy
+        reads bands at all."""
+        if not self.policy.limit_prices:
+            return {}
+        get, read = self._get, self.port.limit_price
+        return {s: get(read, s) for s in sorted(symbols) if s in instruments}
+
+    def with_bands(self, snapshot: Snapshot, symbols: Collection[str]) -> Snapshot:
+        """``snapshot`` with the price band of each of ``symbols`` it lacks, read now (for the
+        orders of a cycle whose expressions did not need them). Raises like :meth:`read`."""
+        missing = [s for s in symbols if s not in snapshot.limit_prices]
+        bands = self._bands(missing, snapshot.instruments)
+        if not bands:
+            return snapshot
+        return dataclasses.replace(snapshot, limit_prices={**snapshot.limit_prices, **bands})

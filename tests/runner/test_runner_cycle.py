@@ -8,6 +8,7 @@ from pathlib import Path
 from botkit.journal import OrderFilter, Outcome
 from botkit.pipeline import GuardSettings, RiskLimits
 from botkit.runner.reader import SnapshotReader
+from botkit.service.metrics import Metrics
 from botkit.sim.faults import FaultKind
 from tests.runner.conftest import ONE_ORDER, Rig, make_rig, open_orders
 
@@ -149,6 +150,7 @@ def test_the_kill_switch_stops_orders_but_not_reads(tmp_path: Path) -> None:
 
 def test_a_cycle_is_counted_in_the_metrics(rig: Rig) -> None:
     rig.write("one.yaml", ONE_ORDER)
+    rig.runner.metrics = Metrics()
     rig.runner.run_cycle()
     registry = rig.runner.metrics.registry
     assert registry.get_sample_value("botkit_orders_total", {"outcome": "accepted"}) == 1.0
