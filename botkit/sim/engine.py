@@ -15,7 +15,7 @@ to self-trade with.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from decimal import Decimal
 
 from botkit.exchange.models import (
@@ -26,19 +26,12 @@ from botkit.exchange.models import (
     PosSide,
 )
 from botkit.sim import codes
-from botkit.sim.accounts import (
-    Account,
-    BalanceFigures,
-    PositionFigures,
-    SimPosition,
-    order_margin,
-    position_figures,
-    q8,
-)
+from botkit.sim.accounts import Account, BalanceFigures
 from botkit.sim.book import OrderState, SimOrder
 from botkit.sim.clock import SimClock
 from botkit.sim.codes import SimError
 from botkit.sim.config import InstrumentConfig, SimConfig
+from botkit.sim.figures import AccountFigures, OpenPosition
 from botkit.sim.history import History, Window, make_window, order_filter, select
 from botkit.sim.ids import IdGen
 from botkit.sim.matching import USER_CANCEL, Matcher
@@ -51,17 +44,6 @@ __all__ = ["MAX_BATCH", "OpenPosition", "PlaceOutcome", "Rejected", "SimEngine"]
 MAX_BATCH = 10
 _MAX_STEPS = 3600  # random-walk steps replayed one by one after an idle gap; older ones jump
 _ZERO = Decimal(0)
-
-
-@dataclass(frozen=True, slots=True)
-class OpenPosition:
-    """An open position with its figures at the current mark."""
-
-    position: SimPosition
-    figures: PositionFigures
-    mark: Decimal
-    lever: Decimal
-    avail_qty: Decimal
 
 
 class SimEngine:
@@ -104,8 +86,9 @@ class SimEngine:
         """Bumped whenever a mark moves."""
         self.settings_rev = 0
         """Bumped when leverage or the position mode changes."""
-        self._margins: tuple[tuple[int, int], Decimal, Decimal] | None = None
-        self._balance: tuple[tuple[int, int, int], BalanceFigures] | None = None
+        self.figures = AccountFigures(self)
+        """Balance, positions and equity at the current marks, cached (see its module)."""
+        self._marking = {s: (self.prices[s], self.matcher.books[s]) for s in self.instruments}
         self.position_mode = config.position_mode
         self._levers: dict[tuple[str, MarginMode, PosSide], Decimal] = {}
         self._orders: dict[int, SimOrder] = {}
@@ -132,16 +115,19 @@ class SimEngine:
         return self.prices[symbol].mark
 
     def set_mark(self, symbol: str, px: Decimal) -> None:
-        """Move the mark of ``symbol`` to ``px`` now and fill the resting orders it crosses."""
-        series = self.prices.get(symbol)
-        if series is None:
+        """Move the mark of ``symbol`` to ``px`` now and fill the resting orders it crosses.
+
+        When ``px`` crosses no resting order this is a candle update and two comparisons.
+        """
+        found = self._marking.get(symbol)
+        if found is None:
             raise SimError(codes.SYMBOL_NOT_FOUND, f"Symbol does not exist: {symbol}")
-        if px <= 0:
+        if px <= _ZERO:
             raise ValueError(f"set_mark({symbol!r}, {px}): a mark price must be > 0")
+        series, book = found
         now = self.clock.now_ms()
         series.record(px, now)
         self.mark_rev += 1
-        book = self.matcher.books[symbol]
         if px <= book.best_bid or px >= book.best_ask:
             self.matcher.match(symbol, px, now)
 
@@ -389,73 +375,21 @@ class SimEngine:
         )
 
     def positions(self, symbol: str | None = None) -> list[OpenPosition]:
-        out: list[OpenPosition] = []
-        held: dict[tuple[str, PosSide], Decimal] = {}
-        for order in self.matcher.open.values():
-            if order.closing:
-                key = (order.symbol, order.pos_side)
-                held[key] = held.get(key, _ZERO) + order.remaining
-        for key, pos in self.account.positions.items():
-            if symbol is not None and pos.symbol != symbol:
-                continue
-            inst = self.instruments[pos.symbol]
-            mark = self.prices[pos.symbol].mark
-            lever = self.lever(pos.symbol, pos.mgn_mode, pos.pos_side)
-            figures = position_figures(pos, mark, inst.ctVal, lever, inst.mM)
-            avail = max(_ZERO, abs(pos.qty) - held.get(key, _ZERO))
-            out.append(OpenPosition(pos, figures, mark, lever, avail))
-        return out
+        """The open positions (of ``symbol``) at the current marks (see :mod:`~botkit.sim.figures`).
+
+        The same objects while nothing they show changed; do not mutate them.
+        """
+        return self.figures.positions(symbol)
 
     def balance(self) -> BalanceFigures:
         """Equity, margins and PnL, consistent with positions and resting orders right now.
 
-        Cached until an order, a position, a setting or a mark changes; do not mutate it.
+        Cached until an order, a position, a setting or the mark of a held symbol changes (see
+        :mod:`~botkit.sim.figures`): the same object while nothing changed; do not mutate it.
         """
-        key = (self.matcher.rev, self.settings_rev, self.mark_rev)
-        if self._balance is not None and self._balance[0] == key:
-            return self._balance[1]
-        acc = self.account
-        b = BalanceFigures(acc.currency, acc.wallet, c_time=acc.c_time, u_time=acc.u_time)
-        for pos in acc.positions.values():
-            inst = self.instruments[pos.symbol]
-            lever = self.lever(pos.symbol, pos.mgn_mode, pos.pos_side)
-            f = position_figures(pos, self.prices[pos.symbol].mark, inst.ctVal, lever, inst.mM)
-            b.upl += f.upl
-            b.position_im += f.im
-            b.mm += f.mm
-            if pos.mgn_mode is MarginMode.ISOLATED:
-                b.iso_upl += f.upl
-                b.iso_position_im += f.im
-        b.order_im, b.iso_hold = self._order_margins()
-        b.im = b.position_im + b.order_im
-        b.eq = b.wallet + b.upl
-        b.iso_eq = b.iso_position_im + b.iso_upl + b.iso_hold
-        b.avail = max(_ZERO, b.eq - b.im)
-        if b.eq > 0:
-            b.mmr = q8(b.mm / b.eq)
-            b.imr = q8(b.im / b.eq)
-        self._balance = (key, b)
-        return b
+        return self.figures.balance()
 
-    def _order_margins(self) -> tuple[Decimal, Decimal]:
-        """(all, isolated) margin reserved by open orders; independent of the marks."""
-        key = (self.matcher.rev, self.settings_rev)
-        if self._margins is not None and self._margins[0] == key:
-            return self._margins[1], self._margins[2]
-        total = iso = _ZERO
-        acc = self.account
-        for order in self.matcher.open.values():
-            margin = order_margin(
-                order.remaining,
-                order.px if order.px is not None else _ZERO,
-                is_buy=order.is_buy,
-                closing=order.closing,
-                pos_qty=acc.position_qty(order.symbol, order.pos_side),
-                ct_val=self.instruments[order.symbol].ctVal,
-                lever=self.lever(order.symbol, order.mgn_mode, order.pos_side),
-            )
-            total += margin
-            if order.mgn_mode is MarginMode.ISOLATED:
-                iso += margin
-        self._margins = (key, total, iso)
-        return total, iso
+    def equity(self) -> Decimal:
+        """The balance's ``eq`` (wallet + unrealized PnL) now: the same value as
+        ``balance().eq``, for sampling an equity curve without building the whole balance."""
+        return self.figures.equity()

@@ -27,7 +27,7 @@ from botkit.exchange.models import (
 from botkit.sim import codes
 from botkit.sim.config import InstrumentConfig
 
-__all__ = ["OrderInput", "band", "check_static", "is_closing"]
+__all__ = ["OrderInput", "PriceBand", "band", "check_static", "is_closing"]
 
 Reason = tuple[int, str]
 
@@ -60,12 +60,32 @@ def is_closing(order: OrderInput, mode: PositionMode) -> bool:
     return False
 
 
+class PriceBand:
+    """:func:`band` for one instrument, its constants worked out once: the same Decimal
+    operations on the same values in the same order, so the same results, for less."""
+
+    __slots__ = ("high_factor", "low_factor", "max_px", "min_px", "tick")
+
+    def __init__(self, inst: InstrumentConfig) -> None:
+        self.tick = inst.tSz
+        self.high_factor = 1 + inst.ordPxRange
+        self.low_factor = 1 - inst.ordPxRange
+        self.min_px = inst.minPx
+        self.max_px = inst.maxPx
+
+    def __call__(self, mark: Decimal) -> tuple[Decimal, Decimal]:
+        """(low, high) around ``mark``."""
+        tick = self.tick
+        high = (mark * self.high_factor / tick).to_integral_value(ROUND_FLOOR) * tick
+        low = (mark * self.low_factor / tick).to_integral_value(ROUND_CEILING) * tick
+        min_px, max_px = self.min_px, self.max_px
+        # max(low, min_px) and min(high, max_px), which keep the first of equals
+        return (min_px if min_px > low else low), (max_px if max_px < high else high)
+
+
 def band(inst: InstrumentConfig, mark: Decimal) -> tuple[Decimal, Decimal]:
     """The allowed price band now: (low, high) = mark × (1 ∓ ordPxRange), on the tick grid."""
-    tick = inst.tSz
-    high = (mark * (1 + inst.ordPxRange) / tick).to_integral_value(ROUND_FLOOR) * tick
-    low = (mark * (1 - inst.ordPxRange) / tick).to_integral_value(ROUND_CEILING) * tick
-    return max(low, inst.minPx), min(high, inst.maxPx)
+    return PriceBand(inst)(mark)
 
 
 def _fmt(value: Decimal) -> str:

@@ -12,19 +12,16 @@ the HTTP client raises for the same answer: a caller mistake the client refuses 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from decimal import Decimal
-from typing import Any, NoReturn, TypeVar
+from typing import Any
 
-from botkit.errors import ExchangeRejected, NotFoundError, RequestContext, RequestValidationError
+from botkit.errors import RequestValidationError
 from botkit.exchange.models import (
-    Balance,
-    BalanceDetail,
     CancelResult,
     Candle,
     Fill,
     Instrument,
-    LimitPrice,
     MarginMode,
     OpenOrder,
     Order,
@@ -33,11 +30,9 @@ from botkit.exchange.models import (
     OrderSide,
     OrderType,
     PlaceResult,
-    Position,
     PositionHistory,
     PositionMode,
     PosSide,
-    Ticker,
 )
 from botkit.exchange.port import Direction
 from botkit.sim import codes
@@ -48,61 +43,39 @@ from botkit.sim.history import Window
 from botkit.sim.orders import OrderInput
 from botkit.sim.placing import Rejected
 from botkit.sim.prices import interval_ms
+from botkit.sim.readmodels import PortReads, reject
 from botkit.sim.views import (
-    balance_view,
     fill_view,
     instrument_view,
-    limit_price_view,
-    open_position_view,
     order_view,
     position_record_view,
-    ticker_view,
 )
 
 __all__ = ["SimPort"]
 
-M = TypeVar("M")
-_NOT_FOUND = frozenset({codes.NOT_FOUND, codes.ORDER_NOT_FOUND, codes.POSITION_NOT_FOUND})
-
-
-def _reject(exc: SimError, method: str, path: str, ids: Sequence[str] = ()) -> NoReturn:
-    ctx = RequestContext(method=method, path=path, client_order_ids=tuple(ids))
-    kind = NotFoundError if exc.code in _NOT_FOUND else ExchangeRejected
-    raise kind(exc.code, exc.msg, context=ctx) from exc
-
-
-_BALANCE = Build(Balance)
-_DETAIL = Build(BalanceDetail)
-_POSITION = Build(Position)
 _OPEN_ORDER = Build(OpenOrder)
 _ORDER = Build(Order)
 _FILL = Build(Fill)
 _POSITION_HISTORY = Build(PositionHistory)
-_TICKER = Build(Ticker)
 _INSTRUMENT = Build(Instrument)
 _PLACE = Build(PlaceResult)
 _CANCEL = Build(CancelResult)
-_LIMIT_PRICE = Build(LimitPrice)
 
 
-class SimPort:
-    """The embedded simulator behind the same interface as the live HTTP client."""
+class SimPort(PortReads):
+    """The embedded simulator behind the same interface as the live HTTP client.
+
+    The reads a trading cycle makes (balance, open positions, tickers, limit prices) and the
+    error mapping are in :class:`~botkit.sim.readmodels.PortReads`.
+    """
 
     def __init__(self, engine: SimEngine) -> None:
-        self.engine = engine
+        super().__init__(engine)
         self._instruments: dict[str, Instrument] = {}
         self._instrument_status: dict[str, Any] = {}
-        self._balance: tuple[Any, Balance] | None = None
-        self._positions: dict[str | None, tuple[Any, list[Position]]] = {}
         self._order_models: dict[int, tuple[int, OpenOrder]] = {}
         self._open_lists: dict[Any, list[OpenOrder]] = {}
         self._open_rev = -1
-
-    def _call(self, method: str, path: str, fn: Callable[[], M], ids: Sequence[str] = ()) -> M:
-        try:
-            return fn()
-        except SimError as exc:
-            _reject(exc, method, path, ids)
 
     def _window(
         self,
@@ -137,7 +110,7 @@ class SimPort:
             try:
                 inst = e.instrument(s)
             except SimError as exc:
-                _reject(exc, "GET", "/v3/market/allInstruments")
+                reject(exc, "GET", "/v3/market/allInstruments")
             cached = self._instruments.get(s)
             if cached is None or self._instrument_status.get(s) is not e.status[s]:
                 cached = _INSTRUMENT(instrument_view(inst, e))
@@ -147,23 +120,6 @@ class SimPort:
         return out
 
     # --- market data ---------------------------------------------------------------------
-    def _symbols(self, symbol: str | None, path: str) -> list[str]:
-        if symbol is None:
-            return list(self.engine.instruments)
-        self._call("GET", path, lambda: self.engine.instrument(symbol))
-        return [symbol]
-
-    def tickers(self, symbol: str | None = None) -> list[Ticker]:
-        now = self.engine.clock.now_ms()
-        return [
-            _TICKER(ticker_view(self.engine, s, now))
-            for s in self._symbols(symbol, "/v3/market/tickers")
-        ]
-
-    def limit_price(self, symbol: str) -> LimitPrice:
-        (s,) = self._symbols(symbol, "/v3/market/limitPrice")
-        return _LIMIT_PRICE(limit_price_view(self.engine, s))
-
     def candles(
         self,
         symbol: str,
@@ -196,32 +152,6 @@ class SimPort:
         ]
 
     # --- account -------------------------------------------------------------------------
-    def _state_key(self) -> tuple[int, int, int]:
-        e = self.engine
-        return (e.matcher.rev, e.settings_rev, e.mark_rev)
-
-    def balance(self) -> Balance:
-        key = self._state_key()
-        if self._balance is not None and self._balance[0] == key:
-            return self._balance[1]
-        fields = balance_view(self.engine.balance())
-        fields["details"] = [_DETAIL(d) for d in fields["details"]]
-        model = _BALANCE(fields)
-        self._balance = (key, model)
-        return model
-
-    def open_positions(self, symbol: str | None = None) -> list[Position]:
-        key = self._state_key()
-        cached = self._positions.get(symbol)
-        if cached is None or cached[0] != key:
-            e = self.engine
-            models = [
-                _POSITION(open_position_view(p, e.position_mode)) for p in e.positions(symbol)
-            ]
-            cached = (key, models)
-            self._positions[symbol] = cached
-        return list(cached[1])
-
     def open_orders(
         self,
         symbol: str | None = None,

@@ -22,6 +22,7 @@ MINUTE_MS = 60_000
 DAY_MS = 86_400_000
 _WEEK_MS = 7 * DAY_MS
 _MONDAY_OFFSET_MS = 4 * DAY_MS  # 1970-01-01 was a Thursday; weeks start on Monday (UTC)
+_ZERO = Decimal(0)
 
 INTERVALS: dict[str, int] = {
     "MINUTE_1": MINUTE_MS,
@@ -100,9 +101,11 @@ class PriceSeries:
         """The mark is now ``px``: update the minute candle."""
         self.mark = px
         cur = self._cur
-        if now_ms - cur.sT >= MINUTE_MS:
+        if now_ms - cur.sT >= MINUTE_MS:  # a new minute (inlined: once a minute per symbol)
             self._close_minute(cur)
-            self._cur = self._new_candle(now_ms - now_ms % MINUTE_MS, px)
+            fresh = MinuteCandle(now_ms - now_ms % MINUTE_MS, px, px, px, px, _ZERO, _ZERO, 0)
+            self._history.append(fresh)
+            self._cur = fresh
             return
         if px > cur.h:
             cur.h = px
@@ -130,19 +133,18 @@ class PriceSeries:
     def day_stats(self, now_ms: int) -> tuple[Decimal, Decimal, Decimal, Decimal, Decimal, int]:
         """(open, high, low, qty, amt, trade count) over the last 24 hours, current minute in."""
         cutoff = now_ms - DAY_MS
-        while self._day and self._day[0].sT <= cutoff:
-            gone = self._day.popleft()
-            self._day_qty -= gone.qty
-            self._day_amt -= gone.amt
-            self._day_tc -= gone.tc
-        while self._day_max and self._day_max[0].sT <= cutoff:
-            self._day_max.popleft()
-        while self._day_min and self._day_min[0].sT <= cutoff:
-            self._day_min.popleft()
+        day = self._day
+        if day and day[0].sT <= cutoff:
+            self._expire(cutoff)
         cur = self._cur
-        open_ = self._day[0].o if self._day else cur.o
-        high = max(self._day_max[0].h, cur.h) if self._day_max else cur.h
-        low = min(self._day_min[0].l, cur.l) if self._day_min else cur.l
+        if not day:
+            open_, high, low = cur.o, cur.h, cur.l
+        else:  # max() and min() keep the first of equals: the closed minutes' figure
+            open_, high, low = day[0].o, self._day_max[0].h, self._day_min[0].l
+            if cur.h > high:
+                high = cur.h
+            if cur.l < low:
+                low = cur.l
         return (
             open_,
             high,
@@ -151,6 +153,20 @@ class PriceSeries:
             self._day_amt + cur.amt,
             self._day_tc + cur.tc,
         )
+
+    def _expire(self, cutoff: int) -> None:
+        """Drop the closed minutes that started at or before ``cutoff`` from the 24h window."""
+        day = self._day
+        while day and day[0].sT <= cutoff:
+            gone = day.popleft()
+            if gone.tc:
+                self._day_qty -= gone.qty
+                self._day_amt -= gone.amt
+                self._day_tc -= gone.tc
+        while self._day_max and self._day_max[0].sT <= cutoff:
+            self._day_max.popleft()
+        while self._day_min and self._day_min[0].sT <= cutoff:
+            self._day_min.popleft()
 
     def candles(
         self, interval_ms: int, start: int | None, end: int | None, limit: int
@@ -179,21 +195,24 @@ class PriceSeries:
 
     # --- internals -----------------------------------------------------------------------
     def _new_candle(self, start_ms: int, px: Decimal) -> MinuteCandle:
-        candle = MinuteCandle(start_ms, px, px, px, px, Decimal(0), Decimal(0), 0)
+        candle = MinuteCandle(start_ms, px, px, px, px, _ZERO, _ZERO, 0)
         self._history.append(candle)
         return candle
 
     def _close_minute(self, done: MinuteCandle) -> None:
         self._day.append(done)
-        self._day_qty += done.qty
-        self._day_amt += done.amt
-        self._day_tc += done.tc
-        while self._day_max and self._day_max[-1].h <= done.h:
-            self._day_max.pop()
-        self._day_max.append(done)
-        while self._day_min and self._day_min[-1].l >= done.l:
-            self._day_min.pop()
-        self._day_min.append(done)
+        if done.tc:  # a minute without trades adds nothing (its qty and amt are exactly 0)
+            self._day_qty += done.qty
+            self._day_amt += done.amt
+            self._day_tc += done.tc
+        day_max = self._day_max
+        while day_max and day_max[-1].h <= done.h:
+            day_max.pop()
+        day_max.append(done)
+        day_min = self._day_min
+        while day_min and day_min[-1].l >= done.l:
+            day_min.pop()
+        day_min.append(done)
 
 
 def candle_row(c: MinuteCandle, interval_ms: int) -> list[str | int]:

@@ -8,31 +8,40 @@ One function per resource. :mod:`botkit.sim.api` turns these dicts into JSON-rea
 
 from __future__ import annotations
 
-from decimal import Decimal
+from dataclasses import dataclass
+from decimal import ROUND_HALF_EVEN, Decimal
 from enum import Enum
 from typing import Any
 
 from botkit.exchange.models import PositionMode, PosSide
-from botkit.sim.accounts import BalanceFigures, PositionRecord, q8
+from botkit.sim.accounts import MONEY_Q, BalanceFigures, PositionRecord, SimPosition, q8
 from botkit.sim.book import SimOrder
 from botkit.sim.config import InstrumentConfig
 from botkit.sim.engine import OpenPosition, SimEngine
+from botkit.sim.figures import Book
 from botkit.sim.history import FillRecord
 from botkit.sim.orders import band
+from botkit.sim.prices import PriceSeries
 
 __all__ = [
     "TIME_KEYS",
+    "TickerBase",
     "balance_view",
     "fill_view",
     "funding_view",
     "instrument_view",
     "jsonify",
+    "limit_price_fields",
     "limit_price_view",
+    "open_position_at",
+    "open_position_base",
     "open_position_view",
     "order_book_view",
     "order_view",
     "position_record_view",
     "risk_limit_view",
+    "ticker_base",
+    "ticker_fields",
     "ticker_view",
 ]
 
@@ -163,9 +172,13 @@ def position_record_view(p: PositionRecord) -> dict[str, Any]:
     }
 
 
-def open_position_view(op: OpenPosition, mode: PositionMode) -> dict[str, Any]:
-    """An open position; ``qty`` signed in one-way mode, the leg's size in hedge mode."""
-    pos, f = op.position, op.figures
+def open_position_base(
+    pos: SimPosition, avail_qty: Decimal, lever: Decimal, mode: PositionMode
+) -> dict[str, Any]:
+    """An open position's fields that do not move with the mark (those are None here).
+
+    ``qty`` is signed in one-way mode, the leg's size in hedge mode.
+    """
     qty = pos.qty if mode is PositionMode.ONE_WAY or pos.pos_side is PosSide.BOTH else abs(pos.qty)
     return {
         "symbol": pos.symbol,
@@ -173,22 +186,22 @@ def open_position_view(op: OpenPosition, mode: PositionMode) -> dict[str, Any]:
         "posSide": pos.pos_side,
         "side": pos.side,
         "qty": qty,
-        "availQty": op.avail_qty,
+        "availQty": avail_qty,
         "openAvgPx": pos.avg_px,
-        "markPx": op.mark,
-        "lastPx": op.mark,
-        "indexPx": op.mark,
+        "markPx": None,
+        "lastPx": None,
+        "indexPx": None,
         "liqPx": None,
-        "lever": op.lever,
-        "im": f.im,
-        "mm": f.mm,
-        "mgn": f.im,
-        "upl": f.upl,
-        "uplRatio": q8(f.upl / f.im) if f.im else _ZERO,
+        "lever": lever,
+        "im": None,
+        "mm": None,
+        "mgn": None,
+        "upl": None,
+        "uplRatio": None,
         "pnl": pos.pnl,
         "fee": pos.fee,
         "fFee": _ZERO,
-        "mgnRatio": q8(f.mm / f.im) if f.im else _ZERO,
+        "mgnRatio": None,
         "adl": None,
         "state": "NORMAL",
         "cTime": pos.c_time,
@@ -196,7 +209,31 @@ def open_position_view(op: OpenPosition, mode: PositionMode) -> dict[str, Any]:
     }
 
 
-def balance_view(b: BalanceFigures) -> dict[str, Any]:
+def open_position_at(
+    base: dict[str, Any], mark: Decimal, im: Decimal, mm: Decimal, upl: Decimal
+) -> dict[str, Any]:
+    """A copy of ``base`` (:func:`open_position_base`) completed with the figures at ``mark``."""
+    fields = base.copy()
+    fields["markPx"] = fields["lastPx"] = fields["indexPx"] = mark
+    fields["im"] = fields["mgn"] = im
+    fields["mm"] = mm
+    fields["upl"] = upl
+    if im:
+        fields["uplRatio"] = (upl / im).quantize(MONEY_Q, ROUND_HALF_EVEN)
+        fields["mgnRatio"] = (mm / im).quantize(MONEY_Q, ROUND_HALF_EVEN)
+    else:
+        fields["uplRatio"] = fields["mgnRatio"] = _ZERO
+    return fields
+
+
+def open_position_view(op: OpenPosition, mode: PositionMode) -> dict[str, Any]:
+    """An open position (the same fields, in the same order, as the port builds it from)."""
+    f = op.figures
+    base = open_position_base(op.position, op.avail_qty, op.lever, mode)
+    return open_position_at(base, op.mark, f.im, f.mm, f.upl)
+
+
+def balance_view(b: BalanceFigures | Book) -> dict[str, Any]:
     """2.10 with one ``details`` entry (the settlement currency)."""
     detail = {
         "ccy": b.currency,
@@ -230,16 +267,41 @@ def balance_view(b: BalanceFigures) -> dict[str, Any]:
     }
 
 
-def ticker_view(engine: SimEngine, symbol: str, now_ms: int) -> dict[str, Any]:
-    """The notes' 24h ticker: last = mark = index; bid/ask ``spread_ticks`` around the mark."""
+@dataclass(frozen=True, slots=True)
+class TickerBase:
+    """What a symbol's ticker takes from the engine besides the mark and the 24h stats; fixed
+    for an engine (instruments and price settings do not change), so callers may keep it."""
+
+    symbol: str
+    series: PriceSeries
+    tick: Decimal
+    spread: Decimal
+    depth: Decimal | None
+    name: str
+
+
+def ticker_base(engine: SimEngine, symbol: str) -> TickerBase:
     inst = engine.instruments[symbol]
-    series = engine.prices[symbol]
+    prices = engine.config.prices
+    return TickerBase(
+        symbol=symbol,
+        series=engine.prices[symbol],
+        tick=inst.tSz,
+        spread=inst.tSz * prices.spread_ticks,
+        depth=prices.depth_per_fill or inst.marketMaxQty,
+        name=symbol.replace("_", "/"),
+    )
+
+
+def ticker_fields(base: TickerBase, now_ms: int) -> dict[str, Any]:
+    """The notes' 24h ticker: last = mark = index; bid/ask ``spread_ticks`` around the mark."""
+    series = base.series
     mark = series.mark
     open_, high, low, qty, amt, count = series.day_stats(now_ms)
-    spread = inst.tSz * engine.config.prices.spread_ticks
-    depth = engine.config.prices.depth_per_fill or inst.marketMaxQty
+    bid = mark - base.spread
+    tick = base.tick
     return {
-        "s": symbol,
+        "s": base.symbol,
         "o": open_,
         "h": high,
         "l": low,
@@ -249,19 +311,29 @@ def ticker_view(engine: SimEngine, symbol: str, now_ms: int) -> dict[str, Any]:
         "tC": count,
         "sT": now_ms - 86_400_000,
         "cT": now_ms,
-        "dN": symbol.replace("_", "/"),
-        "dC": q8((mark - open_) / open_) if open_ else _ZERO,
-        "bPx": max(mark - spread, inst.tSz),
-        "bSz": depth,
-        "aPx": mark + spread,
-        "aSz": depth,
+        "dN": base.name,
+        "dC": ((mark - open_) / open_).quantize(MONEY_Q, ROUND_HALF_EVEN) if open_ else _ZERO,
+        "bPx": tick if tick > bid else bid,
+        "bSz": base.depth,
+        "aPx": mark + base.spread,
+        "aSz": base.depth,
         "mPx": mark,
         "iPx": mark,
     }
 
 
+def ticker_view(engine: SimEngine, symbol: str, now_ms: int) -> dict[str, Any]:
+    """The notes' 24h ticker of ``symbol`` (see :func:`ticker_fields`)."""
+    return ticker_fields(ticker_base(engine, symbol), now_ms)
+
+
 def limit_price_view(engine: SimEngine, symbol: str) -> dict[str, Any]:
     low, high = band(engine.instruments[symbol], engine.prices[symbol].mark)
+    return limit_price_fields(symbol, low, high)
+
+
+def limit_price_fields(symbol: str, low: Decimal, high: Decimal) -> dict[str, Any]:
+    """The band ``(low, high)`` of ``symbol`` as the wire shows it."""
     return {"symbol": symbol, "buyLmt": high, "sellLmt": low}
 
 

@@ -1,0 +1,324 @@
+"""The cached account figures and SimPort reads give exactly what an uncached computation and the
+wire give, after any sequence of orders, fills, settings and mark moves; old answers never change.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pydantic import BaseModel
+
+from botkit.exchange.models import (
+    Balance,
+    LimitPrice,
+    MarginMode,
+    OrderRequest,
+    OrderSide,
+    OrderType,
+    Position,
+    PositionMode,
+    PosSide,
+    Ticker,
+)
+from botkit.sim import SimEngine, SimError, load_sim_config
+from botkit.sim.accounts import BalanceFigures, order_margin, position_figures
+from botkit.sim.port import SimPort
+from tests.sim.conftest import BTC, TST, Sim, sim_config, tst_instrument
+
+_ZERO = Decimal(0)
+
+
+# --- the uncached reference: the engine's formulas before the caches, verbatim ----------------
+def reference_balance(e: SimEngine) -> BalanceFigures:
+    acc = e.account
+    b = BalanceFigures(acc.currency, acc.wallet, c_time=acc.c_time, u_time=acc.u_time)
+    for pos in acc.positions.values():
+        inst = e.instruments[pos.symbol]
+        lever = e.lever(pos.symbol, pos.mgn_mode, pos.pos_side)
+        f = position_figures(pos, e.prices[pos.symbol].mark, inst.ctVal, lever, inst.mM)
+        b.upl += f.upl
+        b.position_im += f.im
+        b.mm += f.mm
+        if pos.mgn_mode is MarginMode.ISOLATED:
+            b.iso_upl += f.upl
+            b.iso_position_im += f.im
+    total = iso = _ZERO
+    for order in e.matcher.open.values():
+        margin = order_margin(
+            order.remaining,
+            order.px if order.px is not None else _ZERO,
+            is_buy=order.is_buy,
+            closing=order.closing,
+            pos_qty=acc.position_qty(order.symbol, order.pos_side),
+            ct_val=e.instruments[order.symbol].ctVal,
+            lever=e.lever(order.symbol, order.mgn_mode, order.pos_side),
+        )
+        total += margin
+        if order.mgn_mode is MarginMode.ISOLATED:
+            iso += margin
+    b.order_im, b.iso_hold = total, iso
+    b.im = b.position_im + b.order_im
+    b.eq = b.wallet + b.upl
+    b.iso_eq = b.iso_position_im + b.iso_upl + b.iso_hold
+    b.avail = max(_ZERO, b.eq - b.im)
+    if b.eq > 0:
+        b.mmr = (b.mm / b.eq).quantize(Decimal("1e-8"))
+        b.imr = (b.im / b.eq).quantize(Decimal("1e-8"))
+    return b
+
+
+def reference_positions(e: SimEngine) -> list[tuple[Any, ...]]:
+    held: dict[tuple[str, PosSide], Decimal] = {}
+    for order in e.matcher.open.values():
+        if order.closing:
+            key = (order.symbol, order.pos_side)
+            held[key] = held.get(key, _ZERO) + order.remaining
+    out = []
+    for key, pos in e.account.positions.items():
+        inst = e.instruments[pos.symbol]
+        mark = e.prices[pos.symbol].mark
+        lever = e.lever(pos.symbol, pos.mgn_mode, pos.pos_side)
+        f = position_figures(pos, mark, inst.ctVal, lever, inst.mM)
+        avail = max(_ZERO, abs(pos.qty) - held.get(key, _ZERO))
+        out.append((pos, repr(f), repr(mark), repr(lever), repr(avail)))
+    return out
+
+
+def exact(value: Any) -> Any:
+    """A value with every Decimal as its repr (exponent and sign of zero count)."""
+    if isinstance(value, BaseModel):
+        return {k: exact(v) for k, v in value.__dict__.items()}
+    if isinstance(value, list):
+        return [exact(v) for v in value]
+    return repr(value) if isinstance(value, Decimal) else value
+
+
+def wire(value: Any) -> Any:
+    """A value as the wire writes it: every Decimal as a plain decimal string."""
+    if isinstance(value, BaseModel):
+        return {k: wire(v) for k, v in value.__dict__.items()}
+    if isinstance(value, list):
+        return [wire(v) for v in value]
+    return format(value, "f") if isinstance(value, Decimal) else value
+
+
+# --- random sequences --------------------------------------------------------------------------
+side = st.sampled_from(["BUY", "SELL"])
+size = st.integers(2, 10).map(lambda n: n * 2)
+action = st.one_of(
+    st.tuples(st.just("market"), side, size, st.booleans(), st.booleans()),
+    st.tuples(st.just("limit"), side, size, st.integers(-18, 18).map(lambda n: Decimal(n) / 2)),
+    st.tuples(st.just("mark"), st.integers(-16, 16).map(lambda n: Decimal(n) / 2)),
+    st.tuples(st.just("mark"), st.integers(-16, 16).map(lambda n: Decimal(n) / 2)),
+    st.tuples(st.just("btc"), st.integers(-300, 300)),
+    st.tuples(st.just("btc_market"), side, st.booleans()),
+    st.tuples(st.just("cancel_all")),
+    st.tuples(st.just("lever"), st.integers(1, 20), st.booleans()),
+    st.tuples(st.just("wait"), st.integers(1, 3000)),
+)
+
+
+def run(sim: Sim, step: tuple[Any, ...], hedge: bool) -> None:
+    mark = sim.engine.mark(TST)
+    kind = step[0]
+    try:
+        if kind in ("market", "limit"):
+            fields: dict[str, Any] = {"symbol": TST, "side": step[1], "sz": str(step[2])}
+            if kind == "limit":
+                fields.update(type="LIMIT", px=str(mark + step[3]))
+            else:
+                fields.update(type="MARKET")
+                fields["mgnMode"] = "ISOLATED" if step[4] else "CROSS"
+                if step[3] and not hedge:
+                    fields["reduceOnly"] = True
+            if hedge:
+                closing = kind == "market" and step[3]
+                fields["posSide"] = "LONG" if (step[1] == "BUY") != closing else "SHORT"
+            sim.place(**fields)
+        elif kind == "mark":
+            sim.mark(str(max(Decimal(60), min(Decimal(140), mark + step[1]))), TST)
+        elif kind == "btc":
+            sim.mark(str(Decimal(60000) + step[1]), BTC)
+        elif kind == "btc_market":
+            leg = {"posSide": "LONG" if step[2] else "SHORT"} if hedge else {}
+            sim.place(symbol=BTC, side=step[1], type="MARKET", sz="1", **leg)
+        elif kind == "cancel_all":
+            sim.delete("/v3/trade/allOrders", {"symbol": TST})
+        elif kind == "lever":
+            mode = "ISOLATED" if step[2] else "CROSS"
+            sim.post(
+                "/v3/position/leverage", {"symbol": TST, "lever": str(step[1]), "mgnMode": mode}
+            )
+        else:
+            sim.clock.advance(step[1] * 1000)
+    except SimError:
+        pass
+    sim.clock.advance(1000)
+
+
+def check(sim: Sim, port: SimPort) -> None:
+    e = sim.engine
+    assert exact(e.balance()) == exact(reference_balance(e))
+    assert repr(e.equity()) == repr(e.balance().eq)
+    got = [
+        (op.position, repr(op.figures), repr(op.mark), repr(op.lever), repr(op.avail_qty))
+        for op in e.positions()
+    ]
+    assert got == reference_positions(e)
+    assert wire(port.balance()) == wire(Balance.model_validate(sim.balance()))
+    wire_positions = [Position.model_validate(p) for p in sim.positions()]
+    assert wire(port.open_positions()) == wire(wire_positions)
+    assert wire(port.open_positions(TST)) == wire([p for p in wire_positions if p.symbol == TST])
+    assert wire(port.tickers()) == wire(
+        [Ticker.model_validate(t) for t in sim.get("/v3/market/tickers")]
+    )
+    for symbol in (BTC, TST):
+        (band,) = sim.get("/v3/market/limitPrice", symbol=symbol)
+        assert wire(port.limit_price(symbol)) == wire(LimitPrice.model_validate(band))
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    derandomize=True,
+)
+@given(steps=st.lists(action, min_size=8, max_size=30), hedge=st.booleans())
+def test_cached_reads_equal_the_uncached_figures_and_the_wire(
+    steps: list[tuple[Any, ...]], hedge: bool
+) -> None:
+    base = load_sim_config(None)
+    sim = Sim(
+        sim_config(
+            instruments=[base.instruments[0], tst_instrument()],
+            position_mode=PositionMode.HEDGE if hedge else PositionMode.ONE_WAY,
+        )
+    )
+    port = SimPort(sim.engine)
+    before: list[tuple[Any, Any]] = []
+    for step in steps:
+        run(sim, step, hedge)
+        check(sim, port)
+        for model, seen in before:  # answers handed out earlier never change
+            assert exact(model) == seen
+        answers = [port.balance(), port.open_positions(), port.tickers(), port.limit_price(TST)]
+        before = [(a, exact(a)) for a in answers]
+
+
+# --- the backtest's path: a position held while the mark moves ---------------------------------
+def order(side: str, type: str = "MARKET", sz: str = "1", **kw: Any) -> OrderRequest:
+    return OrderRequest.model_validate({"symbol": BTC, "side": side, "type": type, "sz": sz, **kw})
+
+
+def test_mark_moves_with_a_position_and_resting_orders_match_the_wire(sim: Sim) -> None:
+    port = SimPort(sim.engine)
+    port.place_orders([order("BUY", sz="5")])
+    ladder = [order("BUY", "LIMIT", px=str(59000 - 10 * i), clOrdId=f"b{i}") for i in range(6)]
+    ladder += [order("SELL", "LIMIT", px=str(61000 + 10 * i), clOrdId=f"s{i}") for i in range(6)]
+    port.place_orders(ladder[:10])
+    port.place_orders(ladder[10:])
+    for i, px in enumerate(["60010", "59990.5", "60100", "60000.0", "59950"]):
+        sim.clock.advance(15_000)
+        sim.mark(px)
+        if i % 2:
+            assert wire(port.tickers(BTC)) == wire(
+                [Ticker.model_validate(t) for t in sim.get("/v3/market/tickers", symbol=BTC)]
+            )
+        assert wire(port.balance()) == wire(Balance.model_validate(sim.balance()))
+        assert wire(port.open_positions()) == wire(
+            [Position.model_validate(p) for p in sim.positions()]
+        )
+        (band,) = sim.get("/v3/market/limitPrice", symbol=BTC)
+        assert wire(port.limit_price(BTC)) == wire(LimitPrice.model_validate(band))
+        assert sim.engine.equity() == port.balance().eq
+    assert len(port.open_orders(BTC)) == 12
+
+
+def test_answers_are_shared_until_something_they_show_changes(sim: Sim) -> None:
+    port = SimPort(sim.engine)
+    balance, limit = port.balance(), port.limit_price(BTC)
+    sim.mark("60100")  # no position: the balance does not depend on the mark
+    assert port.balance() is balance
+    assert port.limit_price(BTC) is not limit
+    assert port.limit_price(BTC) is port.limit_price(BTC)
+    port.place_orders([order("BUY")])
+    held = port.balance()
+    assert held is not balance
+    assert port.balance() is held
+    (position,) = port.open_positions()
+    assert port.open_positions()[0] is position
+    sim.mark("60200")
+    moved = port.balance()
+    assert moved is not held
+    assert moved.upl == Decimal("0.10000000")
+    assert (position.markPx, port.open_positions()[0].markPx) == (Decimal(60100), Decimal(60200))
+    assert held.upl == Decimal("0E-8")  # the earlier answer still shows its own moment
+    port.set_leverage(BTC, 10, mgn_mode=MarginMode.CROSS)
+    assert port.open_positions()[0].lever == Decimal(10)
+    assert port.balance() is not moved
+
+
+def test_lists_are_fresh_and_models_frozen(sim: Sim) -> None:
+    port = SimPort(sim.engine)
+    port.place_orders([order("BUY")])
+    first = port.open_positions()
+    first.clear()
+    assert len(port.open_positions()) == 1
+    tickers = port.tickers()
+    tickers.pop()
+    assert len(port.tickers()) == 3
+    balance, (position,) = port.balance(), port.open_positions()
+    copy = balance.model_copy(update={"eq": Decimal(1), "note": "x"})
+    assert (copy.eq, copy.model_extra) == (Decimal(1), {"note": "x"})
+    moved = position.model_copy(update={"note": "y"}, deep=True)
+    assert moved.model_extra == {"note": "y"}
+    # the models built share their fields-set and (empty) extras: copies never touch them
+    for model in (port.balance(), balance, *port.open_positions()):
+        assert model.model_extra == {}
+        assert model.model_fields_set == set(type(model).model_fields)
+    assert port.balance() is balance
+    assert balance.eq == Decimal("9999.96400000")
+
+
+def test_equity_follows_fills_marks_and_leverage(sim: Sim) -> None:
+    e = sim.engine
+    assert e.equity() == Decimal(10000)
+    port = SimPort(e)
+    port.place_orders([order("SELL", sz="2")])
+    for px in ("60500", "59000", "59000"):
+        sim.mark(px)
+        assert repr(e.equity()) == repr(reference_balance(e).eq)
+    port.set_leverage(BTC, 3, mgn_mode=MarginMode.CROSS)
+    assert repr(e.equity()) == repr(reference_balance(e).eq)
+    port.place_orders([order("BUY", sz="2")])
+    assert e.account.positions == {}
+    assert repr(e.equity()) == repr(reference_balance(e).eq)
+
+
+def test_equity_with_hedge_legs_on_two_symbols(make_sim: Any) -> None:
+    base = load_sim_config(None)
+    sim = make_sim(
+        instruments=[base.instruments[0], tst_instrument()], position_mode=PositionMode.HEDGE
+    )
+    port = SimPort(sim.engine)
+    legs = [
+        order("BUY", mgnMode="CROSS", posSide="LONG"),
+        order("SELL", mgnMode="ISOLATED", posSide="SHORT"),
+        order("BUY", mgnMode="CROSS", posSide="LONG").model_copy(
+            update={"symbol": TST, "sz": Decimal(4)}
+        ),
+    ]
+    assert all(r.accepted for r in port.place_orders(legs))
+    for btc, tst in (("60100", "101"), ("59900", "99.5")):
+        sim.mark(btc)
+        sim.mark(tst, TST)
+        assert exact(sim.engine.balance()) == exact(reference_balance(sim.engine))
+        assert wire(port.open_positions(TST)) == wire(
+            [Position.model_validate(p) for p in sim.positions() if p["symbol"] == TST]
+        )
+    assert [p.posSide for p in port.open_positions(BTC)] == [PosSide.LONG, PosSide.SHORT]
+    assert port.open_positions()[1].side is OrderSide.SELL
+    assert OrderType.MARKET.value == "MARKET"
