@@ -34,7 +34,7 @@ from botkit.rules.model import (
     SetPositionMode,
     Strategy,
 )
-from botkit.rules.runtime import Env, Evaluator
+from botkit.rules.runtime import Env, value
 
 __all__ = ["MAX_LEGS", "ActionError", "build_intents"]
 
@@ -53,7 +53,6 @@ class _Builder:
         self,
         strategy: Strategy,
         rule: Rule,
-        ev: Evaluator,
         env: Env,
         ctx: Ctx,
         slot: int,
@@ -61,7 +60,6 @@ class _Builder:
     ) -> None:
         self.strategy = strategy
         self.rule = rule
-        self.ev = ev
         self.env = env
         self.ctx = ctx
         self.slot = slot
@@ -71,10 +69,10 @@ class _Builder:
         self.out: list[Intent] = []
 
     def num(self, expr: Expr, what: str) -> Decimal:
-        value = self.ev.value(expr, self.env)
-        if not isinstance(value, Decimal) or not value.is_finite():
-            raise ActionError(f"{what} evaluated to {value} ({expr.text})")
-        return value
+        got = value(expr, self.env)
+        if not isinstance(got, Decimal) or not got.is_finite():
+            raise ActionError(f"{what} evaluated to {got} ({expr.text})")
+        return got
 
     def positive(self, expr: Expr, what: str) -> Decimal:
         value = self.num(expr, what)
@@ -218,7 +216,6 @@ class _Builder:
 def build_intents(
     strategy: Strategy,
     rule: Rule,
-    ev: Evaluator,
     env: Env,
     ctx: Ctx,
     slot: int,
@@ -227,7 +224,7 @@ def build_intents(
     """The intents of a rule whose condition held. Raises ActionError or EvalError.
 
     Every order intent shares ``inputs``; the caller fills it once all values are known."""
-    return _Builder(strategy, rule, ev, env, ctx, slot, inputs).run()
+    return _Builder(strategy, rule, env, ctx, slot, inputs).run()
 
 
 def _fmt(value: Decimal) -> str:

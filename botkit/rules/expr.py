@@ -1,4 +1,4 @@
-"""Strategy expressions: compiled once when the file loads, evaluated by simpleeval in Decimal.
+"""Strategy expressions: compiled once when the file loads into Python functions, in Decimal.
 
 Compiling parses the text with :mod:`ast` (never ``eval``), then walks the tree once to
 
@@ -8,9 +8,11 @@ Compiling parses the text with :mod:`ast` (never ``eval``), then walks the tree 
 - check every name against the context schema (:mod:`~botkit.rules.context`) with a
   did-you-mean, and type-check: a condition must be true/false, an amount a number;
 - flatten each context access (``position.qty``, ``history.fills.count('1h')``) into one
-  simpleeval name whose value a resolver computes lazily, once per evaluation (these names
+  name whose value a resolver computes lazily, once per evaluation (these names
   are also the inputs the journal records);
-- replace ``params.*`` and ``ms('1h')`` by constants and fold constant expressions.
+- replace ``params.*`` and ``ms('1h')`` by constants and fold constant expressions;
+- turn the admitted tree into a Python function of the environment
+  (:mod:`~botkit.rules.codegen`, which re-checks every node against its own whitelist).
 
 Errors carry the character offset inside the expression so the loader can point at the exact
 column of the file.
@@ -20,10 +22,11 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from botkit.rules.codegen import CodegenError, Compiled, to_function
 from botkit.rules.context import BOOL, NUM, ROOTS, AnyKey, Method, View
 from botkit.rules.durations import DurationError, parse_duration
 from botkit.rules.functions import FUNCTIONS, OPERATORS
@@ -39,7 +42,7 @@ from botkit.rules.hints import (
     op_word,
     syntax_hint,
 )
-from botkit.rules.runtime import EvalError, Resolver, env_for, evaluator, make_resolver
+from botkit.rules.runtime import EvalError, Resolver, make_resolver, value
 
 __all__ = ["Expr", "ExprError", "Scope", "compile_expr"]
 
@@ -86,6 +89,8 @@ class Expr:
     uses_index: bool = False
     windows: Mapping[str, int] = field(default_factory=dict)
     """The longest window (ms) its helpers ask of each root: ``{"history": 3_600_000}``."""
+    fn: Compiled = field(kw_only=True, repr=False, compare=False)
+    """The expression as a function of the environment (see :func:`~botkit.rules.runtime.value`)."""
 
 
 # --- compiling -----------------------------------------------------------------------------
@@ -244,7 +249,7 @@ class _Compiler:
             raise AssertionError from None
 
     def _const(self, node: ast.AST, value: Decimal) -> ast.expr:
-        new = ast.Constant(value=value)  # type: ignore[arg-type]  # simpleeval returns it as is
+        new = ast.Constant(value=value)  # type: ignore[arg-type]  # codegen binds it as a name
         return ast.copy_location(new, node)
 
     # A context access: Name, Attribute chain, and calls of view methods with literal args.
@@ -398,23 +403,27 @@ def compile_expr(source: str | int | Decimal | bool, kind: str, scope: Scope) ->
     if got != kind:
         raise ExprError(f"expected {KIND_WORD[kind]}, got {KIND_WORD[got]}", 0, fix_hint(kind))
     ast.fix_missing_locations(node)
-    const: Decimal | bool | None = None
-    if not compiler.names and not compiler.uses_index:
-        try:
-            const = evaluator().value(Expr(flat, kind, node, None, ()), env_for(_NO_CTX, {}))
-        except EvalError as exc:
-            raise ExprError(exc.message, 0, "fix the arithmetic") from None
-    return Expr(
+    keys = [*compiler.names, *([INDEX_NAME] if compiler.uses_index else [])]
+    try:
+        fn = to_function(node, keys, flat)
+    except CodegenError as exc:  # the checks above admit nothing it refuses: a bug, said plainly
+        raise ExprError(f"{exc} is not allowed in an expression", 0) from None
+    expr = Expr(
         text=flat,
         kind=kind,
         node=node,
-        const=const,
+        const=None,
         names=tuple(compiler.names),
         display=dict(compiler.names),
         resolvers=dict(compiler.resolvers),
         uses_index=compiler.uses_index,
         windows=dict(compiler.windows),
+        fn=fn,
     )
-
-
-_NO_CTX: Any = None
+    if compiler.names or compiler.uses_index:
+        return expr
+    try:
+        const = value(expr, {})
+    except EvalError as exc:
+        raise ExprError(exc.message, 0, "fix the arithmetic") from None
+    return replace(expr, const=const)

@@ -108,4 +108,6 @@ OPERATORS: dict[type[Any], Callable[..., Any]] = {
     ast.Gt: operator.gt,
     ast.GtE: operator.ge,
 }
-"""The operators simpleeval may apply; anything else (bit operations, ``in``, ``is``) is refused."""
+"""The operators expressions may use; anything else (bit operations, ``in``, ``is``) is refused.
+:mod:`~botkit.rules.codegen` compiles an entry that is the :mod:`operator` function itself as
+Python's own operator and any other entry as a call of it."""

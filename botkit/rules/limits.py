@@ -14,7 +14,7 @@ from botkit.exchange.models import Balance, Instrument, Ticker
 from botkit.rules.context import Ctx
 from botkit.rules.expr import Expr
 from botkit.rules.model import Ladder
-from botkit.rules.runtime import EvalError, env_for, evaluator
+from botkit.rules.runtime import EvalError, env_for, value
 from botkit.snapshot import Snapshot
 
 __all__ = ["ladder_prices", "ladder_problem"]
@@ -46,18 +46,17 @@ def ladder_prices(ladder: Ladder, instrument: Instrument, mark: Decimal) -> list
     ctx = Ctx(snap, "probe", instrument.symbol, {}, 0)
     resolvers = {k: v for e in exprs for k, v in e.resolvers.items()}
     env = env_for(ctx, resolvers)
-    ev = evaluator()
     try:
-        count = ev.value(ladder.count, env)
-        start = ev.value(ladder.from_px, env)
+        count = value(ladder.count, env)
+        start = value(ladder.from_px, env)
         if count != int(count) or not 1 <= count <= 200:
             return None
         n = int(count)
         if ladder.to_px is not None:
-            end = ev.value(ladder.to_px, env)
+            end = value(ladder.to_px, env)
             step = (end - start) / (n - 1) if n > 1 else Decimal(0)
         elif ladder.step_px is not None:
-            step = ev.value(ladder.step_px, env)
+            step = value(ladder.step_px, env)
             step = -step if ladder.fields.side.value == "BUY" else step
         else:
             return None

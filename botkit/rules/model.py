@@ -147,14 +147,14 @@ class Rule:
     input_names: tuple[tuple[str, str], ...] = field(default=(), repr=False, compare=False)
     """``inputs`` as (key, display) pairs, for the evaluator's loop."""
     gated: bool = field(default=False, repr=False, compare=False)
-    """Whether anything but the condition can hold the rule back (enabled, keep_open, ...)."""
+    """Whether anything but the condition can hold the rule back when it has no activity
+    (``enabled: false``, ``keep_open``); cooldown and max_fires need past fires."""
 
     def __post_init__(self) -> None:
         if not self.tag:
             object.__setattr__(self, "tag", rule_tag(self.name))
         object.__setattr__(self, "input_names", tuple(self.inputs.items()))
-        gated = not self.enabled or self.keep_open or bool(self.cooldown_ms) or bool(self.max_fires)
-        object.__setattr__(self, "gated", gated)
+        object.__setattr__(self, "gated", not self.enabled or self.keep_open)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,27 +1,34 @@
-"""Running compiled expressions: simpleeval over a lazily resolved, per-evaluation environment.
+"""Running compiled expressions over a lazily resolved, per-evaluation environment.
 
 The environment (:class:`Env`) maps each flattened context access (``position.qty``) to its
 value, computed on first use by the resolver the compiler made and then kept for the rest of
-the evaluation, so every rule of a strategy shares one read of each value.
+the evaluation, so every rule of a strategy shares one read of each value. An expression is a
+Python function of the environment built at load (:mod:`~botkit.rules.codegen`); :func:`value`
+runs it and turns a run-time failure into an :class:`EvalError` naming the expression.
 """
 
 from __future__ import annotations
 
-import ast
-import threading
+import operator
 from collections.abc import Callable, Mapping
 from decimal import InvalidOperation
 from typing import TYPE_CHECKING, Any
 
-from simpleeval import SimpleEval
-
-from botkit.rules.context import ContextError, Ctx
-from botkit.rules.functions import FUNCTIONS, OPERATORS
+from botkit.rules.context import SIDES, ContextError, Ctx
 
 if TYPE_CHECKING:
     from botkit.rules.expr import Expr
 
-__all__ = ["Env", "EvalError", "Evaluator", "Resolver", "env_for", "evaluator", "make_resolver"]
+__all__ = [
+    "RUNTIME_ERRORS",
+    "Env",
+    "EvalError",
+    "Resolver",
+    "env_for",
+    "eval_error",
+    "make_resolver",
+    "value",
+]
 
 Resolver = Callable[[Ctx], Any]
 
@@ -36,72 +43,52 @@ class EvalError(Exception):
 
 
 class Env(dict[str, Any]):
-    """simpleeval's names for one evaluation: resolves flattened names lazily, once."""
+    """An expression's names for one evaluation: resolves flattened names lazily, once.
+
+    Made by :func:`env_for` (a plain dict's construction and two slot stores: cheaper than a
+    Python ``__init__``, and one is made per evaluation)."""
 
     __slots__ = ("ctx", "resolvers")
-
-    def __init__(self, ctx: Ctx, resolvers: Mapping[str, Resolver]) -> None:
-        super().__init__()
-        self.ctx = ctx
-        self.resolvers = resolvers
+    ctx: Ctx
+    resolvers: Mapping[str, Resolver]
 
     def __missing__(self, key: str) -> Any:
         try:
             value = self.resolvers[key](self.ctx)
-        except (KeyError, TypeError, AttributeError) as exc:  # never let simpleeval swallow it
+        except (KeyError, TypeError, AttributeError) as exc:  # a bug in a view, not the data
             raise ContextError(f"cannot read {key.split('@')[0]}: {exc}") from None
         self[key] = value
         return value
 
 
 def env_for(ctx: Ctx, resolvers: Mapping[str, Resolver]) -> Env:
-    return Env(ctx, resolvers)
+    """A fresh environment reading ``ctx`` through ``resolvers`` (environment key → resolver)."""
+    env = Env()
+    env.ctx = ctx
+    env.resolvers = resolvers
+    return env
 
 
-class Evaluator(SimpleEval):  # type: ignore[misc]
-    """simpleeval restricted to our operators and functions.
-
-    It only ever walks trees the compiler admitted: whitelisted node types, no attribute
-    access left (every context access is one flattened name), names that resolve to Decimals
-    and booleans only, calls of our functions only. So simpleeval's per-node scan of results
-    for modules and forbidden functions can never find anything and is skipped (``_eval``);
-    constants were made Decimals at load and are returned as they are.
-    """
-
-    def __init__(self) -> None:
-        super().__init__(
-            operators=dict(OPERATORS),
-            functions={k: f.impl for k, f in FUNCTIONS.items()},
-            names={},
-        )
-        self.nodes[ast.Constant] = _constant
-
-    def _eval(self, node: ast.AST) -> Any:
-        return self.nodes[type(node)](node)
-
-    def value(self, expr: Expr, env: Env) -> Any:
-        if expr.const is not None:
-            return expr.const
-        self.names = env
-        try:
-            return self._eval(expr.node)
-        except (ArithmeticError, ContextError, ValueError) as exc:
-            raise EvalError(expr.text, _runtime_message(exc)) from None
+def value(expr: Expr, env: Mapping[str, Any]) -> Any:
+    """The value of ``expr`` in ``env``. Raises :class:`EvalError` for a run-time problem
+    (arithmetic, a missing context value); never evaluates a folded constant again."""
+    const = expr.const
+    if const is not None:
+        return const
+    try:
+        return expr.fn(env)
+    except RUNTIME_ERRORS as exc:
+        raise eval_error(expr, exc) from None
 
 
-_local = threading.local()
+RUNTIME_ERRORS = (ArithmeticError, ContextError, ValueError)
+"""What an expression may raise at run time for a problem of the data (see :func:`eval_error`);
+anything else is a bug, reported as an internal error."""
 
 
-def evaluator() -> Evaluator:
-    """One evaluator per thread (building one costs more than evaluating a condition)."""
-    ev: Evaluator | None = getattr(_local, "ev", None)
-    if ev is None:
-        ev = _local.ev = Evaluator()
-    return ev
-
-
-def _constant(node: ast.Constant) -> Any:
-    return node.value
+def eval_error(expr: Expr, exc: Exception) -> EvalError:
+    """The :class:`EvalError` saying what ``exc`` (one of :data:`RUNTIME_ERRORS`) means."""
+    return EvalError(expr.text, _runtime_message(exc))
 
 
 def _runtime_message(exc: Exception) -> str:
@@ -118,18 +105,49 @@ def _runtime_message(exc: Exception) -> str:
 
 def make_resolver(root: str, scope: str | None, plan: tuple[tuple[str, Any], ...]) -> Resolver:
     """The function reading one flattened context access: a root view, then attributes, data
-    keys (``account.ccy.USDT``) and method calls with their literal arguments."""
+    keys (``account.ccy.USDT``) and method calls with their literal arguments.
+
+    Built once at load from C-level getters (:mod:`operator`): consecutive attributes are one
+    dotted ``attrgetter``, so ``price.mark`` costs one root lookup and one getter call, and
+    ``position.qty`` (read by nearly every condition) is :meth:`Ctx.position_qty` itself."""
+    if root == "position" and plan == (("attr", "qty"),):
+        return operator.methodcaller("position_qty", SIDES[scope or "BOTH"])
+    steps: list[Callable[[Any], Any]] = []
+    attrs: list[str] = []
+    for how, what in plan:
+        if how == "attr":
+            attrs.append(what)
+            continue
+        if attrs:
+            steps.append(operator.attrgetter(".".join(attrs)))
+            attrs = []
+        if how == "key":
+            steps.append(operator.methodcaller("key", what))
+        else:
+            method, args = what
+            steps.append(operator.methodcaller(method, *args))
+    if attrs:
+        steps.append(operator.attrgetter(".".join(attrs)))
+    get_root: Callable[[Ctx], Any] = (
+        operator.methodcaller("position", SIDES[scope or "BOTH"])
+        if root == "position"
+        else operator.methodcaller("root", root, scope)
+    )
+    if not steps:
+        return get_root
+    if len(steps) == 1:
+        (step,) = steps
+
+        def resolve_one(ctx: Ctx) -> Any:
+            return step(get_root(ctx))
+
+        return resolve_one
+    chain = tuple(steps)
 
     def resolve(ctx: Ctx) -> Any:
-        obj = ctx.root(root, scope)
-        for how, what in plan:
-            if how == "attr":
-                obj = getattr(obj, what)
-            elif how == "key":
-                obj = obj.key(what)
-            else:
-                method, args = what
-                obj = getattr(obj, method)(*args)
+        obj = get_root(ctx)
+        for step in chain:
+            obj = step(obj)
         return obj
 
     return resolve

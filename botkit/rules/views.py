@@ -174,6 +174,11 @@ _POSITION_FIELDS = {
 }
 
 
+_BUY, _SELL = OrderSide.BUY, OrderSide.SELL
+_LONG, _SHORT, _BOTH = PosSide.LONG, PosSide.SHORT, PosSide.BOTH
+"""Enum members read once: ``OrderSide.SELL`` is a slow class-attribute lookup on Python 3.11."""
+
+
 class PositionView(View):
     DOC = "a position on the strategy's symbol (all zeros when flat)"
     FIELDS: ClassVar[dict[str, tuple[Any, str]]] = {
@@ -187,16 +192,10 @@ class PositionView(View):
     }
     __slots__ = ("_now", "_p", "qty")
 
-    def __init__(self, position: Position | None, now_ms: int) -> None:
+    def __init__(self, position: Position | None, now_ms: int, qty: Decimal) -> None:
+        """``qty``: the signed size, as :meth:`Ctx.position_qty` computes it."""
         self._p = position
         self._now = now_ms
-        qty = ZERO if position is None else _d(position.qty)
-        if position is not None and (
-            position.side is OrderSide.SELL or position.posSide is PosSide.SHORT
-        ):
-            qty = -abs(qty)
-        elif position is not None and position.side is OrderSide.BUY:
-            qty = abs(qty)
         self.qty = qty
 
     def __getattr__(self, name: str) -> Any:
@@ -237,11 +236,11 @@ class PositionsView(View):
     def __getattr__(self, name: str) -> Any:
         ctx = self._ctx
         if name == "long":
-            return ctx.position(PosSide.LONG)
+            return ctx.position(_LONG)
         if name == "short":
-            return ctx.position(PosSide.SHORT)
+            return ctx.position(_SHORT)
         if name == "net":
-            return ctx.position(PosSide.BOTH)
+            return ctx.position(_BOTH)
         opens = [p for p in ctx.snapshot.positions if _d(p.qty) != 0]
         if name == "count":
             return Decimal(len(opens))
@@ -303,9 +302,9 @@ class StrategyView(View):
         if name == "open_orders":
             return Decimal(len(mine))
         if name == "open_buys":
-            return Decimal(sum(1 for o in mine if o.side is OrderSide.BUY))
+            return Decimal(sum(1 for o in mine if o.side is _BUY))
         if name == "open_sells":
-            return Decimal(sum(1 for o in mine if o.side is OrderSide.SELL))
+            return Decimal(sum(1 for o in mine if o.side is _SELL))
         if name == "oldest_open_ago":
             now = self._ctx.now_ms
             oldest = min((o.cTime if o.cTime is not None else now for o in mine), default=now)
