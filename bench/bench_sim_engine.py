@@ -6,7 +6,9 @@ candle) and reads the account every minute, so these are the figures that bound 
 * ``set_mark`` calls per second with 20 resting orders none of which the mark crosses (the
   common case: two comparisons), and with the path crossing and refilling orders now and then;
 * ``SimPort.place_orders`` cost per order (batches of 10 resting LIMIT orders, then cancelled);
-* one strategy cycle of reads through SimPort (balance, positions, open orders, ticker).
+* per candle of the backtest: four ``set_mark`` calls, then the reads of one runner cycle through
+  SimPort (tickers, limit price, position mode, balance, open positions, open orders) and the
+  driver's ``engine.equity()`` sample — with one position and 12 resting orders, and with none.
 
 Run: ``python -m bench sim_engine``.
 """
@@ -106,33 +108,80 @@ def bench_place_orders(batches: int = 2000) -> float:
     return elapsed / (batches * 10) * 1e6
 
 
-def bench_cycle_reads(cycles: int = 5000, marks: bool = False) -> float:
-    engine, clock = _engine()
-    port = SimPort(engine)
-    _rest_twenty(port, "r")
-    port.place_orders(
-        [OrderRequest(symbol=SYMBOL, side=OrderSide.BUY, type=OrderType.MARKET, sz=Decimal(5))]
+def _cycle_engine(position: bool) -> tuple[SimEngine, ManualClock, SimPort]:
+    """The backtest's simulator (one instrument, static prices) holding one open position and 12
+    resting orders, or nothing at all."""
+    base = load_sim_config(None)
+    config = base.model_copy(
+        update={
+            "instruments": [i for i in base.instruments if i.symbol == SYMBOL],
+            "prices": base.prices.model_copy(update={"model": "static"}),
+        }
     )
-    start = time.perf_counter()
-    path = [Decimal(60000 + (i % 40) * 10 - 200) for i in range(4)]
-    for _ in range(cycles):
-        clock.advance(60_000)
-        if marks:
+    clock = ManualClock(T0)
+    engine = SimEngine(config, clock)
+    port = SimPort(engine)
+    if position:
+        buy = OrderRequest(symbol=SYMBOL, side=OrderSide.BUY, type=OrderType.MARKET, sz=Decimal(5))
+        assert port.place_orders([buy])[0].accepted
+        for side, start in ((OrderSide.BUY, 59000), (OrderSide.SELL, 61000)):
+            step = -10 if side is OrderSide.BUY else 10
+            ladder = [
+                OrderRequest(
+                    symbol=SYMBOL,
+                    side=side,
+                    type=OrderType.LIMIT,
+                    sz=Decimal(1),
+                    px=Decimal(start + i * step),
+                    clOrdId=f"l-{side.value}-{i}",
+                )
+                for i in range(6)
+            ]
+            assert all(r.accepted for r in port.place_orders(ladder))
+    return engine, clock, port
+
+
+def bench_cycle_reads(
+    cycles: int = 5000, position: bool = True, repeats: int = 5
+) -> tuple[float, ...]:
+    """(set_mark µs per call, reads µs per cycle, equity µs): per candle 4 marks 15 s apart,
+    then the reads of one runner cycle (tickers, limit price, position mode, balance, open
+    positions, open orders) and the driver's equity sample; the best of ``repeats`` runs."""
+    best = (float("inf"), float("inf"), float("inf"))
+    for _ in range(repeats):
+        engine, clock, port = _cycle_engine(position)
+        paths = [
+            [Decimal(60000 + (i * 37) % 400 - 200 + k) for k in range(4)] for i in range(cycles)
+        ]
+        marks = reads = equity = 0.0
+        clock_ = time.perf_counter
+        for path in paths:
+            t0 = clock_()
             for px in path:
+                clock.advance(15_000)
                 engine.set_mark(SYMBOL, px)
-        port.balance()
-        port.open_positions(SYMBOL)
-        port.open_orders(SYMBOL)
-        port.tickers(SYMBOL)
-    return (time.perf_counter() - start) / cycles * 1e6
+            t1 = clock_()
+            port.tickers()
+            port.limit_price(SYMBOL)
+            port.position_mode()
+            port.balance()
+            port.open_positions()
+            port.open_orders()
+            t2 = clock_()
+            engine.equity()
+            t3 = clock_()
+            marks += t1 - t0
+            reads += t2 - t1
+            equity += t3 - t2
+        run = (marks / cycles / 4 * 1e6, reads / cycles * 1e6, equity / cycles * 1e6)
+        best = (min(best[0], run[0]), min(best[1], run[1]), min(best[2], run[2]))
+    return best
 
 
 def main() -> None:
     quiet = bench_set_mark_quiet()
     crossing, refills = bench_set_mark_crossing()
     per_order = bench_place_orders()
-    cycle = bench_cycle_reads()
-    cycle_moving = bench_cycle_reads(marks=True)
     year = 525_600 * 4
     print(f"set_mark, 20 resting orders, nothing crossed: {quiet:12,.0f} calls/s")
     print(
@@ -140,10 +189,12 @@ def main() -> None:
     )
     print(f"  -> a year of minute candles ({year:,} marks): {year / quiet:.1f} s quiet")
     print(f"SimPort.place_orders (batches of 10 resting LIMIT): {per_order:8.1f} µs/order")
-    print(f"SimPort cycle reads (balance, positions, open orders, ticker): {cycle:8.1f} µs")
-    print(
-        f"  the same after 4 set_mark calls (marks moved, caches refreshed): {cycle_moving:8.1f} µs"
-    )
+    for position, label in ((True, "1 position + 12 resting orders"), (False, "empty account")):
+        mark, reads, equity = bench_cycle_reads(position=position)
+        print(
+            f"backtest candle, {label}: set_mark {mark:.2f} µs/call (4 a candle, clock included),"
+            f" cycle reads {reads:.1f} µs, engine.equity() {equity:.2f} µs"
+        )
 
 
 if __name__ == "__main__":

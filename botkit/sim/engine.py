@@ -6,7 +6,8 @@ history (:mod:`botkit.sim.history`) and the matcher (:mod:`botkit.sim.matching`,
 and executions). A new order passes :func:`~botkit.sim.orders.check_static` (instrument rules)
 and the account rules here — duplicate ``clOrdId``, reduce-only without a position, margin —
 before the matcher sees it. Leverage, position mode, cancels, open orders, positions and the
-balance (cached per revision of orders, settings and marks) are read and changed here.
+balance are read and changed here; positions, balance and equity come from
+:mod:`botkit.sim.figures` (cached per book, redone only for the marks that moved).
 
 ``stpMode`` is accepted and recorded; with one account on a synthetic market there is nobody
 to self-trade with.

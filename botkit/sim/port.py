@@ -3,7 +3,8 @@
 No HTTP, no signing, no JSON: calls go straight to the :class:`~botkit.sim.engine.SimEngine`
 and answers are the typed models of :mod:`botkit.exchange.models`, built without validation
 (:class:`~botkit.sim.fastmodel.Build`) from the same views the wire API serialises, and cached
-per revision of the engine's state, so the backtest pays microseconds per call. Errors are those
+as far as the engine's state did not move (:mod:`botkit.sim.readmodels`), so the backtest pays
+microseconds per call. Errors are those
 the HTTP client raises for the same answer: a caller mistake the client refuses before sending
 (batch over 10, page size over 100, a start after its end) is
 :class:`~botkit.errors.RequestValidationError`; a refusal by the exchange is

@@ -145,6 +145,8 @@ class PriceSeries:
                 high = cur.h
             if cur.l < low:
                 low = cur.l
+        if not cur.tc:  # nothing traded this minute: its qty and amt are exactly 0
+            return open_, high, low, self._day_qty, self._day_amt, self._day_tc
         return (
             open_,
             high,

@@ -45,6 +45,7 @@ from botkit.sim.views import (
 __all__ = ["PortReads", "reject"]
 
 M = TypeVar("M")
+_TICKERS = "/v3/market/tickers"
 _NOT_FOUND = frozenset({codes.NOT_FOUND, codes.ORDER_NOT_FOUND, codes.POSITION_NOT_FOUND})
 _BALANCE = Build(Balance)
 _DETAIL = Build(BalanceDetail)
@@ -112,7 +113,8 @@ class PortReads:
         now = self.engine.clock.now_ms()
         bases = self._tickers
         out = []
-        for s in self._symbols(symbol, "/v3/market/tickers"):
+        symbols = self.engine.instruments if symbol is None else self._symbols(symbol, _TICKERS)
+        for s in symbols:
             base = bases.get(s)
             if base is None:
                 base = bases[s] = ticker_base(self.engine, s)
