@@ -35,7 +35,7 @@ from botkit.journal import Journal, OrderFilter, Outcome
 from botkit.pipeline import Executor
 from botkit.rules import Strategy
 from botkit.rules.store import ReloadReport, StrategyStore
-from botkit.runner.cycle import EvaluationRecords, Runner
+from botkit.runner.cycle import CycleReport, EvaluationRecords, Runner
 from botkit.runner.execution import LiveExecution
 from botkit.runner.reader import ReadPolicy, SnapshotReader
 from botkit.sim.clock import ManualClock
@@ -208,10 +208,12 @@ def run_backtest(
                           config.balance.amount, config.balance.currency)  # fmt: skip
     run = BacktestRun(result=base)
     equity: list[EquityPoint] = []
+    sample = equity.append
     set_clock = clock.set
     set_mark = engine.set_mark
-    balance = engine.balance
+    equity_now = engine.equity
     positions = engine.account.positions
+    run_cycle = runner.run_cycle
     next_due = runner.next_due_ms()
     for bar in bars:
         for t, px in candle_path(bar, interval):
@@ -220,24 +222,28 @@ def run_backtest(
         close_ms = bar.time_ms + interval
         set_clock(close_ms)
         if next_due is not None and next_due <= close_ms:
-            report = runner.run_cycle()
+            report = run_cycle()
             run.cycles += 1
-            if report.error:
-                run.note("read", report.error)
-            for name, error in report.strategy_errors.items():
-                run.note(name, error)
-            for evaluation in report.evaluations:
-                for failed in evaluation.errors:
-                    run.note(f"{evaluation.strategy}/{failed.rule}", failed.reason)
+            if report.error or report.strategy_errors or report.rule_errors:
+                _note_problems(run, report)
             next_due = runner.next_due_ms()
-        exposure = sum((abs(p.qty) for p in positions.values()), _ZERO) if positions else _ZERO
-        equity.append(EquityPoint(close_ms, balance().eq, exposure))
+        exposure = sum([abs(p.qty) for p in positions.values()], _ZERO) if positions else _ZERO
+        sample(EquityPoint(close_ms, equity_now(), exposure))
         if on_candle is not None:
             on_candle()
     run.result = _result(run.result, series, port, journal, equity, meta or {})
     if owned:
         journal.close()
     return run
+
+
+def _note_problems(run: BacktestRun, report: CycleReport) -> None:
+    if report.error:
+        run.note("read", report.error)
+    for name, error in report.strategy_errors.items():
+        run.note(name, error)
+    for strategy, rule, reason in report.rule_errors:
+        run.note(f"{strategy}/{rule}", reason)
 
 
 def _result(

@@ -71,6 +71,8 @@ class CycleReport:
     reload: ReloadReport | None = None
     error: str = ""
     strategy_errors: dict[str, str] = field(default_factory=dict)
+    rule_errors: tuple[tuple[str, str, str], ...] = ()
+    """(strategy, rule, reason) of each rule whose evaluation failed (its ``error`` status)."""
     seconds: float = 0.0
 
     @property
@@ -279,7 +281,7 @@ class Runner:
                 error=f"read failed: {exc}",
                 seconds=self._monotonic() - started,
             )
-        evaluations, errors = self._evaluate(cycle_id, due, snapshot)
+        evaluations, errors, rule_errors = self._evaluate(cycle_id, due, snapshot)
         intents = [i for e in evaluations for i in e.intents]
         effects = self._side_effects(cycle_id, intents, snapshot) if intents else ()
         orders = [i for i in intents if isinstance(i, OrderIntent)]
@@ -305,6 +307,7 @@ class Runner:
             effects,
             reload,
             strategy_errors=errors,
+            rule_errors=tuple(rule_errors),
             seconds=self._monotonic() - started,
         )
 
@@ -340,9 +343,10 @@ class Runner:
 
     def _evaluate(
         self, cycle_id: int, due: Sequence[Strategy], snapshot: Snapshot
-    ) -> tuple[list[Evaluation], dict[str, str]]:
+    ) -> tuple[list[Evaluation], dict[str, str], list[tuple[str, str, str]]]:
         evaluations: list[Evaluation] = []
         errors: dict[str, str] = {}
+        rule_errors: list[tuple[str, str, str]] = []
         dry = self.execution.dry
         for strategy in due:
             try:
@@ -364,13 +368,14 @@ class Runner:
                 continue
             for result in evaluation.results:
                 if result.status is RuleStatus.ERROR:
+                    rule_errors.append((strategy.name, result.rule, result.reason))
                     logger.bind(strategy=strategy.name, rule=result.rule).warning(
                         "rule error: {}", result.reason
                     )
                 elif result.status is RuleStatus.FIRED:
                     logger.bind(strategy=strategy.name, rule=result.rule).info("fired")
             evaluations.append(evaluation)
-        return evaluations, errors
+        return evaluations, errors, rule_errors
 
     def _side_effects(
         self, cycle_id: int, intents: Sequence[object], snapshot: Snapshot
