@@ -21,8 +21,10 @@ PnL, fees). Everything runs on simulated time: the same inputs give the same res
 
 from __future__ import annotations
 
+import gc
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -91,6 +93,26 @@ class FixedStore(StrategyStore):
 
 
 _NOTHING = ReloadReport()
+
+
+@contextmanager
+def _replay_gc() -> Iterator[None]:
+    """Garbage collection tuned for the replay, restored after.
+
+    A replay allocates millions of short-lived objects that reference counting frees at once,
+    while the candles and strategies loaded before it live to the end: with the default
+    thresholds the cyclic collector would scan those again and again (about 7 % of a year's
+    replay). They are frozen (moved out of the collector's generations) and young objects are
+    collected 70 times less often; cyclic garbage is still collected, only later.
+    """
+    thresholds = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(50_000, 50, 1_000)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
+        gc.unfreeze()
 
 
 def _no_sleep(_seconds: float) -> None:
@@ -207,6 +229,25 @@ def run_backtest(
     base = BacktestResult(symbol, interval, series.start_ms, series.end_ms, len(bars),
                           config.balance.amount, config.balance.currency)  # fmt: skip
     run = BacktestRun(result=base)
+    with _replay_gc():
+        equity = _replay(run, bars, interval, symbol, clock, engine, runner, on_candle)
+    run.result = _result(run.result, series, port, journal, equity, meta or {})
+    if owned:
+        journal.close()
+    return run
+
+
+def _replay(
+    run: BacktestRun,
+    bars: Sequence[Bar],
+    interval: int,
+    symbol: str,
+    clock: ManualClock,
+    engine: SimEngine,
+    runner: Runner,
+    on_candle: Callable[[], None] | None,
+) -> list[EquityPoint]:
+    """The candle loop (see the module doc); returns the equity curve."""
     equity: list[EquityPoint] = []
     sample = equity.append
     set_clock = clock.set
@@ -231,10 +272,7 @@ def run_backtest(
         sample(EquityPoint(close_ms, equity_now(), exposure))
         if on_candle is not None:
             on_candle()
-    run.result = _result(run.result, series, port, journal, equity, meta or {})
-    if owned:
-        journal.close()
-    return run
+    return equity
 
 
 def _note_problems(run: BacktestRun, report: CycleReport) -> None:

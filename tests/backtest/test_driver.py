@@ -183,3 +183,12 @@ def test_rule_errors_are_counted_by_rule_with_the_first_message() -> None:
     (line,) = run.problem_lines()
     assert line.startswith("probe/divide: 3× — ")
     assert run.result.orders == []
+
+
+def test_the_garbage_collector_settings_are_restored_after_a_replay() -> None:
+    import gc
+
+    before = (gc.get_threshold(), gc.get_freeze_count(), gc.isenabled())
+    data = series(("60000", "60050", "59950", "60000"), ("60000", "60050", "59950", "60000"))
+    backtest(data, one_order("BUY", "59950"))
+    assert (gc.get_threshold(), gc.get_freeze_count(), gc.isenabled()) == before
