@@ -232,8 +232,6 @@ class Journal:
                 (now, int(dry), clock_offset_ms, note),
             )
             cycle_id = int(cur.lastrowid or 0)
-            text = writes.cycle_begin_text(cycle_id, dry=dry, clock_offset_ms=clock_offset_ms)
-            conn.execute(_EVENT_ONE, (now, cycle_id, "cycle", "", "", "", text, "{}"))
         return cycle_id
 
     def end_cycle(self, cycle_id: int, *, error: str = "") -> None:
@@ -243,12 +241,13 @@ class Journal:
                 if self._pending.add_end(cycle_id, now, error):
                     self.flush()
             return
-        text = writes.cycle_end_text(cycle_id, error)
         with self._tx() as conn:
             conn.execute(
                 "UPDATE cycles SET finished_ms = ?, error = ? WHERE id = ?", (now, error, cycle_id)
             )
-            conn.execute(_EVENT_ONE, (now, cycle_id, "cycle_end", "", "", "", text, "{}"))
+            if error:
+                text = writes.cycle_error_text(cycle_id, error)
+                conn.execute(_EVENT_ONE, (now, cycle_id, "cycle_error", "", "", "", text, "{}"))
 
     def record_evaluations(
         self,

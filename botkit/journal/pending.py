@@ -17,8 +17,7 @@ from botkit.journal.writes import (
     EVALUATION_INSERT,
     EVENT_INSERT,
     Row,
-    cycle_begin_text,
-    cycle_end_text,
+    cycle_error_text,
     insert_values,
 )
 
@@ -49,9 +48,7 @@ class Pending:
         row = [cycle_id, now, None, int(dry), clock_offset_ms, note, ""]
         self.cycles.append(row)
         self.open[cycle_id] = row
-        text = cycle_begin_text(cycle_id, dry=dry, clock_offset_ms=clock_offset_ms)
-        self.events.append((now, cycle_id, "cycle", "", "", "", text, "{}"))
-        self.rows += 2
+        self.rows += 1
         return self.rows >= self.limit
 
     def add_end(self, cycle_id: int, now: int, error: str) -> bool:
@@ -62,9 +59,10 @@ class Pending:
         else:
             row[2] = now
             row[6] = error
-        text = cycle_end_text(cycle_id, error)
-        self.events.append((now, cycle_id, "cycle_end", "", "", "", text, "{}"))
-        self.rows += 1
+        if error:
+            text = cycle_error_text(cycle_id, error)
+            self.events.append((now, cycle_id, "cycle_error", "", "", "", text, "{}"))
+            self.rows += 1
         return self.rows >= self.limit
 
     def add_evaluations(self, rows: list[Row], fires: list[Row]) -> bool:

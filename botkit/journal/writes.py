@@ -25,8 +25,7 @@ __all__ = [
     "EVENT_INSERT",
     "EXACT_MAX",
     "TripLike",
-    "cycle_begin_text",
-    "cycle_end_text",
+    "cycle_error_text",
     "delete_before",
     "evaluation_rows",
     "event",
@@ -202,15 +201,10 @@ def event(
 _EVENT_ONE = EVENT_INSERT + " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 
 
-def cycle_begin_text(cycle_id: int, *, dry: bool, clock_offset_ms: int | None) -> str:
-    text = f"cycle {cycle_id} begins" + (" (dry run)" if dry else "")
-    if clock_offset_ms is not None:
-        text += f", clock offset {clock_offset_ms} ms"
-    return text
-
-
-def cycle_end_text(cycle_id: int, error: str) -> str:
-    return f"cycle {cycle_id} ends" + (f" with error: {error}" if error else "")
+def cycle_error_text(cycle_id: int, error: str) -> str:
+    """The running log's line for a cycle that ended with an error (every cycle, with or
+    without one, has its row in ``cycles``: start, end, clock offset, dry run, error)."""
+    return f"cycle {cycle_id} ends with error: {error}"
 
 
 def evaluation_rows(

@@ -211,13 +211,26 @@ def test_events_follow_every_write_in_order(journal: Journal) -> None:
     journal.settle([OrderOutcome("s1-r1-0", Outcome.ACCEPTED, ord_id="77")])
     texts = [e.text for e in journal.events_after(0)]
     assert texts == [
-        f"cycle {cycle} begins",
         "intent BUY 1 BTC_USDT_PERP LIMIT @ 100 (rounded px 100.05 -> 100.0 (step 0.1))",
         "sent 1 order(s)",
         "accepted ordId 77",
     ]
     last = journal.last_event_id()
     assert journal.events_after(last) == []
+
+
+def test_a_cycle_is_in_the_running_log_only_when_it_ends_with_an_error(journal: Journal) -> None:
+    quiet = journal.begin_cycle(dry=False, clock_offset_ms=12)
+    journal.end_cycle(quiet)
+    failed = journal.begin_cycle(dry=False)
+    journal.end_cycle(failed, error="read failed: 503")
+    events = journal.events_after(0)
+    assert [(e.kind, e.cycle_id, e.text) for e in events] == [
+        ("cycle_error", failed, f"cycle {failed} ends with error: read failed: 503")
+    ]
+    cycles = {c.id: c for c in journal.cycles()}
+    assert (cycles[quiet].clock_offset_ms, cycles[quiet].error) == (12, "")
+    assert cycles[failed].error == "read failed: 503"
 
 
 def test_migrations_apply_in_order_and_a_failed_one_changes_nothing(
