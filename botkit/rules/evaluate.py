@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, fields, make_dataclass
 from decimal import Decimal
 from typing import Any
 
+from botkit.errors import ExchangeError
 from botkit.intents import Activity, Intent
 from botkit.rules.actions import ActionError, build_intents
 from botkit.rules.context import ContextError, Ctx
@@ -132,23 +133,21 @@ def _result(
     values: tuple[tuple[str, Any], ...],
 ) -> RuleResult:
     """``RuleResult(rule, status, reason, intents, values)``, made faster (see :func:`_twin`)."""
-    result: RuleResult = _ResultTwin(rule, status, reason, intents, values)
-    result.__class__ = RuleResult
-    return result
+    return RuleResult(rule, status, reason, intents, values)
 
 
 def _evaluation(
     strategy: str, version: str, slot: int, now_ms: int, results: tuple[RuleResult, ...]
 ) -> Evaluation:
     """``Evaluation(strategy, version, slot, now_ms, results)``, made faster (see :func:`_twin`)."""
-    evaluation: Evaluation = _EvaluationTwin(strategy, version, slot, now_ms, results)
-    evaluation.__class__ = Evaluation
-    return evaluation
+    return Evaluation(strategy, version, slot, now_ms, results)
 
 
 def evaluate(strategy: Strategy, snapshot: Snapshot, activity: Activity, now_ms: int) -> Evaluation:
     """Evaluate every rule of ``strategy`` at ``now_ms`` (exchange time). Never raises for a
-    problem of the strategy or the data: such a rule's result is an ``error``."""
+    problem of the strategy or the data: such a rule's result is an ``error``. A part of a
+    deferred snapshot that cannot be read raises its :class:`~botkit.errors.ExchangeError`
+    (the runner ends the cycle as a failed read)."""
     period_ms = strategy.period_ms
     slot = now_ms // period_ms
     enabled = strategy.enabled
@@ -195,6 +194,8 @@ def evaluate(strategy: Strategy, snapshot: Snapshot, activity: Activity, now_ms:
                 status, reason = (_FIRED, "") if intents else (_NOTHING, _NOTHING_REASON)
         except (EvalError, ActionError, ContextError) as exc:
             status, reason, intents = _ERROR, f"rule '{name}': {exc}", ()
+        except ExchangeError:
+            raise  # a deferred part of the snapshot could not be read: not the rule's problem
         except Exception as exc:  # never let one rule stop the others (reported, not hidden)
             status, intents = _ERROR, ()
             reason = f"rule '{name}': internal error {type(exc).__name__}: {exc}"

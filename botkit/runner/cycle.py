@@ -268,6 +268,10 @@ class Runner:
             self._next_due[strategy.name] = strategy.next_due_ms(now)
         try:
             snapshot = self.reader.read(now, symbols, self._needs_of(due))
+            evaluations, errors, rule_errors = self._evaluate(cycle_id, due, snapshot)
+            intents = [i for e in evaluations for i in e.intents]
+            if intents:  # what the planner checks against is read before anything is sent
+                _planner_parts(snapshot)
         except ExchangeError as exc:
             logger.error("cycle {}: reading the account failed: {}", cycle_id, exc)
             retry = now + READ_RETRY_MS  # try again soon, not a whole period later
@@ -281,12 +285,8 @@ class Runner:
                 error=f"read failed: {exc}",
                 seconds=self._monotonic() - started,
             )
-        evaluations, errors, rule_errors = self._evaluate(cycle_id, due, snapshot)
-        intents = [i for e in evaluations for i in e.intents]
         effects = self._side_effects(cycle_id, intents, snapshot) if intents else ()
         orders = [i for i in intents if isinstance(i, OrderIntent)]
-        if orders:
-            snapshot = self._with_bands(cycle_id, snapshot, {o.symbol for o in orders})
         plan = build_plan(
             orders,
             snapshot,
@@ -310,20 +310,6 @@ class Runner:
             rule_errors=tuple(rule_errors),
             seconds=self._monotonic() - started,
         )
-
-    def _with_bands(self, cycle_id: int, snapshot: Snapshot, symbols: set[str]) -> Snapshot:
-        """The price bands of the symbols orders go to. Without them (the read failed) the
-        orders are checked against the instrument's own band around the mark."""
-        try:
-            return self.reader.with_bands(snapshot, symbols)
-        except ExchangeError as exc:
-            logger.warning(
-                "cycle {}: price band unavailable ({}); orders are checked against the"
-                " instrument's band around the mark",
-                cycle_id,
-                exc,
-            )
-            return snapshot
 
     def _policy(self, strategy: Strategy) -> StrategyPolicy:
         """The strategy's pipeline policy, built once per loaded version."""
@@ -362,6 +348,8 @@ class Runner:
                         rules=_evaluated(recorded),
                         dry=dry,
                     )
+            except ExchangeError:
+                raise  # a part of the snapshot could not be read: the cycle's read failed
             except BotkitError as exc:
                 errors[strategy.name] = str(exc)
                 logger.bind(strategy=strategy.name).error("evaluation failed: {}", exc)
@@ -411,6 +399,13 @@ class Runner:
                 metrics.orders.labels(outcome="rejected_local").inc(report.execution.refused)
         if report.ok:
             metrics.last_success.set(report.now_ms / 1000)
+
+
+def _planner_parts(snapshot: Snapshot) -> None:
+    """Read the parts orders and cancels are checked against (positions, open orders, tickers,
+    position mode, price band), so that a failed read stops the cycle before anything leaves."""
+    snapshot.positions, snapshot.open_orders, snapshot.tickers  # noqa: B018
+    snapshot.position_mode, snapshot.limit_prices  # noqa: B018
 
 
 def _attributed(orders: Sequence[OpenOrder], intent: CancelIntent) -> list[OpenOrder]:

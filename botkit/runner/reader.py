@@ -1,9 +1,12 @@
-"""Reading the account snapshot: each endpoint once per cycle, however many strategies need it.
+"""Reading the account snapshot: each endpoint at most once per cycle, when first asked for.
 
 Instruments change rarely: they are cached for ``instruments_ttl_ms`` and re-read early when a
-rejection suggests they moved (:meth:`SnapshotReader.invalidate_instruments`). History (closed
-orders, fills, closed positions) is read only when a due strategy's expressions refer to it, and
-only for the last ``history_window_ms``, oldest record first.
+rejection suggests they moved (:meth:`SnapshotReader.invalidate_instruments`). Every other part
+(balance, tickers, positions, open orders, position mode, price band, history) is read the first
+time an expression or the planner asks for it in a cycle, and kept for that cycle — however
+many strategies ask (:meth:`~botkit.snapshot.Snapshot.deferred`). History (closed orders, fills,
+closed positions) reaches back the due strategies' longest window (``history_window_ms`` by
+default), oldest record first.
 
 Reads change nothing, so a transient failure of one (429, 5xx, a lost connection or a timeout,
 an expired timestamp, a garbled answer) is retried with backoff within ``ReadPolicy.attempts``
@@ -13,17 +16,22 @@ retried at once (the client has marked its clock for a re-sync before the next s
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 import itertools
 import time
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from loguru import logger
 from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
 
-from botkit.errors import MalformedResponse, RateLimited, TimestampExpired, TransientError
+from botkit.errors import (
+    ExchangeError,
+    MalformedResponse,
+    RateLimited,
+    TimestampExpired,
+    TransientError,
+)
 from botkit.exchange.models import Instrument, LimitPrice, PositionMode
 from botkit.exchange.paging import iter_history
 from botkit.exchange.port import ExchangePort
@@ -57,39 +65,16 @@ class ReadPolicy:
 
 @dataclass(frozen=True, slots=True)
 class Needs:
-    """Which optional reads the due strategies' expressions need."""
+    """What the due strategies' expressions imply for the reads (the parts themselves are read
+    when first asked for: see :meth:`SnapshotReader.read`)."""
 
-    orders: bool = False
-    fills: bool = False
-    positions: bool = False
     window_ms: int = 0
     """How far back history must reach (the longest ``history.*`` window; 0: the policy's)."""
-    bands: bool = False
-    """An expression reads the price band (``price.buy_limit``, ``price.sell_limit``): it is
-    read before evaluation. Otherwise the band is read only when a cycle has orders to check
-    (:meth:`SnapshotReader.with_bands`)."""
-
-    def __or__(self, other: Needs) -> Needs:
-        return Needs(
-            self.orders or other.orders,
-            self.fills or other.fills,
-            self.positions or other.positions,
-            max(self.window_ms, other.window_ms),
-            self.bands or other.bands,
-        )
 
 
 def needs_of(strategies: Iterable[Strategy]) -> Needs:
-    """The history reads ``strategies`` refer to (from the context names their rules read)."""
-    strategies = list(strategies)
-    names = {name for s in strategies for r in s.rules for name in r.inputs.values()}
-    return Needs(
-        orders=any(n.startswith("history.orders") for n in names),
-        fills=any(n.startswith("history.fills") for n in names),
-        positions=any(n.startswith("history.positions") for n in names),
-        window_ms=max((s.history_window_ms for s in strategies), default=0),
-        bands=any(n.startswith(("price.buy_limit", "price.sell_limit")) for n in names),
-    )
+    """What ``strategies`` imply for the reads."""
+    return Needs(window_ms=max((s.history_window_ms for s in strategies), default=0))
 
 
 def _time_of(record: Any) -> int:
@@ -174,51 +159,68 @@ class SnapshotReader:
         return kept
 
     def read(self, now_ms: int, symbols: Collection[str], needs: Needs = Needs()) -> Snapshot:
-        """Everything the due strategies may read, as of ``now_ms`` (exchange time)."""
-        port, get = self.port, self._get
-        instruments = self.instruments(now_ms)
-        tickers = {t.s: t for t in get(port.tickers)}
-        limit_prices = self._bands(symbols, instruments) if needs.bands else {}
-        mode = get(port.position_mode)
-        balance = get(port.balance)
-        positions = get(port.open_positions)
-        open_orders = get(port.open_orders)
-        if needs.orders or needs.fills or needs.positions:
-            history = functools.partial(self._history, now_ms=now_ms, window_ms=needs.window_ms)
-            order_history = history(port.order_history) if needs.orders else []
-            fills = history(port.fills) if needs.fills else []
-            closed = history(port.position_history) if needs.positions else []
-        else:
-            order_history, fills, closed = [], [], []
-        return Snapshot(
-            now_ms,
-            balance,
-            instruments,
-            tickers,
-            positions,
-            open_orders,
-            order_history,
-            fills,
-            closed,
-            limit_prices,
-            mode if isinstance(mode, PositionMode) else PositionMode(mode),
-        )
+        """The snapshot of the due strategies as of ``now_ms`` (exchange time), each part read
+        when first asked for (:meth:`Snapshot.deferred`), with the retries of a read.
 
-    def _bands(
-        self, symbols: Collection[str], instruments: dict[str, Instrument]
-    ) -> dict[str, LimitPrice]:
-        """The price band of each of ``symbols`` (``/v3/market/limitPrice``), when the policy
-        reads bands at all."""
+        Instrument limits come from the cache. The price band is read for ``symbols``; when
+        that read fails the parts asking for it see none (the planner then checks orders
+        against the instrument's own band around the mark), with a warning."""
+        source = _CycleReads(self, now_ms, symbols, needs.window_ms)
+        return Snapshot.deferred(now_ms, self.instruments(now_ms), source)
+
+    def _position_mode(self) -> PositionMode:
+        mode = self._get(self.port.position_mode)
+        return mode if isinstance(mode, PositionMode) else PositionMode(mode)
+
+    def _bands(self, symbols: Collection[str], now_ms: int) -> dict[str, LimitPrice]:
+        """The price band of each of ``symbols`` (``/v3/market/limitPrice``) when the policy
+        reads bands; none when the read fails (see :meth:`read`)."""
         if not self.policy.limit_prices:
             return {}
+        instruments = self.instruments(now_ms)
         get, read = self._get, self.port.limit_price
-        return {s: get(read, s) for s in sorted(symbols) if s in instruments}
+        try:
+            return {s: get(read, s) for s in sorted(symbols) if s in instruments}
+        except ExchangeError as exc:
+            logger.warning(
+                "price band unavailable ({}); orders are checked against the instrument's"
+                " band around the mark",
+                exc,
+            )
+            return {}
 
-    def with_bands(self, snapshot: Snapshot, symbols: Collection[str]) -> Snapshot:
-        """``snapshot`` with the price band of each of ``symbols`` it lacks, read now (for the
-        orders of a cycle whose expressions did not need them). Raises like :meth:`read`."""
-        missing = [s for s in symbols if s not in snapshot.limit_prices]
-        bands = self._bands(missing, snapshot.instruments)
-        if not bands:
-            return snapshot
-        return dataclasses.replace(snapshot, limit_prices={**snapshot.limit_prices, **bands})
+
+class _CycleReads:
+    """The parts of one cycle's snapshot, read through the reader on demand."""
+
+    __slots__ = ("_now_ms", "_reader", "_symbols", "_window_ms")
+
+    def __init__(
+        self, reader: SnapshotReader, now_ms: int, symbols: Collection[str], window_ms: int
+    ) -> None:
+        self._reader = reader
+        self._now_ms = now_ms
+        self._symbols = symbols
+        self._window_ms = window_ms
+
+    def read_part(self, name: str) -> Any:
+        reader = self._reader
+        port = reader.port
+        if name == "positions":
+            return reader._get(port.open_positions)
+        if name == "open_orders":
+            return reader._get(port.open_orders)
+        if name == "tickers":
+            return {t.s: t for t in reader._get(port.tickers)}
+        if name == "balance":
+            return reader._get(port.balance)
+        if name == "position_mode":
+            return reader._position_mode()
+        if name == "limit_prices":
+            return reader._bands(self._symbols, self._now_ms)
+        pages: dict[str, Callable[..., Sequence[Any]]] = {
+            "order_history": port.order_history,
+            "fills": port.fills,
+            "position_history": port.position_history,
+        }
+        return reader._history(pages[name], self._now_ms, self._window_ms)

@@ -74,7 +74,7 @@ def test_transient_read_errors_are_retried_within_the_cycle(rig: Rig) -> None:
     sleeps: list[float] = []
     rig.runner.reader = _reader(rig, sleeps)
     rig.client.resync_clock()
-    rig.sim.faults.add("http_503", method="GET", path="/v3/account/balance", times=2)
+    rig.sim.faults.add("http_503", method="GET", path="/v3/market/tickers", times=2)
     rig.sim.faults.add(
         "rate_limit", method="GET", path="/v3/trade/order/opens", times=1, retry_after=0.3
     )
@@ -83,7 +83,8 @@ def test_transient_read_errors_are_retried_within_the_cycle(rig: Rig) -> None:
     assert report.ok, report.error
     assert report.execution is not None
     assert len(report.execution.outcomes) == 1
-    assert sleeps == [0.2, 0.4, 0.2, 0.3]  # balance twice, positions once, open orders once
+    # in the order the cycle asks: open orders (keep_open), tickers (twice), positions
+    assert sleeps == [0.3, 0.2, 0.4, 0.2]
 
 
 def test_a_clock_jump_costs_no_cycle(rig: Rig) -> None:
@@ -98,9 +99,9 @@ def test_read_retries_are_bounded(rig: Rig) -> None:
     sleeps: list[float] = []
     rig.runner.reader = SnapshotReader(rig.client, ReadPolicy(attempts=3), sleep=sleeps.append)
     rig.client.resync_clock()
-    rig.sim.faults.add("http_500", method="GET", path="/v3/account/balance")
+    rig.sim.faults.add("http_500", method="GET", path="/v3/market/tickers")
     report = rig.runner.run_cycle()
     assert "read failed" in report.error
     assert len(sleeps) == 2
     with pytest.raises(ServerUnavailable):
-        rig.client.balance()
+        rig.client.tickers()

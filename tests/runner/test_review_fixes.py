@@ -49,7 +49,7 @@ def test_a_failed_read_is_tried_again_soon_not_a_period_later(rig: Rig) -> None:
     rig.runner.reader = SnapshotReader(rig.client, sleep=lambda _s: None)
     rig.write("one.yaml", ONE_ORDER.replace("every: 1m", "every: 1h"))
     rig.runner.reader.instruments(rig.clock.now_ms())
-    rig.sim.faults.add(FaultKind.HTTP_500, path="/v3/account/balance", times=10)
+    rig.sim.faults.add(FaultKind.HTTP_500, path="/v3/trade/position/opens", times=10)
     report = rig.runner.run_cycle()
     assert report.error.startswith("read failed")
     assert rig.runner.next_due_ms() == report.now_ms + READ_RETRY_MS

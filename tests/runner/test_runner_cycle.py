@@ -53,7 +53,7 @@ def test_dry_run_reads_but_sends_nothing_and_journals_the_plan(dry_rig: Rig) -> 
     assert len(report.plan.accepted) == 1
     assert open_orders(dry_rig) == []
     assert ("POST", "/v3/trade/orders") not in dry_rig.transport.calls
-    assert ("GET", "/v3/account/balance") in dry_rig.transport.calls
+    assert ("GET", "/v3/trade/position/opens") in dry_rig.transport.calls  # the account is read
     rows = dry_rig.journal.orders(OrderFilter(include_dry=True))
     assert [r.outcome for r in rows] == [Outcome.DRY_RUN]
 
@@ -118,7 +118,7 @@ def test_a_failing_read_is_journaled_and_the_next_cycle_goes_on(rig: Rig) -> Non
     sleeps: list[float] = []
     rig.runner.reader = SnapshotReader(rig.client, sleep=sleeps.append)
     rig.runner.reader.instruments(rig.clock.now_ms())
-    fault = rig.sim.faults.add(FaultKind.HTTP_500, path="/v3/account/balance")
+    fault = rig.sim.faults.add(FaultKind.HTTP_500, path="/v3/trade/position/opens")
     failed = rig.runner.run_cycle()
     assert failed.error.startswith("read failed:")
     assert fault.fired == 4  # the read was tried 4 times (ReadPolicy.attempts), then given up
@@ -139,7 +139,7 @@ def test_the_kill_switch_stops_orders_but_not_reads(tmp_path: Path) -> None:
         assert report.plan is not None
         assert report.plan.kill_switch
         assert open_orders(r) == []
-        assert ("GET", "/v3/account/balance") in r.transport.calls
+        assert ("GET", "/v3/trade/position/opens") in r.transport.calls
         trips = r.journal.trips()
         assert trips
         assert trips[0].guard == "kill_switch"

@@ -1,0 +1,124 @@
+"""Each part of the snapshot is read when first asked for, at most once per cycle; a deferred
+read that fails ends the cycle as a failed read."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+import pytest
+
+from botkit.errors import ServerUnavailable
+from botkit.exchange.models import Balance, PositionMode
+from botkit.runner.reader import SnapshotReader
+from botkit.sim.faults import FaultKind
+from botkit.snapshot import PARTS, Snapshot
+from tests.runner.conftest import Rig
+
+BALANCE = ("GET", "/v3/account/balance")
+TICKERS = ("GET", "/v3/market/tickers")
+POSITIONS = ("GET", "/v3/trade/position/opens")
+
+HOLDER = """\
+    strategy: {name}
+    symbol: BTC_USDT_PERP
+    every: 1m
+    rules:
+      - name: add-when-holding
+        when: position.qty != 0 and account.availMgn > 100 and price.mark > 0
+        place:
+          order: {{side: BUY, type: LIMIT, px: price.mark * 0.9, sz: 1}}
+"""
+
+MARGIN = """\
+    strategy: {name}
+    symbol: BTC_USDT_PERP
+    every: 1m
+    rules:
+      - name: rich
+        when: account.availMgn > 100000000
+        place:
+          order: {{side: BUY, type: LIMIT, px: price.mark * 0.9, sz: 1}}
+"""
+
+
+def test_a_condition_that_stops_early_reads_only_what_it_looked_at(rig: Rig) -> None:
+    rig.write("holder.yaml", HOLDER.format(name="holder"))
+    report = rig.runner.run_cycle()  # flat account: position.qty != 0 is false
+    assert report.ok
+    assert rig.transport.calls[POSITIONS] == 1
+    assert rig.transport.calls[BALANCE] == 0
+    assert rig.transport.calls[TICKERS] == 0
+
+
+def test_each_part_is_read_once_however_many_strategies_ask(rig: Rig) -> None:
+    for name in ("a", "b", "c"):
+        rig.write(f"{name}.yaml", MARGIN.format(name=name))
+    report = rig.runner.run_cycle()
+    assert report.ok
+    assert len(report.evaluations) == 3
+    assert rig.transport.calls[BALANCE] == 1
+
+
+def test_a_deferred_read_failing_during_evaluation_ends_the_cycle_as_a_failed_read(
+    rig: Rig,
+) -> None:
+    rig.write("margin.yaml", MARGIN.format(name="margin"))
+    waits: list[float] = []
+    rig.runner.reader = SnapshotReader(rig.client, sleep=waits.append)
+    rig.runner.reader.instruments(rig.clock.now_ms())
+    rig.sim.faults.add(FaultKind.HTTP_500, path="/v3/account/balance", times=4)
+    report = rig.runner.run_cycle()
+    assert report.error.startswith("read failed:")
+    assert waits == [0.2, 0.4, 0.8]  # retried like any read
+    assert any(c.error.startswith("read failed") for c in rig.journal.cycles())
+    assert rig.runner.next_due_ms() == rig.clock.now_ms() + 30_000  # tried again soon
+    rig.advance(30_000)
+    assert rig.runner.run_cycle().ok
+
+
+def _balance() -> Balance:
+    return Balance(eq=Decimal(5), availMgn=Decimal(5))
+
+
+def test_a_snapshot_built_by_hand_holds_its_values() -> None:
+    snap = Snapshot(1, _balance(), {}, {})
+    assert snap.balance.eq == Decimal(5)
+    assert (snap.positions, snap.open_orders, snap.limit_prices) == ([], [], {})
+    assert snap.position_mode is PositionMode.ONE_WAY
+    assert all(snap.loaded(p) for p in PARTS)
+    with pytest.raises(AttributeError, match="read-only"):
+        snap.now_ms = 2
+
+
+class _Source:
+    """Balance and positions from the test; every other part empty."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def read_part(self, name: str) -> Any:
+        self.calls.append(name)
+        if name == "balance":
+            return _balance()
+        if name == "positions":
+            raise ServerUnavailable("503")
+        return {} if name in ("tickers", "limit_prices") else []
+
+
+def test_a_deferred_part_is_read_once_and_kept_by_replace() -> None:
+    source = _Source()
+    snap = Snapshot.deferred(7, {}, source, position_mode=PositionMode.HEDGE)
+    assert not snap.loaded("balance")
+    assert snap.balance is snap.balance
+    assert snap.position_mode is PositionMode.HEDGE
+    assert source.calls == ["balance"]
+    with pytest.raises(ServerUnavailable):
+        _ = snap.positions
+    later = snap.replace(now_ms=8, open_orders=[])
+    assert (later.now_ms, later.open_orders, later.balance.eq) == (8, [], Decimal(5))
+    assert source.calls == ["balance", "positions"]  # the copy shares what was read
+    assert later.fills == []
+    assert source.calls[-1] == "fills"  # ... and reads the rest from the same source
+    with pytest.raises(TypeError, match="unknown parts"):
+        Snapshot.deferred(7, {}, source, wallet=1)
