@@ -44,6 +44,7 @@ PARTS = (
     "position_mode",
 )
 """The parts a snapshot may defer (everything but ``now_ms`` and ``instruments``)."""
+_PART_SET = frozenset(PARTS)
 
 
 class PartSource(Protocol):
@@ -119,9 +120,8 @@ class Snapshot:
     ) -> Snapshot:
         """A snapshot whose parts are read from ``source`` on first access (each at most once),
         except those given in ``values``."""
-        unknown = set(values) - set(PARTS)
-        if unknown:
-            raise TypeError(f"Snapshot.deferred: unknown parts {sorted(unknown)}")
+        if values and not _PART_SET.issuperset(values):
+            raise TypeError(f"Snapshot.deferred: unknown parts {sorted(set(values) - _PART_SET)}")
         snapshot = cls.__new__(cls)
         snapshot._init(now_ms, instruments, values, source)
         return snapshot

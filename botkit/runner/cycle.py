@@ -22,7 +22,7 @@ from loguru import logger
 from botkit.errors import BotkitError, ExchangeError
 from botkit.exchange.models import OpenOrder
 from botkit.exchange.port import ExchangePort
-from botkit.intents import CancelIntent, LeverageIntent, OrderIntent, PositionModeIntent
+from botkit.intents import CancelIntent, Intent, LeverageIntent, OrderIntent, PositionModeIntent
 from botkit.journal import Evaluated, Journal
 from botkit.pipeline import (
     ExecutionReport,
@@ -168,7 +168,10 @@ class Runner:
         self._reported_errors: set[str] = set()
         self.activity = ActivityCache(journal, include_dry=execution.dry)
         self.last_reload: ReloadReport | None = None
-        self._needs: tuple[tuple[Strategy, ...], Needs] = ((), needs_of(()))
+        self._needs: tuple[tuple[Strategy, ...], tuple[tuple[str, ...], frozenset[str], Needs]] = (
+            (),
+            ((), frozenset(), needs_of(())),
+        )
         self._policies: dict[str, tuple[Strategy, StrategyPolicy]] = {}
         if evaluations not in ("all", "changes"):
             raise ValueError(f"evaluations must be 'all' or 'changes', got {evaluations!r}")
@@ -262,14 +265,12 @@ class Runner:
         reload: ReloadReport,
         started: float,
     ) -> CycleReport:
-        names = tuple(s.name for s in due)
-        symbols = {sym for s in due for sym in s.symbols}
+        names, symbols, needs = self._needs_of(due)
         for strategy in due:
             self._next_due[strategy.name] = strategy.next_due_ms(now)
         try:
-            snapshot = self.reader.read(now, symbols, self._needs_of(due))
-            evaluations, errors, rule_errors = self._evaluate(cycle_id, due, snapshot)
-            intents = [i for e in evaluations for i in e.intents]
+            snapshot = self.reader.read(now, symbols, needs)
+            evaluations, errors, rule_errors, intents = self._evaluate(cycle_id, due, snapshot)
             if intents:  # what the planner checks against is read before anything is sent
                 _planner_parts(snapshot)
         except ExchangeError as exc:
@@ -295,7 +296,7 @@ class Runner:
             kill_switch=kill_switch_reason(self.guards),
         )
         execution = self.execution.orders(plan, cycle_id)
-        if any(o.code in LIMITS_MOVED_CODES for o in execution.outcomes):
+        if execution.outcomes and any(o.code in LIMITS_MOVED_CODES for o in execution.outcomes):
             self.reader.invalidate_instruments()
         return CycleReport(
             now,
@@ -319,20 +320,24 @@ class Runner:
             self._policies[strategy.name] = cached
         return cached[1]
 
-    def _needs_of(self, due: Sequence[Strategy]) -> Needs:
-        """:func:`needs_of` the due strategies, kept while the same (loaded) ones are due."""
-        last, needs = self._needs
+    def _needs_of(self, due: Sequence[Strategy]) -> tuple[tuple[str, ...], frozenset[str], Needs]:
+        """The due strategies' names, symbols and :func:`needs_of`, kept while the same (loaded)
+        strategies are due."""
+        last, cached = self._needs
         if len(last) != len(due) or not all(map(operator.is_, last, due)):
-            needs = needs_of(due)
-            self._needs = (tuple(due), needs)
-        return needs
+            names = tuple(s.name for s in due)
+            symbols = frozenset(sym for s in due for sym in s.symbols)
+            cached = (names, symbols, needs_of(due))
+            self._needs = (tuple(due), cached)
+        return cached
 
     def _evaluate(
         self, cycle_id: int, due: Sequence[Strategy], snapshot: Snapshot
-    ) -> tuple[list[Evaluation], dict[str, str], list[tuple[str, str, str]]]:
+    ) -> tuple[list[Evaluation], dict[str, str], list[tuple[str, str, str]], list[Intent]]:
         evaluations: list[Evaluation] = []
         errors: dict[str, str] = {}
         rule_errors: list[tuple[str, str, str]] = []
+        intents: list[Intent] = []
         dry = self.execution.dry
         for strategy in due:
             try:
@@ -362,8 +367,10 @@ class Runner:
                     )
                 elif result.status is RuleStatus.FIRED:
                     logger.bind(strategy=strategy.name, rule=result.rule).info("fired")
+                if result.intents:
+                    intents.extend(result.intents)
             evaluations.append(evaluation)
-        return evaluations, errors, rule_errors
+        return evaluations, errors, rule_errors, intents
 
     def _side_effects(
         self, cycle_id: int, intents: Sequence[object], snapshot: Snapshot

@@ -74,9 +74,12 @@ class Live:
         if not self.journal.exists():
             return []
         with sqlite3.connect(self.journal) as conn:
-            rows = conn.execute(
-                "SELECT sz FROM orders WHERE dry = 0 AND outcome = 'accepted' ORDER BY id"
-            ).fetchall()
+            try:
+                rows = conn.execute(
+                    "SELECT sz FROM orders WHERE dry = 0 AND outcome = 'accepted' ORDER BY id"
+                ).fetchall()
+            except sqlite3.OperationalError:  # the service is still creating its tables
+                return []
         return [str(r[0]) for r in rows]
 
 
