@@ -128,3 +128,26 @@ def test_any_valid_series_round_trips(tmp_path_factory: pytest.TempPathFactory,
     path = tmp_path_factory.mktemp("rt") / name
     write_candles(data, path)
     assert list(load_candles(path).bars) == data
+
+
+def test_plain_crlf_file_and_one_without_a_last_newline_load_the_same(tmp_path: Path) -> None:
+    expected = bars(4)
+    write_candles(expected, tmp_path / "lf.csv")
+    text = (tmp_path / "lf.csv").read_text()
+    (tmp_path / "crlf.csv").write_bytes(text.replace("\n", "\r\n").encode())
+    (tmp_path / "open.csv").write_text(text.rstrip("\n"))
+    for name in ("crlf.csv", "open.csv"):
+        assert list(load_candles(tmp_path / name).bars) == expected, name
+
+
+def test_a_short_row_next_to_a_long_one_is_reported_not_shifted(tmp_path: Path) -> None:
+    from botkit.errors import DataFileError
+
+    write_candles(bars(4), tmp_path / "c.csv")
+    lines = (tmp_path / "c.csv").read_text().splitlines()
+    lines[2] = lines[2].rsplit(",", 1)[0]  # a cell short ...
+    lines[3] = lines[3] + ",7"  # ... and one too many: the cell count stays the same
+    (tmp_path / "c.csv").write_text("\n".join(lines) + "\n")
+    with pytest.raises(DataFileError) as err:
+        load_candles(tmp_path / "c.csv")
+    assert "c.csv:3: 5 fields, the header names 6" in str(err.value)
