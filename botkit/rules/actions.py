@@ -8,8 +8,9 @@ order (size or price <= 0, a rung count that is not a whole number) raises :clas
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Mapping
 from decimal import Decimal
+from typing import Any
 
 from botkit.exchange.models import OrderSide
 from botkit.intents import (
@@ -48,6 +49,19 @@ class ActionError(Exception):
     """An action's values cannot make an order; the message names the field and the value."""
 
 
+class _Rung(dict[str, Any]):
+    """The names one rung of a ladder or grid sees: its index ``i`` here, every context value
+    through the evaluation's environment (read there once and kept there, as for any other
+    expression). The index never enters the environment, which so holds context values only
+    (see :class:`~botkit.rules.runtime.Env`)."""
+
+    __slots__ = ("env",)
+    env: Env
+
+    def __missing__(self, key: str) -> Any:
+        return self.env[key]
+
+
 class _Builder:
     def __init__(
         self,
@@ -68,14 +82,14 @@ class _Builder:
         self.prefix = slot_prefix(strategy.name, rule.name, slot)
         self.out: list[Intent] = []
 
-    def num(self, expr: Expr, what: str) -> Decimal:
-        got = value(expr, self.env)
+    def num(self, expr: Expr, what: str, names: Mapping[str, Any] | None = None) -> Decimal:
+        got = value(expr, self.env if names is None else names)
         if not isinstance(got, Decimal) or not got.is_finite():
             raise ActionError(f"{what} evaluated to {got} ({expr.text})")
         return got
 
-    def positive(self, expr: Expr, what: str) -> Decimal:
-        value = self.num(expr, what)
+    def positive(self, expr: Expr, what: str, names: Mapping[str, Any] | None = None) -> Decimal:
+        value = self.num(expr, what, names)
         if value <= 0:
             raise ActionError(f"{what} evaluated to {_fmt(value)}, must be > 0 ({expr.text})")
         return value
@@ -115,13 +129,11 @@ class _Builder:
         )
         self.leg += 1
 
-    def rungs(self, count: int) -> Iterator[int]:
-        try:
-            for k in range(count):
-                self.env[_INDEX] = Decimal(k)
-                yield k
-        finally:
-            self.env.pop(_INDEX, None)
+    def rung(self, k: int) -> _Rung:
+        """What the expressions of rung ``k`` read (``i`` is ``k``)."""
+        names = _Rung({_INDEX: Decimal(k)})
+        names.env = self.env
+        return names
 
     # --- the actions ---------------------------------------------------------------------
 
@@ -143,24 +155,27 @@ class _Builder:
             step = self.positive(action.step_px, "ladder step_px")
             if action.fields.side is OrderSide.BUY:
                 step = -step
-        for k in self.rungs(count):
+        for k in range(count):
             px = start + step * k
             if px <= 0:
                 raise ActionError(f"ladder rung {k}: price {_fmt(px)} is not > 0")
-            self.order(action.fields, self.positive(action.sz, f"ladder rung {k} sz"), px)
+            sz = self.positive(action.sz, f"ladder rung {k} sz", self.rung(k))
+            self.order(action.fields, sz, px)
 
     def grid(self, action: Grid) -> None:
         levels = self.count(action.levels, "grid levels", MAX_LEGS // 2)
         center = self.positive(action.center, "grid center")
         step = self.positive(action.step_px, "grid step_px")
-        for k in self.rungs(levels):
+        for k in range(levels):
             px = center - step * (k + 1)
             if px <= 0:
                 raise ActionError(f"grid BUY level {k + 1}: price {_fmt(px)} is not > 0")
-            self.order(action.buy, self.positive(action.sz, f"grid level {k + 1} sz"), px)
-        for k in self.rungs(levels):
+            sz = self.positive(action.sz, f"grid level {k + 1} sz", self.rung(k))
+            self.order(action.buy, sz, px)
+        for k in range(levels):
             px = center + step * (k + 1)
-            self.order(action.sell, self.positive(action.sz, f"grid level {k + 1} sz"), px)
+            sz = self.positive(action.sz, f"grid level {k + 1} sz", self.rung(k))
+            self.order(action.sell, sz, px)
 
     def close(self, action: Close) -> None:
         for pos_side in action.pos_sides:

@@ -45,6 +45,11 @@ class EvalError(Exception):
 class Env(dict[str, Any]):
     """An expression's names for one evaluation: resolves flattened names lazily, once.
 
+    It holds context values only, each added when first read and never changed or removed
+    (a ladder's index ``i`` lives in a per-rung mapping in front of it): its keys, in order, are
+    the values read so far, so the first ``n`` of them are what had been read when it held
+    ``n`` (rule results read their ``values`` off it later that way).
+
     Made by :func:`env_for` (a plain dict's construction and two slot stores: cheaper than a
     Python ``__init__``, and one is made per evaluation)."""
 
