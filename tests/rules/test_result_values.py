@@ -3,7 +3,8 @@
 Results read their values off the evaluation's environment only when asked, after every rule
 has run. Later rules may have read more by then; an earlier result must still show exactly
 what it had read — the same tuple as the rule evaluated last (nothing read after it), whenever
-and in whatever order the results are read.
+and in whatever order the results are read. Reading the values never reads the snapshot; a
+deferred snapshot part that cannot be read while the rules run raises out of ``evaluate``.
 """
 
 from __future__ import annotations
