@@ -7,8 +7,11 @@ candle) and reads the account every minute, so these are the figures that bound 
   common case: two comparisons), and with the path crossing and refilling orders now and then;
 * ``SimPort.place_orders`` cost per order (batches of 10 resting LIMIT orders, then cancelled);
 * per candle of the backtest: four ``set_mark`` calls, then the reads of one runner cycle through
-  SimPort (tickers, limit price, position mode, balance, open positions, open orders) and the
-  driver's ``engine.equity()`` sample — with one position and 12 resting orders, and with none.
+  SimPort and the driver's ``engine.equity()`` sample — with one position and 12 resting orders,
+  and with none. Two cycles: one reading everything (tickers, limit price, position mode,
+  balance, open positions, open orders), and the usual cycle of the year-long backtest, whose
+  rules stop at ``position.qty`` so that the runner's lazy snapshot reads only the open
+  positions and the open orders (the balance totals are then summed by no one).
 
 Run: ``python -m bench sim_engine``.
 """
@@ -142,11 +145,12 @@ def _cycle_engine(position: bool) -> tuple[SimEngine, ManualClock, SimPort]:
 
 
 def bench_cycle_reads(
-    cycles: int = 5000, position: bool = True, repeats: int = 5
+    cycles: int = 5000, position: bool = True, repeats: int = 5, every_read: bool = True
 ) -> tuple[float, ...]:
     """(set_mark µs per call, reads µs per cycle, equity µs): per candle 4 marks 15 s apart,
-    then the reads of one runner cycle (tickers, limit price, position mode, balance, open
-    positions, open orders) and the driver's equity sample; the best of ``repeats`` runs."""
+    then the reads of one runner cycle (``every_read``: tickers, limit price, position mode,
+    balance, open positions, open orders; else only open positions and open orders) and the
+    driver's equity sample; the best of ``repeats`` runs."""
     best = (float("inf"), float("inf"), float("inf"))
     for _ in range(repeats):
         engine, clock, port = _cycle_engine(position)
@@ -161,10 +165,11 @@ def bench_cycle_reads(
                 clock.advance(15_000)
                 engine.set_mark(SYMBOL, px)
             t1 = clock_()
-            port.tickers()
-            port.limit_price(SYMBOL)
-            port.position_mode()
-            port.balance()
+            if every_read:
+                port.tickers()
+                port.limit_price(SYMBOL)
+                port.position_mode()
+                port.balance()
             port.open_positions()
             port.open_orders()
             t2 = clock_()
@@ -190,11 +195,13 @@ def main() -> None:
     print(f"  -> a year of minute candles ({year:,} marks): {year / quiet:.1f} s quiet")
     print(f"SimPort.place_orders (batches of 10 resting LIMIT): {per_order:8.1f} µs/order")
     for position, label in ((True, "1 position + 12 resting orders"), (False, "empty account")):
-        mark, reads, equity = bench_cycle_reads(position=position)
-        print(
-            f"backtest candle, {label}: set_mark {mark:.2f} µs/call (4 a candle, clock included),"
-            f" cycle reads {reads:.1f} µs, engine.equity() {equity:.2f} µs"
-        )
+        for every_read, reads_label in ((True, "every read"), (False, "positions + orders")):
+            mark, reads, equity = bench_cycle_reads(position=position, every_read=every_read)
+            print(
+                f"backtest candle, {label}: set_mark {mark:.2f} µs/call (4 a candle, clock"
+                f" included), cycle reads ({reads_label}) {reads:.1f} µs,"
+                f" engine.equity() {equity:.2f} µs"
+            )
 
 
 if __name__ == "__main__":

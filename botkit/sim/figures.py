@@ -1,24 +1,33 @@
 """The account's figures at the current marks (open positions, balance, equity), cached in layers.
 
 Reading the account after every price move (the backtest does, once a candle) must not redo
-what the move did not change. Two layers, both in one :class:`Book`:
+what the move did not change, nor work out what the reader does not ask for. Three layers, all
+in one :class:`Book`:
 
 * the *book* proper, rebuilt when an order, a fill or a setting changes (``matcher.rev``,
   ``settings_rev``): per open position (:class:`Leg`) its mark-independent parts
   (``|qty| × ctVal``, ``qty × ctVal``, leverage, maintenance rate, the quantity not held by
   closing orders), the margin resting orders reserve, the wallet and its times;
-* the *marks*: per position notional, upl, im and mm, and from them the balance totals,
-  recomputed only when the mark of a symbol that holds a position is no longer the one they were
-  computed at (compared by identity: an unchanged mark is the same object). With no open
-  position the balance does not depend on any mark, so moving marks recomputes nothing.
+* the *legs at their marks*: per position notional, upl, im and mm, recomputed for a position
+  only when the mark of its symbol is no longer the one they were computed at (compared by
+  identity: an unchanged mark is the same object) — what :meth:`AccountFigures.marked` gives
+  and the open positions need;
+* the *balance totals* (upl, im, mm, eq, availMgn, mmr, imr …), summed from the legs only when
+  :meth:`AccountFigures.current` (the balance) asks and the legs moved since the last sum
+  (``Book.summed``). Reading the positions after a move leaves them for later; with no open
+  position they hold for any mark, so moving marks recomputes nothing.
+
+:meth:`AccountFigures.equity` takes each leg's upl where it is up to date and works out only the
+upl of a moved leg otherwise (without keeping it), then adds the wallet: no totals are summed.
 
 Guarantee: every figure is computed with the same Decimal operations, in the same order, as
 :func:`~botkit.sim.accounts.position_figures` and the balance formula of
-:mod:`botkit.sim.accounts` — values and exponents are those an uncached computation gives.
+:mod:`botkit.sim.accounts` — values and exponents are those an uncached computation gives, in
+whichever order positions, balance and equity are asked (or not asked at all).
 ``Book.stamp`` changes whenever any figure may have changed, ``Book.number`` whenever anything
-but the mark figures may have; readers key what they derive on them. The answers
-(:class:`BalanceFigures`, :class:`OpenPosition`) are the same objects while their stamp holds;
-never mutate one.
+but the mark figures may have; a leg's figures change only with ``Leg.mark`` (for one book
+number); readers key what they derive on them. The answers (:class:`BalanceFigures`,
+:class:`OpenPosition`) are the same objects while their stamp holds; never mutate one.
 """
 
 from __future__ import annotations
@@ -116,7 +125,11 @@ class Leg:
 
 class Book:
     """The account at the current marks: the legs and the balance totals, named as in
-    :class:`~botkit.sim.accounts.BalanceFigures` (read-only for readers)."""
+    :class:`~botkit.sim.accounts.BalanceFigures` (read-only for readers).
+
+    The totals are those of the legs' figures when ``summed == stamp``; until then they are of
+    older marks (:meth:`AccountFigures.current` brings them up to date).
+    """
 
     __slots__ = (
         "avail",
@@ -139,6 +152,7 @@ class Book:
         "rev",
         "settings",
         "stamp",
+        "summed",
         "u_time",
         "upl",
         "wallet",
@@ -147,6 +161,7 @@ class Book:
     def __init__(self, number: int, rev: int, settings: int, acc: Account) -> None:
         self.number = number
         self.stamp = number
+        self.summed = -1
         self.rev = rev
         self.settings = settings
         self.legs: list[Leg] = []
@@ -159,21 +174,16 @@ class Book:
         self.im = self.eq = self.iso_eq = self.avail = self.mmr = self.imr = _ZERO
         self.balance: BalanceFigures | None = None
 
-    def refresh(self) -> None:
-        """Every leg's figures at its symbol's mark now, and the balance totals from them: the
-        position figures and the balance formula, step by step (inline: once per price move)."""
+    def sum_legs(self) -> None:
+        """The balance totals from the legs' figures (which must be at the current marks): the
+        balance formula, step by step, summing the legs in the account's order."""
         quantize, cent, half_even, zero = _QUANTIZE, MONEY_Q, _HALF_EVEN, _ZERO
         upl = position_im = mm = iso_upl = iso_position_im = zero
         for leg in self.legs:
-            leg.mark = mark = leg.series.mark
-            notional = leg.notional = quantize(leg.size * mark, cent, half_even)
-            leg_upl = leg.upl = quantize(leg.signed * (mark - leg.avg), cent, half_even)
-            leg_im = leg.im = quantize(notional / leg.lever, cent, half_even)
-            leg_mm = leg.mm = quantize(notional * leg.mm_rate, cent, half_even)
-            leg.open = None
+            leg_upl, leg_im = leg.upl, leg.im
             upl += leg_upl
             position_im += leg_im
-            mm += leg_mm
+            mm += leg.mm
             if leg.isolated:
                 iso_upl += leg_upl
                 iso_position_im += leg_im
@@ -190,6 +200,7 @@ class Book:
         else:
             self.mmr = self.imr = zero
         self.balance = None
+        self.summed = self.stamp
 
 
 class AccountFigures:
@@ -202,23 +213,35 @@ class AccountFigures:
         self._stamps = 0
         self._book = Book(0, -1, -1, source.account)
 
-    def current(self) -> Book:
-        """The book for the current orders and settings, its figures at the current marks."""
-        book = self._booked()
-        for leg in book.legs:
-            if leg.series.mark is not leg.mark:
-                book.refresh()
-                self._stamps += 1
-                book.stamp = self._stamps
-                break
-        return book
-
-    def _booked(self) -> Book:
-        """The book for the current orders and settings (its figures maybe at older marks)."""
+    def marked(self) -> Book:
+        """The book for the current orders and settings, every leg's figures at its symbol's
+        mark now (redone, inline, for the legs whose mark moved: the position figures step by
+        step); the balance totals maybe of older marks (``summed != stamp``)."""
         src = self._source
         book = self._book
         if book.rev != src.matcher.rev or book.settings != src.settings_rev:
             book = self._build()
+        moved = False
+        for leg in book.legs:
+            mark = leg.series.mark
+            if mark is not leg.mark:
+                notional = leg.notional = _QUANTIZE(leg.size * mark, MONEY_Q, _HALF_EVEN)
+                leg.upl = _QUANTIZE(leg.signed * (mark - leg.avg), MONEY_Q, _HALF_EVEN)
+                leg.im = _QUANTIZE(notional / leg.lever, MONEY_Q, _HALF_EVEN)
+                leg.mm = _QUANTIZE(notional * leg.mm_rate, MONEY_Q, _HALF_EVEN)
+                leg.mark = mark  # last: a figure that raised is not taken for done
+                leg.open = None
+                moved = True
+        if moved:
+            self._stamps += 1
+            book.stamp = self._stamps
+        return book
+
+    def current(self) -> Book:
+        """The book for the current orders and settings, all its figures at the current marks."""
+        book = self.marked()
+        if book.summed != book.stamp:
+            book.sum_legs()
         return book
 
     def _build(self) -> Book:
@@ -255,7 +278,8 @@ class AccountFigures:
             )
             leg.avail = max(_ZERO, abs(pos.qty) - held.get(key, _ZERO))
             book.legs.append(leg)
-        book.refresh()  # with no leg the totals hold for any mark: current() never redoes them
+        # the legs' figures and the totals wait for a reader (marked() / current()); with no
+        # leg the totals, once summed, hold for any mark
         self._book = book
         return book
 
@@ -289,26 +313,28 @@ class AccountFigures:
     def equity(self) -> Decimal:
         """The balance's ``eq`` (wallet + unrealized PnL) now, the same Decimal.
 
-        After a price move that nothing has read yet, only the positions' upl is worked out
-        (the rest waits for a reader): an equity curve sampled every candle stays cheap even
-        when no cycle reads the balance in between.
+        Sums the legs' upl as the balance does, taking a leg's own where its figures are at the
+        current mark and working out only the upl of a leg whose mark moved since (not kept: the
+        rest waits for a reader); no other figure is computed. An equity curve sampled every
+        candle stays cheap whether or not a cycle read the positions or the balance in between.
         """
-        book = self._booked()
-        for leg in book.legs:
-            if leg.series.mark is not leg.mark:
-                break
-        else:
-            return book.eq
-        quantize, cent, half_even = _QUANTIZE, MONEY_Q, _HALF_EVEN
+        src = self._source
+        book = self._book
+        if book.rev != src.matcher.rev or book.settings != src.settings_rev:
+            book = self._build()
         upl = _ZERO
-        for leg in book.legs:  # as refresh() sums them
-            upl += quantize(leg.signed * (leg.series.mark - leg.avg), cent, half_even)
+        for leg in book.legs:  # as sum_legs() sums them
+            mark = leg.series.mark
+            if mark is leg.mark:
+                upl += leg.upl
+            else:
+                upl += _QUANTIZE(leg.signed * (mark - leg.avg), MONEY_Q, _HALF_EVEN)
         return book.wallet + upl
 
     def positions(self, symbol: str | None = None) -> list[OpenPosition]:
         """The open positions (of ``symbol``), in the account's order, at the current marks."""
         out: list[OpenPosition] = []
-        for leg in self.current().legs:
+        for leg in self.marked().legs:
             if symbol is not None and leg.symbol != symbol:
                 continue
             op = leg.open

@@ -8,7 +8,9 @@ keyed on "nothing changed" would miss every time. What each answer is kept by:
 * balance: the engine's :class:`~botkit.sim.figures.Book` stamp (it changes only when a figure
   may have; with no open position moving the mark changes none);
 * open positions: per position the fields that do not move with the mark are kept per book
-  number (orders, fills, settings); after a mark move only the mark's fields are redone;
+  number (orders, fills, settings); after a move of its mark only the mark's fields are redone,
+  from the position's own figures (``AccountFigures.marked``: the balance totals are not
+  summed for it, they wait for a balance read);
 * limit price: the mark object its band was computed at; the band's constants per symbol;
 * tickers: the parts that never change, per symbol (a ticker moves with the clock, so it is
   always rebuilt).
@@ -62,14 +64,15 @@ def reject(exc: SimError, method: str, path: str, ids: Sequence[str] = ()) -> No
 
 
 class _PositionModel:
-    """One position's model at book ``stamp``, and its fields that hold for book ``number``."""
+    """One position's model at ``mark`` (the very object its leg's figures were computed at),
+    and its fields that hold for book ``number`` (whose leg's figures move only with its mark)."""
 
-    __slots__ = ("base", "model", "number", "stamp")
+    __slots__ = ("base", "mark", "model", "number")
 
     def __init__(self, number: int, base: dict[str, Any]) -> None:
         self.number = number
         self.base = base
-        self.stamp = -1
+        self.mark: Decimal | None = None
         self.model: Position | None = None
 
 
@@ -149,7 +152,7 @@ class PortReads:
 
     def open_positions(self, symbol: str | None = None) -> list[Position]:
         """A fresh list; each model is shared while its position's figures are unchanged."""
-        book = self._figures.current()
+        book = self._figures.marked()
         out: list[Position] = []
         if not book.legs:
             return out
@@ -166,9 +169,10 @@ class PortReads:
                     book.number, open_position_base(pos, leg.avail, leg.lever, mode)
                 )
             model = entry.model
-            if model is None or entry.stamp != book.stamp:
-                fields = open_position_at(entry.base, leg.mark, leg.im, leg.mm, leg.upl)
+            mark = leg.mark
+            if model is None or entry.mark is not mark:
+                fields = open_position_at(entry.base, mark, leg.im, leg.mm, leg.upl)
                 model = entry.model = _POSITION.exact(fields)
-                entry.stamp = book.stamp
+                entry.mark = mark
             out.append(model)
         return out

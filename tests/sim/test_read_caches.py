@@ -159,10 +159,57 @@ def run(sim: Sim, step: tuple[Any, ...], hedge: bool) -> None:
     sim.clock.advance(1000)
 
 
+READS = ("equity", "balance", "positions", "port_balance", "port_positions", "port_positions_tst")
+reads = st.lists(st.sampled_from(READS), unique=True, max_size=len(READS))
+"""The reads a step makes first, in that order (maybe none, maybe only equity): what the caches
+were left with by the earlier reads must not change any answer."""
+
+
+def read_in_order(sim: Sim, port: SimPort, order: list[str]) -> None:
+    """Read ``order`` first, then check each answer against the uncached reference and the wire
+    (no wire read happens before: the wire reads the engine's caches too)."""
+    e = sim.engine
+    reference, positions = reference_balance(e), reference_positions(e)
+    got: dict[str, Any] = {}
+    for name in order:
+        if name == "equity":
+            got[name] = e.equity()
+        elif name == "balance":
+            got[name] = e.balance()
+        elif name == "positions":
+            got[name] = e.positions()
+        elif name == "port_balance":
+            got[name] = port.balance()
+        elif name == "port_positions":
+            got[name] = port.open_positions()
+        else:
+            got[name] = port.open_positions(TST)
+    if "equity" in got:
+        assert repr(got["equity"]) == repr(reference.eq)
+    if "balance" in got:
+        assert exact(got["balance"]) == exact(reference)
+    if "positions" in got:
+        assert [
+            (op.position, repr(op.figures), repr(op.mark), repr(op.lever), repr(op.avail_qty))
+            for op in got["positions"]
+        ] == positions
+    # the wire last, and only when a port answer needs it (it leaves the caches up to date)
+    if "port_balance" in got:
+        assert wire(got["port_balance"]) == wire(Balance.model_validate(sim.balance()))
+    if "port_positions" in got or "port_positions_tst" in got:
+        wire_positions = [Position.model_validate(p) for p in sim.positions()]
+        if "port_positions" in got:
+            assert exact(got["port_positions"]) == exact(port.open_positions())
+            assert wire(got["port_positions"]) == wire(wire_positions)
+        if "port_positions_tst" in got:
+            tst_positions = [p for p in wire_positions if p.symbol == TST]
+            assert wire(got["port_positions_tst"]) == wire(tst_positions)
+
+
 def check(sim: Sim, port: SimPort) -> None:
     e = sim.engine
     reference = reference_balance(e)
-    assert repr(e.equity()) == repr(reference.eq)  # before anything read the moved figures
+    assert repr(e.equity()) == repr(reference.eq)
     assert exact(e.balance()) == exact(reference)
     assert repr(e.equity()) == repr(reference.eq)
     got = [
@@ -188,9 +235,12 @@ def check(sim: Sim, port: SimPort) -> None:
     suppress_health_check=[HealthCheck.too_slow],
     derandomize=True,
 )
-@given(steps=st.lists(action, min_size=8, max_size=30), hedge=st.booleans())
+@given(
+    steps=st.lists(st.tuples(action, reads, st.booleans()), min_size=8, max_size=30),
+    hedge=st.booleans(),
+)
 def test_cached_reads_equal_the_uncached_figures_and_the_wire(
-    steps: list[tuple[Any, ...]], hedge: bool
+    steps: list[tuple[tuple[Any, ...], list[str], bool]], hedge: bool
 ) -> None:
     base = load_sim_config(None)
     sim = Sim(
@@ -201,13 +251,15 @@ def test_cached_reads_equal_the_uncached_figures_and_the_wire(
     )
     port = SimPort(sim.engine)
     before: list[tuple[Any, Any]] = []
-    for step in steps:
+    for step, order, full in steps:
         run(sim, step, hedge)
-        check(sim, port)
+        read_in_order(sim, port, order)
         for model, seen in before:  # answers handed out earlier never change
             assert exact(model) == seen
-        answers = [port.balance(), port.open_positions(), port.tickers(), port.limit_price(TST)]
-        before = [(a, exact(a)) for a in answers]
+        if full:  # else the next step's reads find the caches as this step's reads left them
+            check(sim, port)
+            answers = [port.balance(), port.open_positions(), port.tickers(), port.limit_price(TST)]
+            before = [(a, exact(a)) for a in answers]
 
 
 # --- the backtest's path: a position held while the mark moves ---------------------------------
@@ -324,3 +376,85 @@ def test_equity_with_hedge_legs_on_two_symbols(make_sim: Any) -> None:
     assert [p.posSide for p in port.open_positions(BTC)] == [PosSide.LONG, PosSide.SHORT]
     assert port.open_positions()[1].side is OrderSide.SELL
     assert OrderType.MARKET.value == "MARKET"
+
+
+# --- the order of the reads: positions only, then the balance; the balance first; equity alone --
+def _held_with_ladder(sim: Sim) -> SimPort:
+    port = SimPort(sim.engine)
+    port.place_orders([order("BUY", sz="5")])
+    sim.mark("60123.4")
+    port.place_orders([order("BUY", sz="2")])  # an average price with eight decimals
+    ladder = [order("BUY", "LIMIT", px=str(59000 - 10 * i), clOrdId=f"b{i}") for i in range(6)]
+    port.place_orders(ladder)
+    return port
+
+
+def test_positions_read_alone_then_the_balance_after_each_move(sim: Sim) -> None:
+    port = _held_with_ladder(sim)
+    for px in ("60010.1", "59990.5", "60100", "59950.37"):
+        sim.clock.advance(15_000)
+        sim.mark(px)
+        reference = reference_balance(sim.engine)
+        positions = port.open_positions()  # a cycle that stops at position.qty
+        book = sim.engine.figures.marked()
+        assert book.summed != book.stamp  # the balance totals wait for a balance read
+        assert repr(sim.engine.equity()) == repr(reference.eq)
+        assert book.summed != book.stamp  # equity sums no totals either
+        balance = port.balance()
+        assert exact(sim.engine.balance()) == exact(reference)
+        assert wire(balance) == wire(Balance.model_validate(sim.balance()))
+        assert wire(positions) == wire([Position.model_validate(p) for p in sim.positions()])
+        assert port.open_positions()[0] is positions[0]
+
+
+def test_balance_read_first_then_the_positions_after_each_move(sim: Sim) -> None:
+    port = _held_with_ladder(sim)
+    for px in ("60010.1", "59990.5", "60100", "59950.37"):
+        sim.clock.advance(15_000)
+        sim.mark(px)
+        reference, expected = reference_balance(sim.engine), reference_positions(sim.engine)
+        balance = port.balance()
+        positions = port.open_positions()
+        assert [
+            (op.position, repr(op.figures), repr(op.mark), repr(op.lever), repr(op.avail_qty))
+            for op in sim.engine.positions()
+        ] == expected
+        assert repr(sim.engine.equity()) == repr(reference.eq)
+        assert exact(sim.engine.balance()) == exact(reference)
+        assert wire(balance) == wire(Balance.model_validate(sim.balance()))
+        assert wire(positions) == wire([Position.model_validate(p) for p in sim.positions()])
+        assert port.balance() is balance
+
+
+def test_equity_alone_over_moves_nothing_reads_then_every_read(make_sim: Any) -> None:
+    base = load_sim_config(None)
+    sim = make_sim(
+        instruments=[base.instruments[0], tst_instrument()], position_mode=PositionMode.HEDGE
+    )
+    port = SimPort(sim.engine)
+    legs = [
+        order("BUY", mgnMode="CROSS", posSide="LONG"),
+        order("SELL", mgnMode="ISOLATED", posSide="SHORT", sz="2"),
+        order("BUY", mgnMode="ISOLATED", posSide="LONG").model_copy(
+            update={"symbol": TST, "sz": Decimal(4)}
+        ),
+    ]
+    assert all(r.accepted for r in port.place_orders(legs))
+    port.balance()
+    moves = [("60100.5", BTC), ("101.25", TST), ("59900", BTC), ("99.5", TST), ("60000.01", BTC)]
+    for i, (px, symbol) in enumerate(moves):
+        sim.mark(px, symbol)
+        assert repr(sim.engine.equity()) == repr(reference_balance(sim.engine).eq)
+        if i == 2:  # positions read in between: the next move leaves one symbol's legs behind
+            assert wire(port.open_positions(TST)) == wire(
+                [Position.model_validate(p) for p in sim.positions() if p["symbol"] == TST]
+            )
+    reference, expected = reference_balance(sim.engine), reference_positions(sim.engine)
+    positions, balance = port.open_positions(), port.balance()
+    assert exact(sim.engine.balance()) == exact(reference)
+    assert [
+        (op.position, repr(op.figures), repr(op.mark), repr(op.lever), repr(op.avail_qty))
+        for op in sim.engine.positions()
+    ] == expected
+    assert wire(balance) == wire(Balance.model_validate(sim.balance()))
+    assert wire(positions) == wire([Position.model_validate(p) for p in sim.positions()])
