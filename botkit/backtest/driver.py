@@ -22,12 +22,14 @@ PnL, fees). Everything runs on simulated time: the same inputs give the same res
 from __future__ import annotations
 
 import gc
+import threading
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 from botkit.backtest.bars import Bar, CandleSeries
 from botkit.backtest.path import PathPoint, candle_path
@@ -105,14 +107,28 @@ def _replay_gc() -> Iterator[None]:
     replay). They are frozen (moved out of the collector's generations) and young objects are
     collected 70 times less often; cyclic garbage is still collected, only later.
     """
-    thresholds = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(50_000, 50, 1_000)
+    global _replays
+    with _GC_LOCK:
+        _replays += 1
+        if _replays == 1:  # the first of overlapping replays tunes, the last one restores
+            _saved[:] = [gc.get_threshold(), gc.get_freeze_count() == 0]
+            gc.freeze()
+            gc.set_threshold(50_000, 50, 1_000)
     try:
         yield
     finally:
-        gc.set_threshold(*thresholds)
-        gc.unfreeze()
+        with _GC_LOCK:
+            _replays -= 1
+            if _replays == 0:
+                thresholds, unfreeze = _saved
+                gc.set_threshold(*thresholds)
+                if unfreeze:  # never thaw what the caller had frozen
+                    gc.unfreeze()
+
+
+_GC_LOCK = threading.Lock()
+_replays = 0
+_saved: list[Any] = []
 
 
 def _no_sleep(_seconds: float) -> None:

@@ -121,8 +121,8 @@ def build_plan(
     ``kill_switch``: why new orders are stopped (see :mod:`botkit.pipeline.killswitch`), or
     ``None``; ``already_sent``: client order ids the journal already holds.
     """
-    if not intents and not kill_switch:  # the usual quiet cycle: nothing to check
-        return Plan(now_ms=snapshot.now_ms)
+    if not intents:  # the usual quiet cycle: nothing to check (or for a kill switch to stop)
+        return Plan(now_ms=snapshot.now_ms, kill_switch=kill_switch)
     policies = policies or {}
     book = RiskBook(
         global_limits=limits or RiskLimits(),

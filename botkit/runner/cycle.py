@@ -270,9 +270,10 @@ class Runner:
             self._next_due[strategy.name] = strategy.next_due_ms(now)
         try:
             snapshot = self.reader.read(now, symbols, needs)
-            evaluations, errors, rule_errors, intents = self._evaluate(cycle_id, due, snapshot)
-            if intents:  # what the planner checks against is read before anything is sent
-                _planner_parts(snapshot)
+            done, errors = self._evaluate(due, snapshot)
+            if any(r.intents for _, e in done for r in e.results):
+                _planner_parts(snapshot)  # what orders are checked against, before anything
+
         except ExchangeError as exc:
             logger.error("cycle {}: reading the account failed: {}", cycle_id, exc)
             retry = now + READ_RETRY_MS  # try again soon, not a whole period later
@@ -286,6 +287,7 @@ class Runner:
                 error=f"read failed: {exc}",
                 seconds=self._monotonic() - started,
             )
+        evaluations, rule_errors, intents = self._record(cycle_id, done, errors)
         effects = self._side_effects(cycle_id, intents, snapshot) if intents else ()
         orders = [i for i in intents if isinstance(i, OrderIntent)]
         plan = build_plan(
@@ -332,19 +334,35 @@ class Runner:
         return cached
 
     def _evaluate(
-        self, cycle_id: int, due: Sequence[Strategy], snapshot: Snapshot
-    ) -> tuple[list[Evaluation], dict[str, str], list[tuple[str, str, str]], list[Intent]]:
-        evaluations: list[Evaluation] = []
+        self, due: Sequence[Strategy], snapshot: Snapshot
+    ) -> tuple[list[tuple[Strategy, Evaluation]], dict[str, str]]:
+        """Evaluate the due strategies. Nothing is journaled yet: a deferred read failing later
+        in the cycle must leave no fire behind (its retry would be blocked as ``same_slot``)."""
+        done: list[tuple[Strategy, Evaluation]] = []
         errors: dict[str, str] = {}
-        rule_errors: list[tuple[str, str, str]] = []
-        intents: list[Intent] = []
-        dry = self.execution.dry
         for strategy in due:
             try:
                 activity = self.activity.get(strategy.name, strategy.activity_window_ms)
-                evaluation = evaluate(strategy, snapshot, activity, snapshot.now_ms)
-                changes = self._changes
-                recorded = evaluation.results if changes is None else changes.select(evaluation)
+                done.append((strategy, evaluate(strategy, snapshot, activity, snapshot.now_ms)))
+            except ExchangeError:
+                raise  # a part of the snapshot could not be read: the cycle's read failed
+            except BotkitError as exc:
+                errors[strategy.name] = str(exc)
+                logger.bind(strategy=strategy.name).error("evaluation failed: {}", exc)
+        return done, errors
+
+    def _record(
+        self, cycle_id: int, done: list[tuple[Strategy, Evaluation]], errors: dict[str, str]
+    ) -> tuple[list[Evaluation], list[tuple[str, str, str]], list[Intent]]:
+        """Journal and log the evaluations of a cycle whose reads all succeeded; their intents."""
+        evaluations: list[Evaluation] = []
+        rule_errors: list[tuple[str, str, str]] = []
+        intents: list[Intent] = []
+        dry = self.execution.dry
+        changes = self._changes
+        for strategy, evaluation in done:
+            recorded = evaluation.results if changes is None else changes.select(evaluation)
+            try:
                 if recorded:
                     self.journal.record_evaluations(
                         cycle_id,
@@ -353,8 +371,6 @@ class Runner:
                         rules=_evaluated(recorded),
                         dry=dry,
                     )
-            except ExchangeError:
-                raise  # a part of the snapshot could not be read: the cycle's read failed
             except BotkitError as exc:
                 errors[strategy.name] = str(exc)
                 logger.bind(strategy=strategy.name).error("evaluation failed: {}", exc)
@@ -370,7 +386,7 @@ class Runner:
                 if result.intents:
                     intents.extend(result.intents)
             evaluations.append(evaluation)
-        return evaluations, errors, rule_errors, intents
+        return evaluations, rule_errors, intents
 
     def _side_effects(
         self, cycle_id: int, intents: Sequence[object], snapshot: Snapshot

@@ -122,3 +122,34 @@ def test_a_deferred_part_is_read_once_and_kept_by_replace() -> None:
     assert source.calls[-1] == "fills"  # ... and reads the rest from the same source
     with pytest.raises(TypeError, match="unknown parts"):
         Snapshot.deferred(7, {}, source, wallet=1)
+
+
+def test_a_fire_whose_planner_read_fails_leaves_no_trace_and_fires_on_the_retry(
+    rig: Rig,
+) -> None:
+    from tests.runner.conftest import ONE_ORDER, open_orders
+
+    rig.write("one.yaml", ONE_ORDER)
+    rig.runner.reader = SnapshotReader(rig.client, sleep=lambda _s: None)
+    rig.runner.reader.instruments(rig.clock.now_ms())
+    rig.sim.faults.add(FaultKind.HTTP_500, path="/v3/trade/position/opens", times=4)
+    failed = rig.runner.run_cycle()
+    assert failed.error.startswith("read failed:")
+    assert sum(c.fired for c in rig.journal.cycles()) == 0  # no fire journaled
+    rig.advance(30_000)  # the retry, still in the same one-minute slot
+    retry = rig.runner.run_cycle()
+    assert retry.ok
+    assert retry.evaluations[0].results[0].fired
+    assert len(open_orders(rig)) == 1
+
+
+def test_a_failed_read_with_the_kill_switch_on_is_a_failed_read(rig: Rig) -> None:
+    from botkit.pipeline import GuardSettings, RiskLimits
+
+    rig.runner.guards = GuardSettings(limits=RiskLimits(), kill_switch=True)
+    rig.write("holder.yaml", HOLDER.format(name="holder"))
+    report = rig.runner.run_cycle()  # quiet: nothing for the kill switch to stop
+    assert report.ok
+    assert report.plan is not None
+    assert report.plan.kill_switch
+    assert rig.transport.calls[BALANCE] == 0
