@@ -37,7 +37,8 @@ def _engine() -> tuple[SimEngine, ManualClock]:
     return SimEngine(config, clock), clock
 
 
-def _rest_twenty(port: SimPort, prefix: str) -> None:
+def _rest(port: SimPort, prefix: str, per_side: int = 10) -> None:
+    """``per_side`` resting LIMIT orders each side, 10 apart, away from the 60,000 mark."""
     for side, start in ((OrderSide.BUY, 59000), (OrderSide.SELL, 61000)):
         step = -10 if side is OrderSide.BUY else 10
         orders = [
@@ -49,14 +50,14 @@ def _rest_twenty(port: SimPort, prefix: str) -> None:
                 px=Decimal(start + i * step),
                 clOrdId=f"{prefix}-{side.value}-{i}",
             )
-            for i in range(10)
+            for i in range(per_side)
         ]
         assert all(r.accepted for r in port.place_orders(orders))
 
 
 def bench_set_mark_quiet() -> float:
     engine, clock = _engine()
-    _rest_twenty(SimPort(engine), "q")
+    _rest(SimPort(engine), "q")
     path = [Decimal(60000 + (i % 400) - 200) for i in range(MARKS)]
     set_mark = engine.set_mark
     start = time.perf_counter()
@@ -70,7 +71,7 @@ def bench_set_mark_crossing() -> tuple[float, int]:
     """A wider path that crosses the ladders; crossed orders are re-placed every 1,000 marks."""
     engine, clock = _engine()
     port = SimPort(engine)
-    _rest_twenty(port, "c0")
+    _rest(port, "c0")
     path = [Decimal(60000 + ((i * 7) % 2400) - 1200) for i in range(MARKS)]
     start = time.perf_counter()
     refills = 0
@@ -80,7 +81,7 @@ def bench_set_mark_crossing() -> tuple[float, int]:
         if i % 1000 == 999:
             port.cancel_all(SYMBOL)
             engine.set_mark(SYMBOL, Decimal(60000))
-            _rest_twenty(port, f"c{i}")
+            _rest(port, f"c{i}")
             refills += 1
     return MARKS / (time.perf_counter() - start), refills
 
@@ -127,20 +128,7 @@ def _cycle_engine(position: bool) -> tuple[SimEngine, ManualClock, SimPort]:
     if position:
         buy = OrderRequest(symbol=SYMBOL, side=OrderSide.BUY, type=OrderType.MARKET, sz=Decimal(5))
         assert port.place_orders([buy])[0].accepted
-        for side, start in ((OrderSide.BUY, 59000), (OrderSide.SELL, 61000)):
-            step = -10 if side is OrderSide.BUY else 10
-            ladder = [
-                OrderRequest(
-                    symbol=SYMBOL,
-                    side=side,
-                    type=OrderType.LIMIT,
-                    sz=Decimal(1),
-                    px=Decimal(start + i * step),
-                    clOrdId=f"l-{side.value}-{i}",
-                )
-                for i in range(6)
-            ]
-            assert all(r.accepted for r in port.place_orders(ladder))
+        _rest(port, "l", per_side=6)
     return engine, clock, port
 
 

@@ -134,24 +134,8 @@ class Snapshot:
         values[name] = value
         return value
 
-    def loaded(self, name: str) -> bool:
-        """Whether part ``name`` has been read (always true for a snapshot built from values)."""
-        return name in self._values
-
-    def replace(self, **changes: Any) -> Snapshot:
-        """A copy with ``changes`` (parts, ``now_ms`` or ``instruments``); parts not yet read
-        stay deferred."""
-        now_ms = changes.pop("now_ms", self.now_ms)
-        instruments = changes.pop("instruments", self.instruments)
-        unknown = set(changes) - set(PARTS)
-        if unknown:
-            raise TypeError(f"Snapshot.replace: unknown parts {sorted(unknown)}")
-        copy = Snapshot.__new__(Snapshot)
-        copy._init(now_ms, instruments, {**self._values, **changes}, self._source)
-        return copy
-
     def __setattr__(self, name: str, value: object) -> NoReturn:
-        raise AttributeError(f"a Snapshot is read-only (use replace(): {name})")
+        raise AttributeError(f"a Snapshot is read-only ({name})")
 
     def __repr__(self) -> str:
         read = ", ".join(n for n in PARTS if n in self._values)

@@ -86,7 +86,7 @@ def test_a_snapshot_built_by_hand_holds_its_values() -> None:
     assert snap.balance.eq == Decimal(5)
     assert (snap.positions, snap.open_orders, snap.limit_prices) == ([], [], {})
     assert snap.position_mode is PositionMode.ONE_WAY
-    assert all(snap.loaded(p) for p in PARTS)
+    assert [getattr(snap, p) is not None for p in PARTS] == [True] * len(PARTS)  # no source
     with pytest.raises(AttributeError, match="read-only"):
         snap.now_ms = 2
 
@@ -106,20 +106,20 @@ class _Source:
         return {} if name in ("tickers", "limit_prices") else []
 
 
-def test_a_deferred_part_is_read_once_and_kept_by_replace() -> None:
+def test_a_deferred_part_is_read_once_and_only_when_asked_for() -> None:
     source = _Source()
     snap = Snapshot.deferred(7, {}, source, position_mode=PositionMode.HEDGE)
-    assert not snap.loaded("balance")
+    assert source.calls == []  # nothing is read up front
     assert snap.balance is snap.balance
     assert snap.position_mode is PositionMode.HEDGE
     assert source.calls == ["balance"]
     with pytest.raises(ServerUnavailable):
         _ = snap.positions
-    later = snap.replace(now_ms=8, open_orders=[])
-    assert (later.now_ms, later.open_orders, later.balance.eq) == (8, [], Decimal(5))
-    assert source.calls == ["balance", "positions"]  # the copy shares what was read
-    assert later.fills == []
-    assert source.calls[-1] == "fills"  # ... and reads the rest from the same source
+    with pytest.raises(ServerUnavailable):  # a failed read is not kept as a value
+        _ = snap.positions
+    assert source.calls == ["balance", "positions", "positions"]
+    assert snap.fills == []
+    assert source.calls[-1] == "fills"
     with pytest.raises(TypeError, match="unknown parts"):
         Snapshot.deferred(7, {}, source, wallet=1)
 
@@ -143,13 +143,14 @@ def test_a_fire_whose_planner_read_fails_leaves_no_trace_and_fires_on_the_retry(
     assert len(open_orders(rig)) == 1
 
 
-def test_a_failed_read_with_the_kill_switch_on_is_a_failed_read(rig: Rig) -> None:
+def test_a_quiet_cycle_with_the_kill_switch_on_reads_nothing_more(rig: Rig) -> None:
     from botkit.pipeline import GuardSettings, RiskLimits
 
     rig.runner.guards = GuardSettings(limits=RiskLimits(), kill_switch=True)
-    rig.write("holder.yaml", HOLDER.format(name="holder"))
-    report = rig.runner.run_cycle()  # quiet: nothing for the kill switch to stop
-    assert report.ok
+    rig.write("quiet.yaml", MARGIN.format(name="quiet"))  # reads the balance only
+    rig.sim.faults.add(FaultKind.HTTP_500, path="/v3/trade/position/opens")
+    report = rig.runner.run_cycle()  # nothing for the kill switch to stop: no position read
+    assert report.ok, report.error
     assert report.plan is not None
     assert report.plan.kill_switch
-    assert rig.transport.calls[BALANCE] == 0
+    assert rig.transport.calls[POSITIONS] == 0
