@@ -18,14 +18,13 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from botkit.backtest.bars import CSV_COLUMNS, Bar
-from botkit.backtest.intervals import parse_time
+from botkit.backtest.intervals import MAX_MS, MIN_MS, parse_time
 from botkit.errors import ConfigError, DataFileError, Location
 
 __all__ = ["Problems", "parse_lines"]
 
 _REQUIRED = CSV_COLUMNS[:5]
 _MAX_SHOWN = 20
-_SECONDS_LIMIT = 100_000_000_000  # Unix ms below this are before 1973: likely seconds
 _ZERO = Decimal(0)
 _NUMBER_HINT = "write a decimal such as 43123.5"
 _COMMAS = operator.methodcaller("count", ",")
@@ -113,7 +112,7 @@ def _time(value: Any) -> int:
         millis = parse_time(str(value) if isinstance(value, Decimal) else value)
     except ValueError as exc:
         raise _Bad(str(exc), "") from None  # the message says what to write
-    if 0 <= millis < _SECONDS_LIMIT:
+    if 0 <= millis < MIN_MS:  # an ISO-8601 time before 1973 (numbers are checked above)
         raise _Bad(f"time {value} looks like Unix seconds, not milliseconds", "multiply by 1000")
     if millis < 0:
         raise _Bad(f"time {value} is before 1970", "write Unix ms or ISO-8601 UTC")
@@ -201,8 +200,8 @@ def _fast_bars(columns: list[Sequence[Any]]) -> list[Bar] | None:
             return None
     else:
         return None
-    if min(times) < _SECONDS_LIMIT:
-        return None
+    if min(times) < MIN_MS or max(times) > MAX_MS:
+        return None  # the checked path says which unit the times look like
     converted: list[list[Decimal]] = []
     for i, column in enumerate(columns[1:]):
         if set(map(type, column)) != {str}:

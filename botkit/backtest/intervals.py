@@ -13,6 +13,9 @@ from datetime import UTC, date, datetime, timedelta
 
 __all__ = [
     "EXCHANGE_INTERVALS",
+    "MAX_MS",
+    "MIN_MS",
+    "check_ms",
     "exchange_interval",
     "format_interval",
     "format_time",
@@ -82,17 +85,41 @@ def exchange_interval(ms: int) -> str:
         ) from None
 
 
+MIN_MS = 100_000_000_000
+"""1973-03-03T09:46:40Z: a smaller Unix time in ms is more likely in seconds."""
+MAX_MS = 253_402_300_799_999
+"""9999-12-31T23:59:59.999Z, the last time ISO-8601 (and :func:`format_time`) can write."""
+
+
+def check_ms(ms: int) -> int:
+    """``ms`` when it is a plausible Unix time in milliseconds; otherwise a ``ValueError``
+    saying which unit it looks like and what to do (times in seconds, microseconds or
+    nanoseconds are the usual mix-ups)."""
+    if MIN_MS <= ms <= MAX_MS:
+        return ms
+    if ms < 0:
+        raise ValueError(f"time {ms} is before 1970: write Unix ms or ISO-8601 UTC")
+    if ms < MIN_MS:
+        raise ValueError(f"time {ms} looks like Unix seconds, not milliseconds: multiply by 1000")
+    if ms < MAX_MS * 1000:
+        raise ValueError(
+            f"time {ms} looks like Unix microseconds, not milliseconds: divide by 1000"
+        )
+    raise ValueError(f"time {ms} looks like Unix nanoseconds, not milliseconds: divide by 1000000")
+
+
 def parse_time(text: str | int) -> int:
     """Unix ms, or ISO-8601 with a zone (a bare date is UTC midnight) → Unix ms.
 
-    Raises ``ValueError`` for text that is neither, and for a date-time without a zone
-    (ambiguous: add ``Z`` for UTC).
+    Raises ``ValueError`` for text that is neither, for a date-time without a zone
+    (ambiguous: add ``Z`` for UTC), and for a number outside 1973..9999 as Unix ms
+    (:func:`check_ms`: it is in another unit).
     """
     if isinstance(text, int):
-        return text
+        return check_ms(text)
     stripped = text.strip()
     if stripped.lstrip("-").isdigit():
-        return int(stripped)
+        return check_ms(int(stripped))
     try:
         if len(stripped) == 10:
             day = date.fromisoformat(stripped)
