@@ -27,12 +27,27 @@ def format_for(path: str | Path) -> CandleFormat:
 
 
 def write_candles(bars: Iterable[Bar], path: str | Path, *, fmt: CandleFormat | None = None) -> int:
-    """Write ``bars`` to ``path`` (parents created); returns the number of candles written."""
+    """Write ``bars`` to ``path`` (parents created); returns the number of candles written.
+
+    The file appears whole or not at all: the rows go to ``path.part`` first, which replaces
+    ``path`` once complete, and is removed if writing fails half-way (a full disk, a series
+    that cannot go on), so no truncated file is left to be loaded as a shorter series."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     kind = fmt or format_for(target)
+    partial = target.with_name(target.name + ".part")
+    try:
+        count = _write_rows(bars, partial, kind)
+        partial.replace(target)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    return count
+
+
+def _write_rows(bars: Iterable[Bar], partial: Path, kind: CandleFormat) -> int:
     count = 0
-    with target.open("w", encoding="utf-8", newline="\n") as out:
+    with partial.open("w", encoding="utf-8", newline="\n") as out:
         if kind == "csv":
             out.write(",".join(CSV_COLUMNS) + "\n")
         chunk: list[str] = []

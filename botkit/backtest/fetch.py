@@ -30,8 +30,8 @@ from botkit.exchange.models import Candle
 __all__ = ["DEFAULT_PAGE_SIZE", "CandleSource", "FetchResult", "fetch_candles"]
 
 DEFAULT_PAGE_SIZE = 100
-"""The documented maximum page of the v3 queries; the live maximum for candles is not
-documented (the simulator accepts 500): raise it with ``--page-size`` where it is known."""
+"""The documented maximum page of the v3 queries, which the client enforces
+(:data:`botkit.exchange.params.MAX_PAGE`); the live maximum for candles is not documented."""
 
 
 class CandleSource(Protocol):

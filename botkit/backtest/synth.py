@@ -20,10 +20,20 @@ from decimal import ROUND_HALF_EVEN, Decimal
 
 from botkit.backtest.bars import Bar
 
-__all__ = ["YEAR_MS", "SynthParams", "synth_bars"]
+__all__ = ["YEAR_MS", "SynthOverflow", "SynthParams", "synth_bars"]
 
 YEAR_MS = 365 * 86_400_000
 _VOLUME_STEP = Decimal("0.001")
+_LIMITS = {"trend": 1000.0, "volatility": 100.0, "jump_size": 100.0}
+"""The largest |value| accepted per parameter (per year for trend and volatility; log price for
+a jump): far beyond any market, and small enough that a candle's wicks stay finite."""
+_MAX_LOG_TICKS = math.log(1e18)
+"""A price of more than 1e18 ticks is no market's (and the wicks' ``exp`` stays finite)."""
+
+
+class SynthOverflow(ValueError):
+    """The walk left the numbers a price can be made of (the parameters are too extreme for
+    the length of the series); the message says at which candle and what to change."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +68,11 @@ class SynthParams:
                 found.append(f"{name.replace('_', '-')} must be a finite number")
         if self.volatility < 0 or self.jump_size < 0 or self.base_volume < 0:
             found.append("volatility, jump-size and volume must not be negative")
+        for name, limit in _LIMITS.items():
+            value = getattr(self, name)
+            if math.isfinite(value) and abs(value) > limit:
+                found.append(f"{name.replace('_', '-')} {value:g} is out of range (at most "
+                             f"{limit:g} in size; 0.6 is 60 % a year)")  # fmt: skip
         if not 0 <= self.jump_prob <= 1:
             found.append("jump-prob must be between 0 and 1")
         return found
@@ -92,11 +107,16 @@ def synth_bars(params: SynthParams) -> Iterator[Bar]:
         return found
 
     t = params.start_ms
-    for _ in range(params.count):
+    for index in range(params.count):
         move = drift + sigma * gauss(0.0, 1.0)
         if uniform() < jump_prob:
             move += jump_size * gauss(0.0, 1.0)
         log_px += move
+        if log_px > _MAX_LOG_TICKS:
+            raise SynthOverflow(
+                f"the synthetic price passed 1e{_MAX_LOG_TICKS / math.log(10):.0f} ticks at candle "
+                f"{index + 1:,}: lower --trend, --volatility or --jump-size, or make fewer candles"
+            )
         close_ticks = max(1, round(exp(log_px)))
         top = max(open_ticks, close_ticks)
         bottom = min(open_ticks, close_ticks)

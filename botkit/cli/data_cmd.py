@@ -13,6 +13,8 @@ Layouts: docs/backtest.md. Output format follows the extension (``.jsonl`` → J
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import sys
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -27,9 +29,10 @@ from botkit.backtest.intervals import (
     format_time,
 )
 from botkit.backtest.progress import Progress
-from botkit.backtest.synth import SynthParams, synth_bars
+from botkit.backtest.synth import SynthOverflow, SynthParams, synth_bars
 from botkit.cli.argtypes import interval_arg, time_arg
 from botkit.errors import BotkitError, UsageError
+from botkit.exchange.params import MAX_PAGE
 
 __all__ = ["register"]
 
@@ -57,6 +60,55 @@ def _positive(text: str) -> int:
     return value
 
 
+def _page_size(text: str) -> int:
+    """Candles per request: what the client may ask for (the v3 queries' page limit)."""
+    value = _positive(text)
+    if value > MAX_PAGE:
+        raise argparse.ArgumentTypeError(
+            f"{value} is more than the {MAX_PAGE} candles a request may ask for"
+        )
+    return value
+
+
+def _rate(text: str) -> float:
+    """Requests per second at most, 0 for no pacing (a pace, not money: a float is fine)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} must be a number of requests a second, 0 or more (0: no pacing)"
+        )
+    return value
+
+
+def _model_number(text: str) -> float:
+    """A parameter of the synthetic model (a float: model maths, not money)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} must be a finite number")
+    return value
+
+
+def _writable_file(out: Path) -> None:
+    """Refuse an ``--out`` that cannot be written, before anything is fetched or made (its
+    folder is created here, as writing would)."""
+    if out.is_dir():
+        raise UsageError(f"--out {out} is a directory: name a file such as {out / 'candles.csv'}")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(
+            f"--out {out}: cannot create {out.parent}: {exc.strerror or exc}"
+        ) from None
+    if not os.access(out.parent, os.W_OK) or (out.exists() and not os.access(out, os.W_OK)):
+        raise UsageError(f"--out {out}: not writable")
+
+
 def _instrument_defaults(symbol: str) -> tuple[Decimal, Decimal] | None:
     """(start price, tick) of ``symbol`` in the simulator the settings name, if it has it."""
     from botkit.settings import load_settings  # settings only when needed
@@ -74,6 +126,8 @@ def _write(bars: Any, out: Path) -> int:
         return write_candles(bars, out)
     except OSError as exc:
         raise UsageError(f"cannot write {out}: {exc.strerror or exc}") from None
+    except SynthOverflow as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _synth(args: argparse.Namespace) -> int:
@@ -104,6 +158,7 @@ def _synth(args: argparse.Namespace) -> int:
     problems = params.problems()
     if problems:
         raise UsageError("; ".join(problems))
+    _writable_file(args.out)
     written = _write(synth_bars(params), args.out)
     end = start + written * interval
     print(
@@ -121,6 +176,7 @@ def _fetch(args: argparse.Namespace) -> int:
         word = exchange_interval(args.interval)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    _writable_file(args.out)
     settings = load_settings(config=args.config)
     with factory.make_client(settings) as client:
         now = client.server_time()
@@ -199,13 +255,14 @@ def register(sub: Any) -> None:
     length.add_argument("--end", type=time_arg, help="end of the series (exclusive)")
     length.add_argument("--candles", type=_positive, help="number of candles")
     synth.add_argument("--seed", type=int, default=1, help="random seed (default %(default)s)")
-    synth.add_argument("--trend", type=float, default=0.0,
-                       help="drift of the log price per year (default %(default)s)")  # fmt: skip
-    synth.add_argument("--volatility", type=float, default=0.6,
+    synth.add_argument("--trend", type=_model_number, default=0.0,
+                       help="drift of the log price per year (default %(default)s; "
+                            "a negative one as --trend=-0.5)")  # fmt: skip
+    synth.add_argument("--volatility", type=_model_number, default=0.6,
                        help="volatility per year (default %(default)s = 60%%)")  # fmt: skip
-    synth.add_argument("--jump-prob", type=float, default=0.0,
+    synth.add_argument("--jump-prob", type=_model_number, default=0.0,
                        help="chance of a jump per candle (default %(default)s)")  # fmt: skip
-    synth.add_argument("--jump-size", type=float, default=0.02,
+    synth.add_argument("--jump-size", type=_model_number, default=0.02,
                        help="typical jump of the log price (default %(default)s)")  # fmt: skip
     synth.add_argument("--start-price", type=_decimal,
                        help="first open (default: the simulator's start price)")  # fmt: skip
@@ -219,10 +276,18 @@ def register(sub: Any) -> None:
     fetch.add_argument("--start", type=time_arg, required=True, help="ISO-8601 UTC or Unix ms")
     fetch.add_argument("--end", type=time_arg, help="exclusive (default: now)")
     fetch.add_argument("--out", type=Path, required=True, help="file.csv or file.jsonl")
-    fetch.add_argument("--page-size", type=_positive, default=DEFAULT_PAGE_SIZE,
-                       help="candles per request (default %(default)s)")  # fmt: skip
-    fetch.add_argument("--rate", type=float, default=10.0,
-                       help="requests per second at most (default %(default)s)")  # fmt: skip
+    fetch.add_argument(
+        "--page-size",
+        type=_page_size,
+        default=DEFAULT_PAGE_SIZE,
+        help=f"candles per request, 1..{MAX_PAGE} (default %(default)s)",
+    )
+    fetch.add_argument(
+        "--rate",
+        type=_rate,
+        default=10.0,
+        help="requests per second at most, 0 for no pacing (default %(default)s)",
+    )
     fetch.add_argument("--config", metavar="PATH", help="settings file (default: BOTKIT_CONFIG)")
     fetch.set_defaults(handler=_fetch)
 

@@ -65,6 +65,23 @@ def test_synth_to_an_end_time_as_json_lines(
         (["--start", "2024-01-02", "--end", "2024-01-01"], "--end must be after --start"),
         (["--start", "2024-01-01", "--candles", "5", "--jump-prob", "2"], "jump-prob must be"),
         (["--start", "2024-01-01", "--candles", "5", "--tick", "-1"], "must be a positive"),
+        (["--start", "1704067200000000", "--candles", "5"], "microseconds, not milliseconds"),
+        (["--start", "1704067200", "--candles", "5"], "seconds, not milliseconds: multiply"),
+        (
+            ["--start", "2024-01-01", "--candles", "5", "--trend", "1e9"],
+            "trend 1e+09 is out of range (at most 1000",
+        ),
+        (["--start", "2024-01-01", "--candles", "5", "--volatility", "1e5"], "is out of range"),
+        (["--start", "2024-01-01", "--candles", "5", "--trend", "inf"], "must be a finite"),
+        (
+            ["--start", "2024-01-01", "--candles", "5", "--jump-prob", "1", "--jump-size", "1000"],
+            "jump-size 1000 is out of range",
+        ),
+        # within the bounds, but a long series at these rates leaves any price there is
+        (
+            ["--start", "2024-01-01", "--candles", "500000", "--trend", "50", "--volatility", "90"],
+            "passed 1e18 ticks at candle",
+        ),
     ],
 )
 def test_synth_usage_errors_are_one_line(
@@ -77,6 +94,40 @@ def test_synth_usage_errors_are_one_line(
     assert err.startswith("error: ")
     assert err.count("\n") == 1
     assert not (tmp_path / "x.csv").exists()
+
+
+def test_synth_with_a_negative_trend_written_with_equals(tmp_path: Path) -> None:
+    out = tmp_path / "down.csv"
+    code = main(["data", "synth", "--start", "2024-01-01", "--candles", "2000", "--seed", "2",
+                 "--trend=-50", "--volatility", "0.1", "--start-price", "100",
+                 "--out", str(out)])  # fmt: skip
+    assert code == 0
+    bars = load_candles(out).bars
+    assert bars[-1].close < bars[0].open
+
+
+def test_synth_onto_an_existing_file_leaves_it_whole_when_the_series_fails(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "kept.csv"
+    out.write_text("before\n", encoding="utf-8")
+    code = main(["data", "synth", "--start", "2024-01-01", "--candles", "500000", "--trend", "50",
+                 "--volatility", "90", "--start-price", "1", "--out", str(out)])  # fmt: skip
+    assert code == 2
+    assert "passed 1e18 ticks" in capsys.readouterr().err
+    assert out.read_text(encoding="utf-8") == "before\n"  # not truncated, not half-written
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept.csv"]  # no .part left behind
+
+
+def test_synth_refuses_a_directory_as_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["data", "synth", "--start", "2024-01-01", "--candles", "5", "--start-price", "1",
+                 "--out", str(tmp_path)])  # fmt: skip
+    assert code == 2
+    assert capsys.readouterr().err == (
+        f"error: --out {tmp_path} is a directory: name a file such as {tmp_path / 'candles.csv'}\n"
+    )
 
 
 def test_check_reports_what_a_file_holds(capsys: pytest.CaptureFixture[str]) -> None:
@@ -168,3 +219,45 @@ def test_fetch_refuses_an_interval_the_exchange_does_not_have(
                  "--out", str(tmp_path / "x.csv")])  # fmt: skip
     assert code == 2
     assert "the exchange has no 7m candles" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--page-size", "500"], "--page-size: 500 is more than the 100 candles a request may"),
+        (["--page-size", "0"], "--page-size: '0' must be at least 1"),
+        (["--rate=-1"], "--rate: '-1' must be a number of requests a second, 0 or more"),
+        (["--rate", "nan"], "--rate: 'nan' must be a number"),
+        (["--start", "1704067200"], "looks like Unix seconds, not milliseconds"),
+    ],
+)
+def test_fetch_usage_errors_come_before_any_request(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    args: list[str],
+    message: str,
+) -> None:
+    def no_client(settings: object) -> ExchangeClient:
+        raise AssertionError("a usage error must not reach the exchange")
+
+    monkeypatch.setattr(factory, "make_client", no_client)
+    code = main(["data", "fetch", "--symbol", "BTC_USDT_PERP", "--interval", "1m",
+                 "--start", "2024-01-01", "--out", str(tmp_path / "x.csv"), *args])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2
+    assert message in err
+    assert err.count("\n") == 1
+
+
+def test_fetch_refuses_a_directory_as_out_before_fetching(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_client(settings: object) -> ExchangeClient:
+        raise AssertionError("nothing is fetched for a file that cannot be written")
+
+    monkeypatch.setattr(factory, "make_client", no_client)
+    code = main(["data", "fetch", "--symbol", "BTC_USDT_PERP", "--interval", "1m",
+                 "--start", "2024-01-01", "--out", str(tmp_path)])  # fmt: skip
+    assert code == 2
+    assert "is a directory: name a file such as" in capsys.readouterr().err
