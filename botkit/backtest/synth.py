@@ -66,8 +66,9 @@ class SynthParams:
         for name in ("trend", "volatility", "jump_size", "base_volume"):
             if not math.isfinite(getattr(self, name)):
                 found.append(f"{name.replace('_', '-')} must be a finite number")
-        if self.volatility < 0 or self.jump_size < 0 or self.base_volume < 0:
-            found.append("volatility, jump-size and volume must not be negative")
+        for name in ("volatility", "jump_size", "base_volume"):
+            if getattr(self, name) < 0:
+                found.append(f"{name.replace('_', '-')} must not be negative")
         for name, limit in _LIMITS.items():
             value = getattr(self, name)
             if math.isfinite(value) and abs(value) > limit:

@@ -88,7 +88,8 @@ def test_price_never_falls_below_one_tick() -> None:
         ({"tick": Decimal(0)}, "tick must be a positive"),
         ({"start_price": Decimal(-1)}, "start price must be positive"),
         ({"jump_prob": 1.5}, "jump-prob must be between 0 and 1"),
-        ({"volatility": -1.0}, "must not be negative"),
+        ({"volatility": -1.0}, "^volatility must not be negative$"),
+        ({"jump_size": -0.1}, "^jump-size must not be negative$"),
         ({"trend": float("nan")}, "trend must be a finite number"),
     ],
 )
