@@ -3,9 +3,10 @@
 Each layout has two paths that give the same bars: a fast one for well-formed files (whole
 columns converted at once, equal texts sharing one ``Decimal``), and a checked one, row by
 row, taken whenever the fast one meets anything unusual; the checked path words each problem
-with its line. Row checks: the values parse, are finite, prices are positive,
-``low <= open, close <= high``, volume is not negative, times are Unix ms or ISO-8601 with a
-zone. Ordering and gaps are :mod:`botkit.backtest.candles`' job.
+with its line. Row checks: a CSV row has as many fields as the header (which names each column
+once), the values parse, are finite, prices are positive, ``low <= open, close <= high``,
+volume is not negative (an empty volume is 0, as is a missing one), times are Unix ms or
+ISO-8601 with a zone. Ordering and gaps are :mod:`botkit.backtest.candles`' job.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import csv
 import json
 import operator
 from collections.abc import Sequence
+from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -24,6 +26,7 @@ from botkit.errors import ConfigError, DataFileError, Location
 __all__ = ["Problems", "parse_lines"]
 
 _REQUIRED = CSV_COLUMNS[:5]
+_PRICES = CSV_COLUMNS[1:5]
 _MAX_SHOWN = 20
 _ZERO = Decimal(0)
 _NUMBER_HINT = "write a decimal such as 43123.5"
@@ -108,15 +111,36 @@ def _decimal(value: Any, column: str, cache: dict[str, Decimal]) -> Decimal:
 def _time(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int | str | Decimal):
         raise _Bad(f"time {value!r} is not a time", "write Unix ms or ISO-8601 with Z")
+    given = str(value) if isinstance(value, Decimal) else value
     try:
-        millis = parse_time(str(value) if isinstance(value, Decimal) else value)
+        millis = parse_time(given)
     except ValueError as exc:
-        raise _Bad(str(exc), "") from None  # the message says what to write
+        raise _time_problem(given, str(exc)) from None
     if 0 <= millis < MIN_MS:  # an ISO-8601 time before 1973 (numbers are checked above)
         raise _Bad(f"time {value} looks like Unix seconds, not milliseconds", "multiply by 1000")
     if millis < 0:
         raise _Bad(f"time {value} is before 1970", "write Unix ms or ISO-8601 UTC")
     return millis
+
+
+def _time_problem(value: int | str, message: str) -> _Bad:
+    """:func:`parse_time`'s refusal as *what — what to do*: a date-time without a zone gets
+    the fix written with its own value; a number in another unit (``time N looks like Unix
+    seconds, not milliseconds: multiply by 1000``) is split at its colon."""
+    text = str(value).strip()
+    if isinstance(value, str) and not text.lstrip("-").isdigit():
+        try:
+            zone = datetime.fromisoformat(text).tzinfo
+        except ValueError:
+            return _Bad(message, "")  # neither ms nor ISO-8601; the message gives an example
+        if zone is None:
+            return _Bad(
+                f"time {value!r} has no zone",
+                f"add one: {text}Z for UTC, or an offset such as +01:00",
+            )
+        return _Bad(message, "")
+    what, colon, fix = message.rpartition(": ")
+    return _Bad(what, fix) if colon else _Bad(message, "")
 
 
 def _bar(t: Any, o: Any, h: Any, lo: Any, c: Any, v: Any, cache: dict[str, Decimal]) -> Bar:
@@ -127,10 +151,11 @@ def _bar(t: Any, o: Any, h: Any, lo: Any, c: Any, v: Any, cache: dict[str, Decim
         _decimal(h, "high", cache),
         _decimal(lo, "low", cache),
         _decimal(c, "close", cache),
-        _ZERO if v is None else _decimal(v, "volume", cache),
+        _ZERO if v is None or (type(v) is str and not v.strip()) else _decimal(v, "volume", cache),
     )
     if min(bar[1:5]) <= 0:
-        raise _Bad(f"price {min(bar[1:5])} is not positive", "prices must be greater than zero")
+        name, price = next((n, x) for n, x in zip(_PRICES, bar[1:5], strict=True) if x <= 0)
+        raise _Bad(f"{name} {price} is not positive", "prices must be greater than zero")
     if bar.high < bar.low:
         raise _Bad(f"high {bar.high} is below low {bar.low}", "fix the row or remove it")
     for name, value in (("open", bar.open), ("close", bar.close)):
@@ -150,12 +175,20 @@ def _bar(t: Any, o: Any, h: Any, lo: Any, c: Any, v: Any, cache: dict[str, Decim
 def _csv_rows(lines: list[str], first_line: int, problems: Problems) -> Rows:
     header = [name.strip().lower() for name in next(csv.reader(lines[:1]))]
     missing = [name for name in _REQUIRED if name not in header]
+    twice = [name for name in CSV_COLUMNS if header.count(name) > 1]
     if missing:
         problems.add(
             first_line,
             f"the header has no column {', '.join(missing)}",
             "the first line must name the columns: " + ",".join(CSV_COLUMNS),
         )
+    if twice:
+        problems.add(
+            first_line,
+            f"the header names {', '.join(twice)} more than once",
+            "name each column once",
+        )
+    if missing or twice:
         return [], []
     index = [header.index(name) for name in _REQUIRED]
     if "volume" in header:
@@ -164,7 +197,13 @@ def _csv_rows(lines: list[str], first_line: int, problems: Problems) -> Rows:
     fast = _csv_fast(body, len(header), index)
     if fast is not None:
         return fast, range(first_line + 1, first_line + 1 + len(fast))
-    return _csv_checked(body, first_line, header, index, problems)
+    before = problems.count
+    rows = _csv_checked(body, first_line, header, index, problems)
+    if not rows[0] and problems.count == before:
+        problems.add(
+            first_line, "the file has no candles, only a header", "add candle rows below it"
+        )
+    return rows
 
 
 def _csv_fast(body: list[str], width: int, index: list[int]) -> list[Bar] | None:
@@ -227,7 +266,7 @@ def _fast_bars(columns: list[Sequence[Any]]) -> list[Bar] | None:
 def _shared_decimals(column: Sequence[str]) -> list[Decimal]:
     """The column as Decimals, equal texts sharing one object: for volumes, which repeat (prices
     are mostly distinct, and converting each is faster than looking it up)."""
-    table = {text: Decimal(text) for text in set(column)}
+    table = {text: Decimal(text) if text else _ZERO for text in set(column)}
     return list(map(table.__getitem__, column))
 
 
@@ -237,7 +276,6 @@ def _csv_checked(
     bars: list[Bar] = []
     numbers: list[int] = []
     cache: dict[str, Decimal] = {}
-    width = max(index) + 1
     i_t, i_o, i_h, i_l, i_c = index[:5]
     i_v = index[5] if len(index) > 5 else None
     reader = csv.reader(body)
@@ -245,7 +283,7 @@ def _csv_checked(
         line = first_line + reader.line_num
         if not row or (len(row) == 1 and not row[0].strip()):
             continue
-        if len(row) < width:
+        if len(row) != len(header):
             problems.add(
                 line,
                 f"{len(row)} fields, the header names {len(header)}",
@@ -338,7 +376,8 @@ def _json_bar(item: Any, cache: dict[str, Decimal]) -> Bar:
         absent = [k for k in _REQUIRED if k not in item]
         if absent:
             raise _Bad(
-                f"missing key {', '.join(absent)}", "each object needs " + ", ".join(CSV_COLUMNS)
+                f"missing key {', '.join(absent)}",
+                f"each object needs {', '.join(_REQUIRED)} (volume is optional)",
             )
         get = item.get
         return _bar(get("time"), get("open"), get("high"), get("low"), get("close"),

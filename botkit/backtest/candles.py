@@ -13,7 +13,9 @@ Prices are ``Decimal`` (never ``float``). Every problem is reported with its lin
 (``file:line: what — what to do``) and the file is refused: a row that does not parse, NaN or
 infinity, a price that is not positive, high below low, open or close outside [low, high],
 rows out of order, duplicate times, steps that are not whole intervals, and gaps (missing
-candles) unless ``allow_gaps``. The interval is the most common step unless given.
+candles) unless ``allow_gaps``. The interval is the most common step unless given, and at
+least :data:`~botkit.backtest.path.MIN_INTERVAL_MS`. A file without candles, or a directory,
+is refused too.
 """
 
 from __future__ import annotations
@@ -25,10 +27,12 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from itertools import pairwise
 from pathlib import Path
+from typing import NoReturn
 
 from botkit.backtest.bars import CSV_COLUMNS, Bar, CandleSeries, Gap
 from botkit.backtest.candle_parse import Problems, parse_lines
 from botkit.backtest.intervals import format_interval, format_time
+from botkit.backtest.path import MIN_INTERVAL_MS
 from botkit.errors import ConfigError, DataFileError, Location
 
 __all__ = ["CSV_COLUMNS", "Bar", "CandleSeries", "Gap", "load_candles"]
@@ -105,16 +109,17 @@ def _infer_interval(bars: Sequence[Bar], source: str) -> int:
     steps.pop(0, None)
     positive = [(count, -step) for step, count in steps.items() if step > 0]
     if not positive:
-        raise DataFileError(
-            [
-                ConfigError(
-                    "cannot infer the candle interval from a single candle",
-                    where=Location(file=source),
-                    hint="pass the interval (e.g. --interval 1m)",
-                )
-            ]
+        _refuse(
+            source,
+            "cannot infer the candle interval from a single candle",
+            "pass the interval (e.g. --interval 1m)",
         )
     return -max(positive)[1]
+
+
+def _refuse(source: str, message: str, hint: str) -> NoReturn:
+    """Stop with one problem of the whole file (no line)."""
+    raise DataFileError([ConfigError(message, where=Location(file=source), hint=hint)])
 
 
 def _check_steps(
@@ -159,16 +164,17 @@ def load_candles(
     """
     file = Path(path)
     source = str(path)
+    if file.is_dir():
+        _refuse(
+            source,
+            "is a directory, not a data file",
+            "give the candle file itself (a CSV or JSON-lines file)",
+        )
     if not file.is_file():
-        raise DataFileError(
-            [
-                ConfigError(
-                    "no such data file",
-                    where=Location(file=source),
-                    hint="check the path, or write one with 'botkit data synth' or "
-                    "'botkit data fetch'",
-                )
-            ]
+        _refuse(
+            source,
+            "no such data file",
+            "check the path, or write one with 'botkit data synth' or 'botkit data fetch'",
         )
     problems = Problems(source)
     with _gc_paused():
@@ -176,18 +182,21 @@ def load_candles(
     _check_order(bars, lines, problems)
     problems.raise_if_any()
     interval = interval_ms if interval_ms is not None else _infer_interval(bars, source)
+    if interval < MIN_INTERVAL_MS:
+        _refuse(
+            source,
+            f"the candle interval {format_interval(interval)} is shorter than the "
+            f"{format_interval(MIN_INTERVAL_MS)} the backtest needs (four price points a candle)",
+            "use longer candles, e.g. 1m",
+        )
     lo = 0 if start_ms is None else bisect_left(bars, start_ms, key=_open_time)
     hi = len(bars) if end_ms is None else bisect_left(bars, end_ms, key=_open_time)
     if lo >= hi:
         covered = f"{format_time(bars[0].time_ms)} to {format_time(bars[-1].time_ms)}"
-        raise DataFileError(
-            [
-                ConfigError(
-                    "no candles in the selected period",
-                    where=Location(file=source),
-                    hint=f"the file covers {covered}; check --start and --end",
-                )
-            ]
+        _refuse(
+            source,
+            "no candles in the selected period",
+            f"the file covers {covered}; check --start and --end",
         )
     selected = bars[lo:hi] if (lo, hi) != (0, len(bars)) else bars
     selected_lines = lines[lo:hi]

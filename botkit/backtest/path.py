@@ -22,15 +22,18 @@ from decimal import Decimal
 
 from botkit.backtest.bars import Bar
 
-__all__ = ["PathPoint", "candle_path", "series_path"]
+__all__ = ["MIN_INTERVAL_MS", "PathPoint", "candle_path", "series_path"]
 
 PathPoint = tuple[int, Decimal]
 """(Unix ms, price)."""
 
+MIN_INTERVAL_MS = 4
+"""The shortest interval with four distinct whole-ms points (the loader refuses shorter)."""
+
 
 def candle_path(bar: Bar, interval_ms: int) -> tuple[PathPoint, PathPoint, PathPoint, PathPoint]:
     """The four points of ``bar``: open, nearer extreme, other extreme, close."""
-    if interval_ms < 4:
+    if interval_ms < MIN_INTERVAL_MS:
         raise ValueError(f"interval {interval_ms} ms is too short for a four-point path")
     t, o, h, lo, c, _ = bar
     step = interval_ms // 4

@@ -39,12 +39,24 @@ def problems_of(tmp_path: Path, text: str, name: str = "c.csv", **kwargs: object
         (row(1, h="NaN"), ":3: high is NaN — write a finite decimal number, or remove the row"),
         (row(1, h="Infinity"), ":3: high is Infinity"),
         (row(1, h="inf"), ":3: high is inf"),
-        (row(1, lo="-5"), ":3: price -5 is not positive — prices must be greater than zero"),
-        (row(1, o="0", lo="0"), ":3: price 0 is not positive"),
+        (row(1, lo="-5"), ":3: low -5 is not positive — prices must be greater than zero"),
+        (row(1, o="0", lo="0"), ":3: open 0 is not positive"),
+        (row(1, h="-1", lo="-2"), ":3: high -1 is not positive"),
         (f"{T0 + M},100,110,90,105,-1\n", ":3: volume -1 is negative"),
         (f"{T0 + M},100,110,90\n", ":3: 4 fields, the header names 6"),
+        (f"{T0 + M},100,110,90,105,1,7\n", ":3: 7 fields, the header names 6 — give every row"),
+        (f"{T0 + M},100,110,90,105,1,\n", ":3: 7 fields, the header names 6"),
         (f"{(T0 + M) // 1000},100,110,90,105,1\n", ":3: time 1704067260 looks like Unix seconds"),
-        ("2024-01-01T00:01:00,100,110,90,105,1\n", ":3: time '2024-01-01T00:01:00' has no zone"),
+        (
+            "2024-01-01T00:01:00,100,110,90,105,1\n",
+            ":3: time '2024-01-01T00:01:00' has no zone — add one: 2024-01-01T00:01:00Z for UTC,"
+            " or an offset such as +01:00",
+        ),
+        (
+            f"{(T0 + M) * 1000},100,110,90,105,1\n",
+            ":3: time 1704067260000000 looks like Unix microseconds, not milliseconds"
+            " — divide by 1000",
+        ),
         ("yesterday,100,110,90,105,1\n", ":3: time 'yesterday' is neither Unix milliseconds"),
     ],
 )
@@ -144,6 +156,56 @@ def test_empty_file_is_refused(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.parametrize("interval_ms", [None, M])
+def test_header_without_rows_says_the_file_has_no_candles(
+    tmp_path: Path, interval_ms: int | None
+) -> None:
+    found = problems_of(tmp_path, "\n" + HEADER + "\n", interval_ms=interval_ms)
+    assert found == [":2: the file has no candles, only a header — add candle rows below it"]
+
+
+@pytest.mark.parametrize(
+    ("header", "twice"),
+    [
+        ("time,open,high,low,close,time\n", "time"),
+        ("time,open,high,low,close,Close,volume,VOLUME\n", "close, volume"),
+    ],
+)
+def test_header_naming_a_column_twice_is_refused(tmp_path: Path, header: str, twice: str) -> None:
+    width = header.count(",") + 1
+    rows = "".join(f"{T0 + i * M},100,110,90,105" + ",1" * (width - 5) + "\n" for i in range(2))
+    found = problems_of(tmp_path, header + rows)
+    assert found == [f":1: the header names {twice} more than once — name each column once"]
+
+
+def test_only_the_columns_botkit_reads_must_be_named_once(tmp_path: Path) -> None:
+    rows = f"a,{T0},100,110,90,105,b\n"
+    assert problems_of(tmp_path, "note,time,open,high,low,time,close,note\n" + rows) == [
+        ":1: the header names time more than once — name each column once"
+    ]
+    path = tmp_path / "ok.csv"
+    path.write_text("note,time,open,high,low,close,note\n" + rows)
+    assert len(load_candles(path, interval_ms=M)) == 1
+
+
+@pytest.mark.parametrize("step", [1, 2, 3])
+def test_candles_closer_than_the_price_path_needs_are_refused(tmp_path: Path, step: int) -> None:
+    rows = "".join(f"{T0 + i * step},100,110,90,105,1\n" for i in range(3))
+    found = problems_of(tmp_path, HEADER + rows)
+    assert found == [
+        f": the candle interval {step}ms is shorter than the 4ms the backtest needs"
+        " (four price points a candle) — use longer candles, e.g. 1m"
+    ]
+
+
+def test_four_ms_is_the_shortest_interval_loaded(tmp_path: Path) -> None:
+    path = tmp_path / "c.csv"
+    path.write_text(HEADER + "".join(f"{T0 + i * 4},100,110,90,105,1\n" for i in range(3)))
+    assert load_candles(path).interval_ms == 4
+    with pytest.raises(DataFileError, match="the candle interval 3ms is shorter than the 4ms"):
+        load_candles(path, interval_ms=3)
+
+
 def test_one_candle_needs_the_interval(tmp_path: Path) -> None:
     found = problems_of(tmp_path, HEADER + row(0))
     what = ": cannot infer the candle interval from a single candle"
@@ -153,6 +215,15 @@ def test_one_candle_needs_the_interval(tmp_path: Path) -> None:
 def test_missing_file_says_how_to_make_one(tmp_path: Path) -> None:
     with pytest.raises(DataFileError, match="no such data file — check the path"):
         load_candles(tmp_path / "nope.csv")
+
+
+def test_directory_is_named_as_one(tmp_path: Path) -> None:
+    with pytest.raises(DataFileError) as caught:
+        load_candles(tmp_path)
+    assert str(caught.value) == (
+        f"{tmp_path}: is a directory, not a data file"
+        " — give the candle file itself (a CSV or JSON-lines file)"
+    )
 
 
 def test_binary_file_is_refused(tmp_path: Path) -> None:
@@ -190,7 +261,11 @@ def obj(i: int, **over: object) -> str:
     [
         (obj(1, high="NaN"), ":2: NaN is not a number — write a finite decimal number"),
         ('{"time": 1704067260000, "open": Infinity}\n', ":2: Infinity is not a number"),
-        (obj(1, close=None), ":2: missing key close — each object needs time, open"),
+        (
+            obj(1, close=None, volume=None),
+            ":2: missing key close — each object needs time, open, high, low, close"
+            " (volume is optional)",
+        ),
         ('{"time": 1704067260000, "open": \n', ":2: not valid JSON (Expecting value at column"),
         ("[1, 2, 3]\n", ":2: array of 3 fields, expected 9"),
         ('"candle"\n', ":2: the line is neither a JSON object nor an array"),

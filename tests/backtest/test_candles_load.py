@@ -151,3 +151,28 @@ def test_a_short_row_next_to_a_long_one_is_reported_not_shifted(tmp_path: Path) 
     with pytest.raises(DataFileError) as err:
         load_candles(tmp_path / "c.csv")
     assert "c.csv:3: 5 fields, the header names 6" in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("volumes", "expected"),
+    [
+        (["", ""], [Decimal(0), Decimal(0)]),  # plain rows: the fast path
+        (["", "2.5"], [Decimal(0), Decimal("2.5")]),
+        ([" ", '"2.5"'], [Decimal(0), Decimal("2.5")]),  # blank and quoted: the checked path
+    ],
+)
+def test_an_empty_volume_cell_is_zero(
+    tmp_path: Path, volumes: list[str], expected: list[Decimal]
+) -> None:
+    rows = [f"{T0 + i * M},100,110,90,105,{v}\n" for i, v in enumerate(volumes)]
+    (tmp_path / "c.csv").write_text("time,open,high,low,close,volume\n" + "".join(rows))
+    assert [b.volume for b in load_candles(tmp_path / "c.csv").bars] == expected
+
+
+def test_an_empty_json_volume_is_zero(tmp_path: Path) -> None:
+    text = "".join(
+        f'{{"time":{T0 + i * M},"open":"1","high":"2","low":"1","close":"2","volume":""}}\n'
+        for i in range(2)
+    )
+    (tmp_path / "c.jsonl").write_text(text)
+    assert [b.volume for b in load_candles(tmp_path / "c.jsonl").bars] == [Decimal(0)] * 2
