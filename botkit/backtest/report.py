@@ -1,11 +1,11 @@
 """The backtest report: the summary printed at the end, and the files of ``--report DIR``.
 
 ``DIR`` receives ``summary.json`` (every figure, the counts by reason and code, the final
-positions, the run's description), ``orders.csv``, ``fills.csv``, ``equity.png``,
-``drawdown.png``, ``price.png`` (price with buys ▲ and sells ▼) and ``index.html``, which
-shows them together and links the rest; it needs nothing outside the folder. Every file is a
-pure function of the :class:`~botkit.backtest.result.BacktestResult`: the same result gives
-the same bytes.
+positions, the run's description, its notes: gaps allowed through, warnings), ``orders.csv``,
+``fills.csv``, ``equity.png``, ``drawdown.png``, ``price.png`` (price with buys ▲ and sells
+▼) and ``index.html``, which shows them together and links the rest; it needs nothing
+outside the folder. Every file is a pure function of the
+:class:`~botkit.backtest.result.BacktestResult`: the same result gives the same bytes.
 """
 
 from __future__ import annotations
@@ -86,6 +86,7 @@ def summary_data(result: BacktestResult, figures: Figures | None = None) -> dict
             for p in result.final_positions
         ],
         "run": dict(result.meta),
+        "notes": list(result.notes),
         "files": list(REPORT_FILES),
     }
 
@@ -135,6 +136,8 @@ def render_summary(result: BacktestResult, figures: Figures | None = None) -> st
             f"Position   {p.symbol} {p.pos_side} {_text(p.qty)} @ {_text(p.avg_px) or '-'}  "
             f"unrealized {_money(p.unrealized_pnl)} {cur}"
         )
+    for i, note in enumerate(result.notes):
+        lines.append(f"{'Notes' if i == 0 else '':<10} {note}")
     return "\n".join(lines)
 
 

@@ -1,10 +1,10 @@
 """``index.html`` of a backtest report: one self-contained page over the other report files.
 
-It shows the summary, the figures, the run's description, the counts by reason and code, the
-final positions, the three charts (``equity.png``, ``drawdown.png``, ``price.png``, linked
-relatively) and the first orders and fills, and links ``summary.json``, ``orders.csv`` and
-``fills.csv``. Inline CSS only: no script, no font, no CDN — it opens from the folder
-offline. Every text is HTML-escaped.
+It shows the summary, the figures, the run's description and notes (gaps, warnings), the
+counts by reason and code, the final positions, the three charts (``equity.png``,
+``drawdown.png``, ``price.png``, linked relatively) and the first orders and fills, and links
+``summary.json``, ``orders.csv`` and ``fills.csv``. Inline CSS only: no script, no font, no
+CDN — it opens from the folder offline. Every text is HTML-escaped.
 """
 
 from __future__ import annotations
@@ -111,6 +111,8 @@ def render_html(result: BacktestResult, figures: Figures, summary: str) -> str:
         _pairs(figures.as_dict(), "no figures"),
         "<h2>Run</h2>",
         _pairs(dict(result.meta), "no description"),
+        "<h2>Notes</h2>",
+        _notes(result.notes),
         "<h2>Refused by reason</h2>",
         _pairs(dict(refused), "no order was refused"),
         "<h2>Rejected by code</h2>",
@@ -130,6 +132,13 @@ def render_html(result: BacktestResult, figures: Figures, summary: str) -> str:
         "",
     ]
     return "\n".join(parts)
+
+
+def _notes(notes: Sequence[str]) -> str:
+    if not notes:
+        return '<p class="muted">nothing to note: no gaps, no warnings</p>'
+    items = "\n".join(f"<li>{escape(n)}</li>" for n in notes)
+    return f"<ul>\n{items}\n</ul>"
 
 
 def _shown(shown: int, total: int, file: str) -> str:

@@ -3,10 +3,10 @@
 The driver fills a :class:`BacktestResult`: the period, the equity curve (sampled by the
 driver, e.g. once a candle), the price it replayed, every order with its outcome (the
 journal's :class:`~botkit.journal.records.Outcome` words), every fill, the counts of local
-refusals by reason and exchange rejections by code, the final positions and the money
-figures. :meth:`OrderRow.from_journal`, :meth:`FillRow.from_fill` and
-:meth:`PositionRow.from_position` build rows from what the journal and the exchange port
-return. Everything is a plain frozen value; amounts are ``Decimal``.
+refusals by reason and exchange rejections by code, the final positions, the money
+figures and the run's notes (gaps allowed through, warnings). :meth:`OrderRow.from_journal`,
+:meth:`FillRow.from_fill` and :meth:`PositionRow.from_position` build rows from what the
+journal and the exchange port return. Everything is a plain frozen value; amounts are ``Decimal``.
 """
 
 from __future__ import annotations
@@ -155,3 +155,7 @@ class BacktestResult:
     fees: Decimal = _ZERO
     meta: Mapping[str, str] = field(default_factory=dict)
     """What the run was (data file, strategies, settings, seed): shown as given, in order."""
+    notes: Sequence[str] = ()
+    """What the reader of the result should know, one line each: the gaps in the data the run
+    was allowed through (``file:line: N missing between A and B``), strategies ``--symbol``
+    left out, a strategy due more often than a candle closes."""

@@ -3,12 +3,16 @@
 :class:`BacktestOptions` is what ``botkit backtest`` (and each sweep variant) asks for;
 :func:`prepare` turns it into a :class:`Prepared` run — the candle series, the compiled
 strategies (with ``params`` overrides applied through the loader, never by editing text), the
-simulator config (static price model starting at the first open, balance, fees, seed) and the
-run's description — or raises a located one-line error; :func:`execute` runs it.
+simulator config (static price model starting at the first open, balance, fees, seed), the
+run's description and what to tell the user before it starts (:attr:`Prepared.warnings`) — or
+raises a located one-line error; :func:`execute` runs it and attaches the notes (the gaps
+allowed through, the warnings) to the result. :class:`StrategyFiles` reads strategy files once
+and applies many ``params`` sets (a sweep checks every variant this way before it starts).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,6 +27,7 @@ from botkit.errors import ConfigError, Location, StrategyFileError, UsageError
 from botkit.exchange.models import Instrument
 from botkit.journal import Journal
 from botkit.rules import Strategy
+from botkit.rules.durations import format_duration
 from botkit.rules.loader import loads_bytes
 from botkit.rules.store import discover
 from botkit.runner.cycle import EvaluationRecords
@@ -32,13 +37,17 @@ from botkit.sim.engine import SimEngine
 from botkit.sim.port import SimPort
 
 __all__ = [
+    "GAP_LINES",
     "BacktestOptions",
     "Prepared",
+    "StrategyFiles",
     "backtest_sim_config",
     "execute",
+    "gap_notes",
     "load_series",
     "load_strategies",
     "prepare",
+    "strategy_files",
 ]
 
 
@@ -71,6 +80,41 @@ class Prepared:
     config: SimConfig
     symbol: str
     meta: Mapping[str, str]
+    warnings: tuple[str, ...] = ()
+    """What the user should know before the run starts (strategies left out by ``--symbol``,
+    a strategy asking to run more often than the candles allow); kept in the result's notes."""
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """The result's notes: the gaps allowed through, then :attr:`warnings`."""
+        return (*gap_notes(self.series), *self.warnings)
+
+
+GAP_LINES = 10
+"""Gaps listed one by one in the notes; the rest are counted."""
+
+
+def gap_notes(series: CandleSeries, limit: int = GAP_LINES) -> list[str]:
+    """The gaps ``series`` was allowed through, as ``botkit data check`` lists them
+    (``file:line: N missing between A and B``), the first ``limit`` and a count of the rest."""
+    gaps = series.gaps
+    if not gaps:
+        return []
+    lines = [f"{_gap_count(series)}, replayed across (--allow-gaps):"]
+    lines += [
+        f"{series.source}:{g.line}: {g.missing} missing between {format_time(g.after_ms)} and "
+        f"{format_time(g.before_ms)}"
+        for g in gaps[:limit]
+    ]
+    if len(gaps) > limit:
+        lines.append(f"… and {len(gaps) - limit} more gaps")
+    return lines
+
+
+def _gap_count(series: CandleSeries) -> str:
+    gaps, missing = len(series.gaps), sum(g.missing for g in series.gaps)
+    gap_s, candle_s = ("s" if gaps > 1 else ""), ("s" if missing > 1 else "")
+    return f"{gaps:,} gap{gap_s}, {missing:,} candle{candle_s} missing"
 
 
 @functools.lru_cache(maxsize=4)
@@ -108,6 +152,74 @@ def _split_key(key: str) -> tuple[str | None, str]:
     return (strategy, name) if dot else (None, key)
 
 
+class StrategyFiles:
+    """Strategy files (files or folders) read and checked once against ``instruments``; each
+    :meth:`load` applies a set of ``params`` overrides, re-compiling only the strategies the
+    overrides reach (the same overrides give the same strategy without compiling it again).
+    Every problem of the files is raised at once, by the constructor."""
+
+    def __init__(self, paths: Sequence[Path], instruments: Mapping[str, Instrument]) -> None:
+        self._instruments = instruments
+        files, missing = discover(paths)
+        problems = list(missing)
+        if not files and not missing:
+            where = ", ".join(str(p) for p in paths)
+            raise UsageError(f"no strategy files (*.yaml) in {where} — pass a file or a folder")
+        self._loaded: list[tuple[Path, bytes, Strategy]] = []
+        for path in files:
+            try:
+                raw = path.read_bytes()
+                self._loaded.append(
+                    (path, raw, loads_bytes(raw, str(path), instruments=instruments))
+                )
+            except OSError as exc:
+                problems.append(ConfigError(f"cannot read the file: {exc.strerror}",
+                                            where=Location(file=str(path))))  # fmt: skip
+            except StrategyFileError as exc:
+                problems.extend(exc.problems)
+        if problems:
+            raise StrategyFileError(problems)
+        self._compiled: dict[tuple[int, tuple[tuple[str, Decimal], ...]], Strategy] = {}
+
+    def load(self, params: Mapping[str, Decimal] | None = None) -> tuple[Strategy, ...]:
+        """The strategies with ``params`` applied (``name`` or ``strategy.name`` keys);
+        a key no strategy defines, or two strategies of one name, is a :class:`UsageError`;
+        a value a strategy refuses, its :class:`StrategyFileError`."""
+        wanted = dict(params or {})
+        used: set[str] = set()
+        out: list[Strategy] = []
+        names: dict[str, Path] = {}
+        for index, (path, raw, strategy) in enumerate(self._loaded):
+            mine: dict[str, Decimal] = {}
+            for key, value in wanted.items():
+                target, name = _split_key(key)
+                if (target is None or target == strategy.name) and name in strategy.params:
+                    mine[name] = value
+                    used.add(key)
+            if mine:
+                cache_key = (index, tuple(sorted(mine.items())))
+                if cache_key not in self._compiled:
+                    self._compiled[cache_key] = loads_bytes(
+                        raw, str(path), instruments=self._instruments, params=mine
+                    )
+                strategy = self._compiled[cache_key]
+            if strategy.name in names:
+                raise UsageError(
+                    f"{path}: strategy name '{strategy.name}' is already used by "
+                    f"{names[strategy.name]} — give every strategy its own name"
+                )
+            names[strategy.name] = path
+            out.append(strategy)
+        unused = sorted(set(wanted) - used)
+        if unused:
+            known = sorted({f"{s.name}.{p}" for s in out for p in s.params})
+            raise UsageError(
+                f"no strategy defines params {', '.join(unused)} — the strategies' params are: "
+                f"{', '.join(known) or 'none'}"
+            )
+        return tuple(out)
+
+
 def load_strategies(
     paths: Sequence[Path],
     instruments: Mapping[str, Instrument],
@@ -115,70 +227,51 @@ def load_strategies(
 ) -> tuple[Strategy, ...]:
     """Load every strategy file of ``paths`` (files or folders), checked against
     ``instruments``, with ``params`` overrides applied; every problem raised at once."""
-    files, missing = discover(paths)
-    problems = list(missing)
-    if not files and not missing:
-        where = ", ".join(str(p) for p in paths)
-        raise UsageError(f"no strategy files (*.yaml) in {where} — pass a file or a folder")
-    loaded: list[tuple[Path, bytes, Strategy]] = []
-    for path in files:
-        try:
-            raw = path.read_bytes()
-            loaded.append((path, raw, loads_bytes(raw, str(path), instruments=instruments)))
-        except OSError as exc:
-            problems.append(ConfigError(f"cannot read the file: {exc.strerror}",
-                                        where=Location(file=str(path))))  # fmt: skip
-        except StrategyFileError as exc:
-            problems.extend(exc.problems)
-    if problems:
-        raise StrategyFileError(problems)
-    wanted = dict(params or {})
-    used: set[str] = set()
-    out: list[Strategy] = []
-    names: dict[str, Path] = {}
-    for path, raw, strategy in loaded:
-        mine = {}
-        for key, value in wanted.items():
-            target, name = _split_key(key)
-            if (target is None or target == strategy.name) and name in strategy.params:
-                mine[name] = value
-                used.add(key)
-        if mine:
-            strategy = loads_bytes(raw, str(path), instruments=instruments, params=mine)
-        if strategy.name in names:
-            raise UsageError(
-                f"{path}: strategy name '{strategy.name}' is already used by "
-                f"{names[strategy.name]} — give every strategy its own name"
-            )
-        names[strategy.name] = path
-        out.append(strategy)
-    unused = sorted(set(wanted) - used)
-    if unused:
-        known = sorted({f"{s.name}.{p}" for s in out for p in s.params})
-        raise UsageError(
-            f"no strategy defines params {', '.join(unused)} — the strategies' params are: "
-            f"{', '.join(known) or 'none'}"
-        )
-    return tuple(out)
+    return StrategyFiles(paths, instruments).load(params)
 
 
-def _resolve_symbol(strategies: Sequence[Strategy], given: str | None) -> str:
+def strategy_files(options: BacktestOptions) -> StrategyFiles:
+    """The strategy files of ``options``, checked against its simulator config's instruments."""
+    return StrategyFiles(
+        options.strategies, _instrument_models(load_sim_config(options.sim_config))
+    )
+
+
+def _resolve_symbol(
+    strategies: Sequence[Strategy], given: str | None
+) -> tuple[str, tuple[Strategy, ...], list[str]]:
+    """The data's symbol, the strategies that trade it, and a note per strategy left out
+    (``--symbol`` selects the strategies of that symbol)."""
     symbols = sorted({s.symbol for s in strategies})
     if given is None:
         if len(symbols) > 1:
             raise UsageError(
                 f"the strategies trade {', '.join(symbols)} but a candle file holds one symbol "
-                "— pass strategies of one symbol, or --symbol to say which the data is"
+                "— pass --symbol with the data's symbol to run only its strategies, or "
+                "strategies of one symbol"
             )
-        return symbols[0]
+        return symbols[0], tuple(strategies), []
+    kept = tuple(s for s in strategies if s.symbol == given)
     others = [f"{s.source} ({s.symbol})" for s in strategies if s.symbol != given]
-    if others:
+    if not kept:
         verb = "trades" if len(others) == 1 else "trade"
         raise UsageError(
-            f"the data is {given} but {', '.join(others)} {verb} another symbol — pass only "
-            f"strategies of {given}"
+            f"the data is {given} but no strategy trades it: {', '.join(others)} {verb} "
+            f"another symbol — pass strategies of {given}, or the data's symbol as --symbol"
         )
-    return given
+    notes = [f"--symbol {given}: left out {other}" for other in others]
+    return given, kept, notes
+
+
+def _cadence_warnings(strategies: Sequence[Strategy], interval_ms: int) -> list[str]:
+    """A strategy due more often than a candle closes runs once per candle: say so."""
+    candles = format_interval(interval_ms)
+    return [
+        f"{s.name}: every {format_duration(s.period_ms)} is shorter than the {candles} candles: "
+        "evaluated once per candle"
+        for s in strategies
+        if s.period_ms < interval_ms
+    ]
 
 
 def backtest_sim_config(
@@ -234,7 +327,7 @@ def _describe(options: BacktestOptions, config: SimConfig, series: CandleSeries)
     if o.params:
         meta["params"] = ", ".join(f"{k}={v}" for k, v in sorted(o.params.items()))
     if series.gaps:
-        meta["gaps"] = f"{sum(g.missing for g in series.gaps)} missing candles allowed through"
+        meta["gaps"] = f"{_gap_count(series)}, replayed across (listed in the notes)"
     return meta
 
 
@@ -242,8 +335,8 @@ def prepare(options: BacktestOptions) -> Prepared:
     """Check and load everything ``options`` names (see the module doc)."""
     base = load_sim_config(options.sim_config)
     series = load_series(options)
-    strategies = load_strategies(options.strategies, _instrument_models(base), options.params)
-    symbol = _resolve_symbol(strategies, options.symbol)
+    loaded = load_strategies(options.strategies, _instrument_models(base), options.params)
+    symbol, strategies, left_out = _resolve_symbol(loaded, options.symbol)
     config = backtest_sim_config(
         base,
         symbol=symbol,
@@ -252,7 +345,9 @@ def prepare(options: BacktestOptions) -> Prepared:
         fees=options.fees,
         seed=options.seed,
     )
-    return Prepared(series, strategies, config, symbol, _describe(options, config, series))
+    warnings = (*left_out, *_cadence_warnings(strategies, series.interval_ms))
+    meta = _describe(options, config, series)
+    return Prepared(series, strategies, config, symbol, meta, warnings)
 
 
 def execute(
@@ -263,9 +358,10 @@ def execute(
     on_candle: Callable[[], None] | None = None,
     evaluations: EvaluationRecords = "changes",
 ) -> BacktestRun:
-    """Run a prepared backtest (journal in memory unless one is given, on ``clock``)."""
+    """Run a prepared backtest (journal in memory unless one is given, on ``clock``); the
+    result carries the prepared run's :attr:`~Prepared.notes`."""
     p = prepared
-    return run_backtest(
+    run = run_backtest(
         p.series,
         p.strategies,
         p.config,
@@ -276,3 +372,6 @@ def execute(
         on_candle=on_candle,
         evaluations=evaluations,
     )
+    if p.notes:
+        run.result = dataclasses.replace(run.result, notes=p.notes)
+    return run

@@ -5,8 +5,11 @@ independent task — :func:`run_variant` takes the run's :class:`BacktestOptions
 variant's ``params`` and returns its figures — so the variants run in parallel processes
 (:class:`concurrent.futures.ProcessPoolExecutor`, one per core by default) and the same function
 would run as a Ray or Dask task unchanged. The values reach the strategies through the loader's
-``params`` override: the files are never edited. :func:`rank` orders the outcomes by a figure
-(:data:`~botkit.backtest.metrics.FIGURE_NAMES`), best first; :func:`render_table` prints them.
+``params`` override: the files are never edited. :func:`check_variants` checks every
+variant's values against the strategies before any runs (a refused value is a usage error
+naming the variant). :func:`rank` orders the outcomes by a figure
+(:data:`~botkit.backtest.metrics.FIGURE_NAMES`), best first; :func:`render_table` prints them
+(ratios in percent, money with 2 decimals).
 """
 
 from __future__ import annotations
@@ -21,15 +24,20 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 from botkit.backtest.metrics import FIGURE_NAMES, compute_figures
-from botkit.backtest.setup import BacktestOptions, execute, prepare
-from botkit.errors import BotkitError, UsageError
+from botkit.backtest.setup import BacktestOptions, execute, prepare, strategy_files
+from botkit.errors import BotkitError, StrategyFileError, UsageError
 
 __all__ = [
     "LOWER_IS_BETTER",
+    "MAX_DIGITS",
+    "MAX_VALUE",
     "MAX_VARIANTS",
+    "MIN_VALUE",
     "TABLE_FIGURES",
     "Variant",
     "VariantOutcome",
+    "check_variants",
+    "describe_variant",
     "grid",
     "parse_sweep",
     "rank",
@@ -82,10 +90,28 @@ def parse_sweep(specs: Sequence[str]) -> list[tuple[str, list[Decimal]]]:
                 value = Decimal("NaN")
             if not value.is_finite():
                 raise UsageError(f"--sweep {key}: {text.strip()!r} is not a number")
+            _check_size(key, text.strip(), value)
             if value not in parsed:
                 parsed.append(value)
         axes.append((key, parsed))
     return axes
+
+
+MAX_VALUE = Decimal("1e15")
+MIN_VALUE = Decimal("1e-15")
+MAX_DIGITS = 18
+
+
+def _check_size(key: str, text: str, value: Decimal) -> None:
+    """A swept value is a strategy setting printed in full in the table: at most 1e15 and at
+    least 1e-15 in size (or zero), written with at most 18 digits."""
+    _, digits, exponent = value.as_tuple()
+    too_long = len(digits) > MAX_DIGITS or int(exponent) < -2 * MAX_DIGITS
+    if too_long or (value and not MIN_VALUE <= value.copy_abs() <= MAX_VALUE):
+        raise UsageError(
+            f"--sweep {key}: {text!r} is out of range — give values from 1e-15 to 1e15 in size "
+            f"(or 0), written with at most {MAX_DIGITS} digits"
+        )
 
 
 def grid(axes: Sequence[tuple[str, Sequence[Decimal]]]) -> list[Variant]:
@@ -101,6 +127,28 @@ def grid(axes: Sequence[tuple[str, Sequence[Decimal]]]) -> list[Variant]:
     return [
         dict(zip(keys, combo, strict=True)) for combo in itertools.product(*(v for _, v in axes))
     ]
+
+
+def describe_variant(variant: Mapping[str, Decimal]) -> str:
+    """``dip=0.003, rungs=8``: a variant as the user wrote its values."""
+    return ", ".join(f"{k}={format(v, 'f')}" for k, v in variant.items())
+
+
+def check_variants(base: BacktestOptions, variants: Sequence[Variant]) -> None:
+    """Check every variant's strategy settings before any runs: each strategy file is read
+    once (a problem of the files is raised as it is) and compiled with each distinct set of its
+    values; the candles are not loaded. A value a strategy refuses, or a key none defines, is a
+    :class:`UsageError` naming the variant and the first problem."""
+    files = strategy_files(base)
+    for variant in variants:
+        try:
+            files.load({**base.params, **variant})
+        except (StrategyFileError, UsageError) as exc:
+            problems = str(exc).splitlines()
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            raise UsageError(
+                f"--sweep variant {describe_variant(variant)}: {problems[0]}{more}"
+            ) from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,19 +237,23 @@ def rank(outcomes: Iterable[VariantOutcome], figure: str) -> list[VariantOutcome
     return sorted(outcomes, key=lambda o: (-_sort_value(o, figure), o.index))
 
 
+_RATIOS = frozenset({"return", "max_drawdown", "exposure_time"})
+
+
 def _cell(value: str | int | None, figure: str) -> str:
+    """A figure as the printed summary shows it: ratios in percent, money (every other decimal
+    figure) with 2 decimals, counts as they are; ``sweep.csv`` keeps full precision."""
     if value is None:
         return "-"
-    if figure in ("return", "max_drawdown", "exposure_time"):
-        return f"{Decimal(value) * 100:.2f}%"
     if isinstance(value, int):
         return str(value)
     number = Decimal(value)
-    return (
-        f"{number:.2f}"
-        if number == number.to_integral_value() or abs(number) >= 1
-        else str(number.normalize())
-    )
+    if figure in _RATIOS:
+        number *= 100
+    text = f"{number:,.2f}"
+    if text.startswith("-") and not text.strip("-0.,"):
+        text = text[1:]  # -0.001 shows as 0.00, not -0.00
+    return f"{text}%" if figure in _RATIOS else text
 
 
 def render_table(outcomes: Sequence[VariantOutcome], keys: Sequence[str], figure: str) -> str:

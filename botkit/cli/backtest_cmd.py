@@ -11,6 +11,7 @@ import argparse
 import dataclasses
 import os
 import sys
+from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from botkit.backtest.metrics import FIGURE_NAMES
 from botkit.backtest.progress import Progress
 from botkit.backtest.setup import BacktestOptions, Prepared, execute, prepare
 from botkit.cli.argtypes import interval_arg, time_arg
-from botkit.errors import UsageError
+from botkit.errors import BotkitError, UsageError
 
 __all__ = ["register"]
 
@@ -35,8 +36,16 @@ def _number(text: str, what: str, *, positive: bool = False) -> Decimal:
     return value
 
 
+MAX_BALANCE = Decimal("1e15")
+
+
 def _balance(text: str) -> Decimal:
-    return _number(text, "balance", positive=True)
+    value = _number(text, "balance", positive=True)
+    if value > MAX_BALANCE:
+        raise argparse.ArgumentTypeError(
+            f"balance {text!r} is more than 1e15 — give a starting wallet up to 1e15"
+        )
+    return value
 
 
 def _fees(text: str) -> tuple[Decimal, Decimal]:
@@ -68,6 +77,46 @@ def _jobs(text: str) -> int:
     return value
 
 
+def _check_report_dir(path: Path) -> None:
+    """Refuse a ``--report`` folder that could not be written, before anything is loaded: a
+    file, or a missing folder whose nearest existing parent is a file or not writable."""
+    if path.exists() and not path.is_dir():
+        raise UsageError(
+            f"botkit backtest: --report {path} is a file — name a folder (it is created if missing)"
+        )
+    parent = path
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise UsageError(
+            f"botkit backtest: --report {path}: cannot create the folder: {parent} is a file"
+        )
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"botkit backtest: --report {path}: {parent} is not writable")
+
+
+def _make_report_dir(path: Path) -> None:
+    """Create the ``--report`` folder once everything else is checked, before the run."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(
+            f"botkit backtest: --report {path}: cannot create the folder: {exc.strerror or exc}"
+        ) from None
+
+
+def _write_failed(path: Path, exc: OSError) -> BotkitError:
+    where = exc.filename or path
+    return BotkitError(
+        f"botkit backtest: cannot write the report to {where}: {exc.strerror or exc}"
+    )
+
+
+def _warn(lines: Sequence[str]) -> None:
+    for line in lines:
+        print(f"warning: {line}", file=sys.stderr)
+
+
 def _options(args: argparse.Namespace) -> BacktestOptions:
     if args.start is not None and args.end is not None and args.end <= args.start:
         raise UsageError("botkit backtest: --end must be after --start")
@@ -95,12 +144,15 @@ def _single(args: argparse.Namespace, prepared: Prepared) -> int:
 
     clock = ManualClock(prepared.series.start_ms)
     journal = None
+    if args.journal is not None and args.journal.exists():
+        raise UsageError(
+            f"botkit backtest: --journal {args.journal} already exists — remove it or name a "
+            "new file (each backtest starts with an empty journal)"
+        )
+    if args.report is not None:
+        _make_report_dir(args.report)
+    _warn(prepared.warnings)
     if args.journal is not None:
-        if args.journal.exists():
-            raise UsageError(
-                f"botkit backtest: --journal {args.journal} already exists — remove it or name a "
-                "new file (each backtest starts with an empty journal)"
-            )
         journal = backtest_journal(args.journal, clock)
     try:
         with Progress(len(prepared.series), sys.stderr, label="backtest") as progress:
@@ -122,13 +174,17 @@ def _single(args: argparse.Namespace, prepared: Prepared) -> int:
     if args.journal is not None:
         print(f"Journal    {args.journal}")
     if args.report is not None:
-        write_report(run.result, args.report)
+        try:
+            write_report(run.result, args.report)
+        except OSError as exc:
+            raise _write_failed(args.report, exc) from None
         print(f"Report     {args.report / 'index.html'}")
     return 0
 
 
 def _sweep(args: argparse.Namespace, base: BacktestOptions) -> int:
     from botkit.backtest.sweep import (
+        check_variants,
         grid,
         parse_sweep,
         rank,
@@ -141,9 +197,15 @@ def _sweep(args: argparse.Namespace, base: BacktestOptions) -> int:
         raise UsageError("botkit backtest: --journal is for a single run, not a --sweep")
     axes = parse_sweep(args.sweep)
     variants = grid(axes)
+    figure = args.rank or "return"
     # check everything once here (one located line, exit 2) before starting the processes:
-    # the first variant stands for all (same files; only the params' values differ)
-    prepare(dataclasses.replace(base, params={**base.params, **variants[0]}))
+    # every variant's values against the strategies (cheap: no candles), then the first
+    # variant whole (the data, the symbol, the simulator settings: the same for all)
+    check_variants(base, variants)
+    first = prepare(dataclasses.replace(base, params={**base.params, **variants[0]}))
+    if args.report is not None:
+        _make_report_dir(args.report)
+    _warn(first.warnings)
     jobs = args.jobs or os.cpu_count() or 1
     print(
         f"sweep: {len(variants)} variants on {min(jobs, len(variants))} process(es)",
@@ -151,10 +213,13 @@ def _sweep(args: argparse.Namespace, base: BacktestOptions) -> int:
     )
     with Progress(len(variants), sys.stderr, label="sweep") as progress:
         outcomes = run_sweep(base, variants, jobs=jobs, on_done=lambda _o: progress.update())
-    ranked = rank(outcomes, args.rank)
-    print(render_table(ranked, [k for k, _ in axes], args.rank))
+    ranked = rank(outcomes, figure)
+    print(render_table(ranked, [k for k, _ in axes], figure))
     if args.report is not None:
-        path = write_sweep(ranked, [k for k, _ in axes], args.rank, args.report)
+        try:
+            path = write_sweep(ranked, [k for k, _ in axes], figure, args.report)
+        except OSError as exc:
+            raise _write_failed(args.report, exc) from None
         print(f"Table      {path}")
     return 0 if any(not o.error for o in outcomes) else 1
 
@@ -164,6 +229,13 @@ def _run(args: argparse.Namespace) -> int:
 
     configure_logging(level="WARNING", fmt="text")
     base = _options(args)
+    if args.rank is not None and not args.sweep:
+        raise UsageError(
+            f"botkit backtest: --rank {args.rank} ranks the variants of a --sweep — add "
+            "--sweep KEY=V1,V2,... or leave --rank out"
+        )
+    if args.report is not None:
+        _check_report_dir(args.report)
     if args.sweep:
         return _sweep(args, base)
     return _single(args, prepare(base))
@@ -191,7 +263,7 @@ def register(sub: Any) -> None:
         required=True,
         nargs="+",
         metavar="PATH",
-        help="strategy files or folders (one symbol)",
+        help="strategy files or folders (of one symbol, or see --symbol)",
     )
     parser.add_argument("--start", type=time_arg, help="first candle (ISO-8601 UTC or Unix ms)")
     parser.add_argument("--end", type=time_arg, help="end, exclusive (ISO-8601 UTC or Unix ms)")
@@ -199,15 +271,25 @@ def register(sub: Any) -> None:
     parser.add_argument(
         "--allow-gaps",
         action="store_true",
-        help="replay across missing candles instead of refusing",
+        help="replay across missing candles instead of refusing (they are listed in the "
+        "summary's notes)",
     )
-    parser.add_argument("--symbol", help="the data's symbol (default: the strategies')")
-    parser.add_argument("--balance", type=_balance, help="starting balance (default: sim config)")
+    parser.add_argument(
+        "--symbol",
+        help="the data's symbol: only the strategies of this symbol run (default: the "
+        "strategies' one symbol)",
+    )
+    parser.add_argument(
+        "--balance",
+        type=_balance,
+        help="starting balance, more than 0 and at most 1e15 (default: sim config)",
+    )
     parser.add_argument(
         "--fees",
         type=_fees,
         metavar="MAKER,TAKER",
-        help="fee rates, e.g. 0.0002,0.0006 (default: sim config)",
+        help="fee rates, e.g. 0.0002,0.0006 (default: sim config); a negative maker fee (a "
+        "rebate) is written with '=': --fees=-0.0001,0.0006",
     )
     parser.add_argument("--seed", type=int, help="simulator seed (default: sim config)")
     parser.add_argument(
@@ -246,9 +328,8 @@ def register(sub: Any) -> None:
     parser.add_argument(
         "--rank",
         choices=FIGURE_NAMES,
-        default="return",
         metavar="FIGURE",
-        help="figure to rank a sweep by (default %(default)s)",
+        help="figure to rank a --sweep by (default return)",
     )
     parser.add_argument(
         "--jobs", type=_jobs, metavar="N", help="processes for a sweep (default: one per core)"
