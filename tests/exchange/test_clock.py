@@ -124,9 +124,15 @@ def test_public_requests_do_not_sync(fake: FakeExchange, make_client: ClientFact
 
 # --- the thin real-clock layer, with freezegun ---------------------------------------------
 
+# freezegun patches time.monotonic process-wide: an asyncio loop running in another thread
+# (the contract tests' session-long loopback server) would schedule its next wake-up at the
+# frozen 2024 instant and sleep for decades once the freeze ends (seen: 20 s lost in its
+# teardown). Asyncio keeps the real clock.
+_OTHER_THREADS = ["asyncio"]
+
 
 def test_system_ms_reads_the_real_clock() -> None:
-    with freeze_time("2024-01-01T00:00:00Z"):
+    with freeze_time("2024-01-01T00:00:00Z", ignore=_OTHER_THREADS):
         assert system_ms() == FROZEN_MS
 
 
@@ -139,7 +145,7 @@ def test_default_clock_stamps_headers_with_real_time_plus_offset() -> None:
             return httpx.Response(200, json={"serverTime": FROZEN_MS + 2_500})
         return httpx.Response(200, json={"code": 200, "msg": "Success", "data": wire.BALANCE})
 
-    with freeze_time("2024-01-01T00:00:00Z") as frozen:
+    with freeze_time("2024-01-01T00:00:00Z", ignore=_OTHER_THREADS) as frozen:
         client = ExchangeClient(
             BASE, key=KEY, secret=SECRET, passphrase=PASSPHRASE, signing="pf",
             transport=httpx.MockTransport(handler),
