@@ -34,6 +34,25 @@ STRATEGY = Path(__file__).resolve().parents[1] / "strategies" / "btc-dip-ladder.
 TARGET_S = 20.0
 
 
+def _reference_s() -> float:
+    """Seconds this machine takes for a fixed pure-Python workload (best of 3): one number to
+    set beside the figures, so that runs on different machines (or one shared machine on
+    different days) can be compared. It is not scaled into anything."""
+
+    def work() -> int:
+        total = 0
+        for i in range(2_000_000):
+            total += i % 7 if i & 1 else len(str(i))
+        return total
+
+    best = float("inf")
+    for _ in range(3):
+        started = time.perf_counter()
+        work()
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
 def _synth(path: Path, count: int) -> None:
     params = SynthParams(start_ms=T0, count=count, seed=7, start_price=Decimal(60000),
                          volatility=0.6, jump_prob=0.0005, jump_size=0.01)  # fmt: skip
@@ -44,6 +63,7 @@ def main() -> None:
     count = int(os.environ.get("BENCH_CANDLES", "525600"))
     profile = os.environ.get("BENCH_PROFILE", "") not in ("", "0")
     logger.remove()  # the runner's per-fire log lines are not what is measured
+    reference = _reference_s()
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "year.csv"
         _synth(data, count)
@@ -72,6 +92,8 @@ def main() -> None:
     year = total * 525_600 / count
     print(f"total          {total:7.2f} s  {count / total:9,.0f} candles/s  "
           f"(a year at this rate: {year:.0f} s; target {TARGET_S:.0f} s)")  # fmt: skip
+    print(f"machine        {reference:7.2f} s  for the reference loop (bench_backtest._reference_s;"
+          " compare runs on different machines by it)")  # fmt: skip
     if profiler is not None:
         out = io.StringIO()
         pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(35)
