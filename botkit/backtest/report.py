@@ -100,7 +100,7 @@ def _percent(ratio: Decimal) -> str:
 
 
 def _counts(counts: Mapping[str, int]) -> str:
-    return " · ".join(f"{k} {v}" for k, v in _ranked(counts).items()) or "none"
+    return " · ".join(f"{k} {v:,}" for k, v in _ranked(counts).items()) or "none"
 
 
 def render_summary(result: BacktestResult, figures: Figures | None = None) -> str:
@@ -111,9 +111,9 @@ def render_summary(result: BacktestResult, figures: Figures | None = None) -> st
     lines = [
         f"Backtest   {result.symbol} {format_interval(result.interval_ms)}  {period}  "
         f"({result.candles:,} candles)",
-        f"Orders     placed {f.orders_placed} · filled {f.orders_filled} · refused "
-        f"{f.orders_refused} · rejected {f.orders_rejected} · failed {f.orders_failed}  "
-        f"({f.fills} fills, {_money(f.traded_notional)} {cur} traded)",
+        f"Orders     placed {f.orders_placed:,} · filled {f.orders_filled:,} · refused "
+        f"{f.orders_refused:,} · rejected {f.orders_rejected:,} · failed {f.orders_failed:,}  "
+        f"({f.fills:,} fills, {_money(f.traded_notional)} {cur} traded)",
         f"Refused    {_counts(result.refused_by_reason)}",
         f"Rejected   {_counts(result.rejected_by_code)}",
         f"Fees       {_money(f.fees)} {cur}",

@@ -182,3 +182,11 @@ def test_printed_summary_names_every_figure() -> None:
     assert lines[7].startswith("Drawdown   max ")
     assert lines[8] == "Exposure   50.00 % of the time in a position"
     assert lines[9] == "Position   BTC_USDT_PERP BOTH -0.01 @ 30020  unrealized -0.50 USDT"
+
+
+def test_printed_counts_have_thousands_separators_like_the_money() -> None:
+    result = sample_result(orders=1_204)
+    result.refused_by_reason["min_size"] = 12_345
+    lines = render_summary(result).splitlines()
+    assert lines[1].startswith("Orders     placed 2 · filled 2 · refused 1,201 · rejected 1 ")
+    assert lines[2].startswith("Refused    min_size 12,345 · ")
