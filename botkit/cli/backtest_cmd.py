@@ -14,13 +14,15 @@ import sys
 from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from botkit.backtest.metrics import FIGURE_NAMES
 from botkit.backtest.progress import Progress
-from botkit.backtest.setup import BacktestOptions, Prepared, execute, prepare
 from botkit.cli.argtypes import interval_arg, time_arg
 from botkit.errors import BotkitError, UsageError
+
+if TYPE_CHECKING:  # the backtest itself is imported when the command runs
+    from botkit.backtest.setup import BacktestOptions, Prepared
 
 __all__ = ["register"]
 
@@ -118,6 +120,8 @@ def _warn(lines: Sequence[str]) -> None:
 
 
 def _options(args: argparse.Namespace) -> BacktestOptions:
+    from botkit.backtest.setup import BacktestOptions
+
     if args.start is not None and args.end is not None and args.end <= args.start:
         raise UsageError("botkit backtest: --end must be after --start")
     params = dict(args.param or [])
@@ -140,6 +144,7 @@ def _options(args: argparse.Namespace) -> BacktestOptions:
 def _single(args: argparse.Namespace, prepared: Prepared) -> int:
     from botkit.backtest.driver import backtest_journal
     from botkit.backtest.report import render_summary, write_report
+    from botkit.backtest.setup import execute
     from botkit.sim.clock import ManualClock
 
     clock = ManualClock(prepared.series.start_ms)
@@ -183,6 +188,7 @@ def _single(args: argparse.Namespace, prepared: Prepared) -> int:
 
 
 def _sweep(args: argparse.Namespace, base: BacktestOptions) -> int:
+    from botkit.backtest.setup import prepare
     from botkit.backtest.sweep import (
         check_variants,
         grid,
@@ -225,6 +231,7 @@ def _sweep(args: argparse.Namespace, base: BacktestOptions) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from botkit.backtest.setup import prepare
     from botkit.service.logs import configure_logging
 
     configure_logging(level="WARNING", fmt="text")

@@ -8,12 +8,12 @@ import json
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from botkit.errors import ConfigError, Location, UsageError
-from botkit.exchange.models import Instrument
+
+if TYPE_CHECKING:  # the models are imported when instruments are loaded
+    from botkit.exchange.models import Instrument
 
 __all__ = ["load_instruments", "register"]
 
@@ -67,6 +67,8 @@ def _sim_instruments(path: str | Path | None) -> dict[str, Instrument] | None:
 
 
 def _to_instruments(items: Any) -> dict[str, Instrument]:
+    from botkit.exchange.models import Instrument
+
     out: dict[str, Instrument] = {}
     for item in items:
         instrument = Instrument.model_validate(item)
@@ -76,6 +78,8 @@ def _to_instruments(items: Any) -> dict[str, Instrument]:
 
 def load_instruments(choice: str | None, settings: Any | None) -> Mapping[str, Instrument] | None:
     """The instruments ``--instruments`` names (None: unknown, skip the checks that need them)."""
+    from pydantic import ValidationError
+
     sim_path = getattr(settings, "sim_config", None)
     if choice is None:
         if settings is not None and getattr(settings, "exchange", "") == "sim":

@@ -18,26 +18,28 @@ import os
 import sys
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from botkit.backtest.candle_writer import write_candles
-from botkit.backtest.candles import CandleSeries, load_candles
-from botkit.backtest.fetch import DEFAULT_PAGE_SIZE, fetch_candles
 from botkit.backtest.intervals import (
     exchange_interval,
     format_interval,
     format_time,
 )
 from botkit.backtest.progress import Progress
-from botkit.backtest.synth import SynthOverflow, SynthParams, synth_bars
 from botkit.cli.argtypes import interval_arg, time_arg
 from botkit.errors import BotkitError, UsageError
 from botkit.exchange.params import MAX_PAGE
+
+if TYPE_CHECKING:  # the loaders, writer and fetcher are imported when a command runs
+    from botkit.backtest.candles import CandleSeries
 
 __all__ = ["register"]
 
 _FALLBACK_PRICE = Decimal(30000)
 _FALLBACK_TICK = Decimal("0.1")
+# botkit.backtest.fetch.DEFAULT_PAGE_SIZE, spelled out so that building the parser does not
+# import the fetcher (tests/test_cli_startup.py checks they agree)
+_DEFAULT_PAGE_SIZE = 100
 
 
 def _decimal(text: str) -> Decimal:
@@ -122,6 +124,9 @@ def _instrument_defaults(symbol: str) -> tuple[Decimal, Decimal] | None:
 
 
 def _write(bars: Any, out: Path) -> int:
+    from botkit.backtest.candle_writer import write_candles
+    from botkit.backtest.synth import SynthOverflow
+
     try:
         return write_candles(bars, out)
     except OSError as exc:
@@ -131,6 +136,8 @@ def _write(bars: Any, out: Path) -> int:
 
 
 def _synth(args: argparse.Namespace) -> int:
+    from botkit.backtest.synth import SynthParams, synth_bars
+
     start: int = args.start
     interval: int = args.interval
     if args.end is not None:
@@ -169,6 +176,8 @@ def _synth(args: argparse.Namespace) -> int:
 
 
 def _fetch(args: argparse.Namespace) -> int:
+    from botkit.backtest.candles import load_candles
+    from botkit.backtest.fetch import fetch_candles
     from botkit.exchange import factory  # the client only when fetching
     from botkit.settings import load_settings
 
@@ -223,6 +232,8 @@ def _print_gaps(series: CandleSeries) -> None:
 
 
 def _check(args: argparse.Namespace) -> int:
+    from botkit.backtest.candles import load_candles
+
     series = load_candles(args.file, interval_ms=args.interval, start_ms=args.start,
                           end_ms=args.end, allow_gaps=args.allow_gaps)  # fmt: skip
     print(
@@ -279,7 +290,7 @@ def register(sub: Any) -> None:
     fetch.add_argument(
         "--page-size",
         type=_page_size,
-        default=DEFAULT_PAGE_SIZE,
+        default=_DEFAULT_PAGE_SIZE,
         help=f"candles per request, 1..{MAX_PAGE} (default %(default)s)",
     )
     fetch.add_argument(

@@ -17,19 +17,16 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from botkit.backtest.progress import Progress
 from botkit.errors import UsageError
-from botkit.exchange.client import ExchangeClient
-from botkit.exchange.clock import ClockSync
-from botkit.exchange.factory import SIM_BASE_URL
-from botkit.journal import Journal
-from botkit.runner.paper import PaperRun, money, run_paper, summarize
-from botkit.service.logs import configure_logging
-from botkit.sim.clock import ManualClock, WallClock
-from botkit.sim.config import load_sim_config
-from botkit.sim.inprocess import SimHandle, make_sim
+
+if TYPE_CHECKING:  # the simulator, client and runner are imported when the demo runs
+    from botkit.exchange.client import ExchangeClient
+    from botkit.journal import Journal
+    from botkit.runner.paper import PaperRun
+    from botkit.sim.inprocess import SimHandle
 
 __all__ = [
     "PAPER_STEPS",
@@ -165,12 +162,17 @@ class PaperOptions:
 
 def _fresh_journal(path: Path, clock: Callable[[], int]) -> Journal:
     """The demo's own journal, emptied first: each demo run tells one story."""
+    from botkit.journal import Journal
+
     for suffix in ("", "-wal", "-shm"):
         Path(f"{path}{suffix}").unlink(missing_ok=True)
     return Journal(path, clock=clock, synchronous="NORMAL")
 
 
 def trade_on_paper(ctx: DemoContext) -> None:
+    from botkit.runner.paper import run_paper
+    from botkit.sim.clock import ManualClock
+
     options: PaperOptions = ctx.notes.get("paper", PaperOptions())
     if not isinstance(ctx.sim.clock, ManualClock):
         raise UsageError("the paper run needs the simulator on simulated time")
@@ -202,6 +204,8 @@ def trade_on_paper(ctx: DemoContext) -> None:
 
 
 def show_summary(ctx: DemoContext) -> None:
+    from botkit.runner.paper import money, summarize
+
     run: PaperRun = ctx.notes["run"]
     options: PaperOptions = ctx.notes.get("paper", PaperOptions())
     try:
@@ -317,6 +321,13 @@ def run_demo(
     notes: dict[str, Any] | None = None,
 ) -> DemoContext:
     """Run the demo steps against ``sim`` (default: a fresh simulator on wall time)."""
+    from botkit.exchange.client import ExchangeClient
+    from botkit.exchange.clock import ClockSync
+    from botkit.exchange.factory import SIM_BASE_URL
+    from botkit.sim.clock import WallClock
+    from botkit.sim.config import load_sim_config
+    from botkit.sim.inprocess import make_sim
+
     out = out if out is not None else sys.stdout
     if sim is None:
         path = _DEFAULT_SIM_CONFIG if _DEFAULT_SIM_CONFIG.is_file() else None
@@ -342,6 +353,11 @@ def run_demo(
 
 
 def _run(args: argparse.Namespace) -> int:
+    from botkit.service.logs import configure_logging
+    from botkit.sim.clock import ManualClock
+    from botkit.sim.config import load_sim_config
+    from botkit.sim.inprocess import make_sim
+
     if args.hours < 1 or args.hours > 24 * 7:
         raise UsageError(f"botkit demo: --hours must be between 1 and 168, got {args.hours}")
     if not args.strategies.exists():

@@ -17,23 +17,22 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from typing import Any
-
-from pydantic import BaseModel
+from typing import TYPE_CHECKING, Any
 
 from botkit.errors import UsageError
-from botkit.exchange import factory
-from botkit.exchange.client import ExchangeClient
-from botkit.exchange.paging import iter_history
-from botkit.settings import load_settings
+
+if TYPE_CHECKING:  # the client, models and settings are imported when a command runs
+    from pydantic import BaseModel
+
+    from botkit.exchange.client import ExchangeClient
+
+    Command = Callable[[ExchangeClient, argparse.Namespace], Any]
 
 __all__ = ["parse_time", "register", "render_table"]
 
 _AGE = re.compile(r"^(\d+)([smhdw])$")
 _AGE_MS = {"s": 1_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
 _TIME_FIELDS = frozenset({"cTime", "uTime", "sT", "cT", "oDate", "ts", "fT", "nFT"})
-
-Command = Callable[[ExchangeClient, argparse.Namespace], Any]
 
 
 def parse_time(text: str, now_ms: Callable[[], int]) -> int:
@@ -76,6 +75,8 @@ def render_table(rows: Sequence[BaseModel | dict[str, Any]], columns: Sequence[s
 
 
 def _as_json(value: Any) -> Any:
+    from pydantic import BaseModel
+
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json")
     if isinstance(value, list):
@@ -98,6 +99,8 @@ def _time(client: ExchangeClient, _args: argparse.Namespace) -> dict[str, Any]:
 
 def _history(page: Any, client: ExchangeClient, args: argparse.Namespace) -> list[Any]:
     """One page; or with --start every record of [start, end] (--limit caps the count)."""
+    from botkit.exchange.paging import iter_history
+
     now = client.clock.now_ms
     end = parse_time(args.end, now) if args.end else None
     if not args.start:
@@ -197,6 +200,9 @@ _HAS_RANGE = frozenset({"history", "fills", "position-history", "candles"})
 
 
 def _run(args: argparse.Namespace) -> int:
+    from botkit.exchange import factory
+    from botkit.settings import load_settings
+
     settings = load_settings(config=args.config)
     _, command, columns = _COMMANDS[args.what]
     with factory.make_client(settings) as client:
@@ -212,6 +218,8 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _settings(args: argparse.Namespace) -> int:
+    from botkit.settings import load_settings
+
     shown = load_settings(config=args.config).describe()
     if args.json:
         print(json.dumps(shown, indent=2))

@@ -16,15 +16,19 @@ import time
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from botkit.errors import UsageError
-from botkit.journal import EventRecord, Journal, OrderFilter, OrderRecord, Outcome
+
+if TYPE_CHECKING:  # the journal (and the models it carries) is imported when a command runs
+    from botkit.journal import EventRecord, Journal, OrderFilter, OrderRecord
 
 __all__ = ["format_ms", "parse_time", "register"]
 
 _UNITS_MS = {"s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
-_OUTCOMES = [o.value for o in Outcome] + ["unsettled"]
+# botkit.journal.Outcome's values, spelled out so that building the parser does not import the
+# journal (tests/test_cli_startup.py checks they agree)
+_OUTCOMES = ["rejected_local", "accepted", "rejected", "failed", "dry_run", "unsettled"]
 
 
 def _now_ms() -> int:
@@ -70,6 +74,8 @@ def format_ms(ms: int | None) -> str:
 
 
 def _open(args: argparse.Namespace) -> Journal:
+    from botkit.journal import Journal
+
     path: Path | None = args.journal
     if path is None:
         from botkit.settings import load_settings
@@ -81,6 +87,8 @@ def _open(args: argparse.Namespace) -> Journal:
 
 
 def _filter(args: argparse.Namespace) -> OrderFilter:
+    from botkit.journal import OrderFilter
+
     return OrderFilter(
         strategy=args.strategy,
         rule=args.rule,
@@ -130,6 +138,8 @@ def _order_lines(o: OrderRecord) -> list[str]:
 
 
 def _outcome_text(o: OrderRecord) -> str:
+    from botkit.journal import Outcome
+
     if o.outcome is None:
         return f"unsettled ({o.state.value}, {o.attempts} send(s))" + (
             f": {o.error}" if o.error else ""

@@ -5,20 +5,15 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
-
-from loguru import logger
+from typing import TYPE_CHECKING, Any
 
 from botkit.cli.args import port_number
 from botkit.errors import BotkitError, Location, SettingsError, UsageError
-from botkit.rules import Evaluation, RuleStatus
-from botkit.runner.build import assemble, open_journal, wall_ms
-from botkit.runner.cycle import CycleReport
-from botkit.runner.loop import Loop, RealTimeWaiter, install_signal_handlers
-from botkit.service.logs import configure_logging
-from botkit.service.metrics import Metrics
-from botkit.service.notify import Notifier
-from botkit.settings import Settings, load_settings
+
+if TYPE_CHECKING:  # the implementation is imported by the handlers, when a command runs
+    from botkit.rules import Evaluation
+    from botkit.runner.cycle import CycleReport
+    from botkit.settings import Settings
 
 __all__ = ["format_cycle", "register"]
 
@@ -26,6 +21,8 @@ HEALTHY_AFTER_S = 600
 
 
 def _settings(args: argparse.Namespace) -> Settings:
+    from botkit.settings import load_settings
+
     overrides: dict[str, Any] = {}
     if getattr(args, "strategies", None):
         overrides["strategies_dir"] = args.strategies[0]
@@ -43,6 +40,8 @@ def _secrets(settings: Settings) -> list[str]:
 
 
 def _evaluation_lines(evaluation: Evaluation) -> list[str]:
+    from botkit.rules import RuleStatus
+
     lines = [f"strategy {evaluation.strategy} (version {evaluation.version[:12]})"]
     for result in evaluation.results:
         mark = "FIRED" if result.status is RuleStatus.FIRED else result.status.value
@@ -85,6 +84,14 @@ def format_cycle(report: CycleReport) -> str:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from loguru import logger
+
+    from botkit.runner.build import assemble
+    from botkit.runner.loop import Loop, RealTimeWaiter, install_signal_handlers
+    from botkit.service.logs import configure_logging
+    from botkit.service.metrics import Metrics
+    from botkit.service.notify import Notifier
+
     if args.once and args.cycles is not None:
         raise UsageError("botkit run: --once and --cycles N exclude each other (pick one)")
     if args.cycles is not None and args.cycles < 1:
@@ -154,6 +161,9 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _plan(args: argparse.Namespace) -> int:
+    from botkit.runner.build import assemble
+    from botkit.service.logs import configure_logging
+
     settings = _settings(args)
     configure_logging(level="WARNING", fmt="text", secrets=_secrets(settings))
     with assemble(settings, dry_run=True) as parts:
@@ -171,6 +181,8 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
+    from botkit.runner.build import open_journal, wall_ms
+
     settings = _settings(args)
     path = Path(settings.journal)
     if not path.exists():

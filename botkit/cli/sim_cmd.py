@@ -13,15 +13,13 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from botkit.cli.args import port_or_zero
 from botkit.errors import UsageError
-from botkit.settings import SIM_DEFAULT_KEY, load_settings
-from botkit.sim.auth import effective_auth
-from botkit.sim.clock import WallClock
-from botkit.sim.config import SimConfig, load_sim_config
-from botkit.sim.faults import FaultPlan
+
+if TYPE_CHECKING:  # the simulator is imported by the handlers, when a command runs
+    from botkit.sim.config import SimConfig
 
 __all__ = ["register"]
 
@@ -32,6 +30,10 @@ _DEFAULT_SIM_CONFIG = Path("configs/sim.toml")
 def _config(args: argparse.Namespace) -> tuple[SimConfig, str]:
     """The simulator's config with the credentials of the flags / settings applied, and where
     it came from."""
+    from botkit.settings import load_settings
+    from botkit.sim.auth import effective_auth
+    from botkit.sim.config import load_sim_config
+
     path: Path | None = args.config
     key, secret, passphrase = args.key, args.secret, args.passphrase
     if path is None or not (key or secret):
@@ -63,10 +65,14 @@ def _config(args: argparse.Namespace) -> tuple[SimConfig, str]:
 
 
 def _shown_key(key: str) -> str:
+    from botkit.settings import SIM_DEFAULT_KEY
+
     return key if key == SIM_DEFAULT_KEY else f"{key[:3]}…"
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from botkit.sim.clock import WallClock
+    from botkit.sim.faults import FaultPlan
     from botkit.sim.inprocess import make_sim
     from botkit.sim.server import serve
 
@@ -98,6 +104,8 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _show_config(args: argparse.Namespace) -> int:
+    from botkit.sim.faults import FaultPlan
+
     config, source = _config(args)
     FaultPlan.from_config(config.faults, source=source)  # a bad fault entry is reported here too
     json.dump(config.model_dump(mode="json"), sys.stdout, indent=2)
