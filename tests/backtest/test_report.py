@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import re
 import struct
@@ -185,8 +186,10 @@ def test_printed_summary_names_every_figure() -> None:
 
 
 def test_printed_counts_have_thousands_separators_like_the_money() -> None:
-    result = sample_result(orders=1_204)
-    result.refused_by_reason["min_size"] = 12_345
+    base = sample_result(orders=1_204)
+    result = dataclasses.replace(
+        base, refused_by_reason={**base.refused_by_reason, "min_size": 12_345}
+    )
     lines = render_summary(result).splitlines()
     assert lines[1].startswith("Orders     placed 2 · filled 2 · refused 1,201 · rejected 1 ")
     assert lines[2].startswith("Refused    min_size 12,345 · ")
