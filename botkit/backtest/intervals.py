@@ -112,8 +112,9 @@ def parse_time(text: str | int) -> int:
     """Unix ms, or ISO-8601 with a zone (a bare date is UTC midnight) → Unix ms.
 
     Raises ``ValueError`` for text that is neither, for a date-time without a zone
-    (ambiguous: add ``Z`` for UTC), and for a number outside 1973..9999 as Unix ms
-    (:func:`check_ms`: it is in another unit).
+    (ambiguous: add ``Z`` for UTC), for a number outside 1973..9999 as Unix ms
+    (:func:`check_ms`: it is in another unit), and for an ISO-8601 time outside those years
+    (earlier Unix ms would be taken for seconds; later ones ISO-8601 cannot write).
     """
     if isinstance(text, int):
         return check_ms(text)
@@ -133,7 +134,13 @@ def parse_time(text: str | int) -> int:
         ) from None
     if moment.tzinfo is None:
         raise ValueError(f"time {text!r} has no zone: add Z for UTC (2024-01-01T00:00:00Z)")
-    return (moment - _EPOCH) // _MS
+    ms: int = (moment - _EPOCH) // _MS
+    if not MIN_MS <= ms <= MAX_MS:
+        raise ValueError(
+            f"time {text!r} is outside the times botkit reads: give one from "
+            f"{format_time(MIN_MS)} to {format_time(MAX_MS)}"
+        )
+    return ms
 
 
 def format_time(ms: int) -> str:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Decimal
 
 from botkit.backtest.bars import Bar
+from botkit.backtest.intervals import MAX_MS, format_time
 
 __all__ = ["YEAR_MS", "SynthOverflow", "SynthParams", "synth_bars"]
 
@@ -28,6 +29,7 @@ _LIMITS = {"trend": 1000.0, "volatility": 100.0, "jump_size": 100.0}
 """The largest |value| accepted per parameter (per year for trend and volatility; log price for
 a jump): far beyond any market, and small enough that a candle's wicks stay finite."""
 _MAX_LOG_TICKS = math.log(1e18)
+_MAX_TICKS = Decimal("1e18")
 """A price of more than 1e18 ticks is no market's (and the wicks' ``exp`` stays finite)."""
 
 
@@ -76,6 +78,18 @@ class SynthParams:
                              f"{limit:g} in size; 0.6 is 60 % a year)")  # fmt: skip
         if not 0 <= self.jump_prob <= 1:
             found.append("jump-prob must be between 0 and 1")
+        usable = self.tick.is_finite() and self.tick > 0 and self.start_price.is_finite()
+        if usable and self.start_price / self.tick > _MAX_TICKS:
+            found.append(
+                f"the start price {self.start_price} is more than 1e18 ticks of {self.tick}: "
+                "lower --start-price or raise --tick"
+            )
+        end = self.start_ms + self.count * self.interval_ms
+        if self.count >= 1 and self.interval_ms >= 1 and end > MAX_MS:
+            found.append(
+                f"{self.count:,} candles from {format_time(self.start_ms)} would end after "
+                f"{format_time(MAX_MS)}: start earlier or make fewer candles"
+            )
         return found
 
 

@@ -67,6 +67,11 @@ def test_synth_to_an_end_time_as_json_lines(
         (["--start", "2024-01-01", "--candles", "5", "--tick", "-1"], "must be a positive"),
         (["--start", "1704067200000000", "--candles", "5"], "microseconds, not milliseconds"),
         (["--start", "1704067200", "--candles", "5"], "seconds, not milliseconds: multiply"),
+        (["--start", "1971-01-01", "--candles", "5"], "'1971-01-01' is outside the times"),
+        (
+            ["--start", "9999-12-01", "--candles", "100", "--interval", "1d"],
+            "100 candles from 9999-12-01T00:00:00Z would end after 9999-12-31T23:59:59.999Z",
+        ),
         (
             ["--start", "2024-01-01", "--candles", "5", "--trend", "1e9"],
             "trend 1e+09 is out of range (at most 1000",
@@ -93,6 +98,17 @@ def test_synth_usage_errors_are_one_line(
     assert message in err
     assert err.startswith("error: ")
     assert err.count("\n") == 1
+    assert not (tmp_path / "x.csv").exists()
+
+
+def test_synth_refuses_a_start_price_of_more_than_1e18_ticks_before_writing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["data", "synth", "--start", "2024-01-01", "--candles", "5", "--start-price",
+                 "1e17", "--tick", "0.01", "--out", str(tmp_path / "x.csv")])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "is more than 1e18 ticks of 0.01: lower --start-price or raise --tick" in err
     assert not (tmp_path / "x.csv").exists()
 
 

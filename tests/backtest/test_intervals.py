@@ -42,6 +42,9 @@ def test_times_that_are_read(text: str | int, expected: int) -> None:
         (-5, "time -5 is before 1970"),
         ("2024-01-01T00:00:00", "has no zone: add Z for UTC"),
         ("yesterday", "is neither Unix milliseconds nor ISO-8601"),
+        ("1972-12-31", "'1972-12-31' is outside the times botkit reads: give one from 1973"),
+        ("1960-01-01T00:00:00Z", "is outside the times botkit reads"),
+        ("9999-12-31T23:59:59-05:00", "is outside the times botkit reads"),
     ],
 )
 def test_times_that_are_refused_say_what_to_do(text: str | int, message: str) -> None:
