@@ -263,6 +263,20 @@ def _resolve_symbol(
     return given, kept, notes
 
 
+def _check_params_reach(
+    params: Mapping[str, Decimal], kept: Sequence[Strategy], symbol: str
+) -> None:
+    """A param override (``--param``, ``--sweep``) that only strategies left out by
+    ``--symbol`` define would change nothing that runs: a :class:`UsageError`."""
+    for key in sorted(params):
+        target, name = _split_key(key)
+        if not any((target is None or target == s.name) and name in s.params for s in kept):
+            raise UsageError(
+                f"param {key}: only strategies that --symbol {symbol} leaves out define it, "
+                f"so it would change nothing — drop it, or pass their symbol as --symbol"
+            )
+
+
 def _cadence_warnings(strategies: Sequence[Strategy], interval_ms: int) -> list[str]:
     """A strategy due more often than a candle closes runs once per candle: say so."""
     candles = format_interval(interval_ms)
@@ -337,6 +351,7 @@ def prepare(options: BacktestOptions) -> Prepared:
     series = load_series(options)
     loaded = load_strategies(options.strategies, _instrument_models(base), options.params)
     symbol, strategies, left_out = _resolve_symbol(loaded, options.symbol)
+    _check_params_reach(options.params, strategies, symbol)
     config = backtest_sim_config(
         base,
         symbol=symbol,

@@ -240,6 +240,24 @@ def test_a_symbol_no_strategy_trades_is_refused(capsys: pytest.CaptureFixture[st
     assert "the data is ETH_USDT_PERP but no strategy trades it" in err
 
 
+@pytest.mark.parametrize(
+    "override", [["--sweep", "eth-x.size=1,2"], ["--param", "eth-x.size=2"], ["--param", "k=2"]]
+)
+def test_a_param_only_left_out_strategies_define_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], override: list[str]
+) -> None:
+    folder = tmp_path / "strategies"
+    _strategy(folder, "btc-x", "BTC_USDT_PERP", "1m")
+    eth = _strategy(folder, "eth-x", "ETH_USDT_PERP", "1m")
+    eth.write_text(eth.read_text().replace("every: 1m\n", "every: 1m\nparams: {size: 1, k: 1}\n"))
+    argv = ["backtest", "--data", str(DATA), "--strategies", str(folder), *ONE_HOUR,
+            "--symbol", "BTC_USDT_PERP", *override]  # fmt: skip
+    assert main(argv) == 2
+    err, _ = one_line_error(capsys)
+    key = override[1].split("=")[0]
+    assert f"param {key}: only strategies that --symbol BTC_USDT_PERP leaves out define it" in err
+
+
 def test_sweep_table_shows_money_with_two_decimals() -> None:
     figures: dict[str, str | int | None] = {
         "return": "-0.00008958", "fees": "0.08387144", "unrealized_pnl": "-0.8958",
