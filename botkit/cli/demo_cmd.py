@@ -165,7 +165,13 @@ def _fresh_journal(path: Path, clock: Callable[[], int]) -> Journal:
     from botkit.journal import Journal
 
     for suffix in ("", "-wal", "-shm"):
-        Path(f"{path}{suffix}").unlink(missing_ok=True)
+        try:
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+        except OSError as exc:
+            raise UsageError(
+                f"--journal {path}: cannot start it afresh ({exc.strerror or exc}): "
+                "name a file in a folder you can write, such as var/demo-journal.sqlite"
+            ) from None
     return Journal(path, clock=clock, synchronous="NORMAL")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import pytest
 
@@ -57,3 +58,14 @@ def test_botkit_demo_command_exits_zero(capsys: pytest.CaptureFixture[str]) -> N
 def test_format_table_aligns_numbers_right() -> None:
     table = format_table(("name", "px"), [("a", "1.5"), ("bb", "10")])
     assert table.splitlines() == ["name   px", "----  ---", "a     1.5", "bb     10"]
+
+
+def test_a_journal_path_that_cannot_be_replaced_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "a-file").write_text("not a folder\n")
+    code = main(["demo", "--journal", str(tmp_path / "a-file" / "j.sqlite"), "--hours", "1"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.count("\n") == 1
+    assert "j.sqlite: cannot start it afresh (Not a directory): name a file in a folder" in err
