@@ -152,6 +152,12 @@ def _split_key(key: str) -> tuple[str | None, str]:
     return (strategy, name) if dot else (None, key)
 
 
+def _reaches(key: str, strategy: Strategy) -> bool:
+    """Whether a ``name`` or ``strategy.name`` override applies to ``strategy``."""
+    target, name = _split_key(key)
+    return (target is None or target == strategy.name) and name in strategy.params
+
+
 class StrategyFiles:
     """Strategy files (files or folders) read and checked once against ``instruments``; each
     :meth:`load` applies a set of ``params`` overrides, re-compiling only the strategies the
@@ -192,9 +198,8 @@ class StrategyFiles:
         for index, (path, raw, strategy) in enumerate(self._loaded):
             mine: dict[str, Decimal] = {}
             for key, value in wanted.items():
-                target, name = _split_key(key)
-                if (target is None or target == strategy.name) and name in strategy.params:
-                    mine[name] = value
+                if _reaches(key, strategy):
+                    mine[_split_key(key)[1]] = value
                     used.add(key)
             if mine:
                 cache_key = (index, tuple(sorted(mine.items())))
@@ -269,8 +274,7 @@ def _check_params_reach(
     """A param override (``--param``, ``--sweep``) that only strategies left out by
     ``--symbol`` define would change nothing that runs: a :class:`UsageError`."""
     for key in sorted(params):
-        target, name = _split_key(key)
-        if not any((target is None or target == s.name) and name in s.params for s in kept):
+        if not any(_reaches(key, s) for s in kept):
             raise UsageError(
                 f"param {key}: only strategies that --symbol {symbol} leaves out define it, "
                 f"so it would change nothing — drop it, or pass their symbol as --symbol"
