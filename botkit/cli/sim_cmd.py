@@ -61,7 +61,10 @@ def _config(args: argparse.Namespace) -> tuple[SimConfig, str]:
             raise UsageError("--tolerance-ms must be a positive number of milliseconds")
         updates["tolerance_ms"] = args.tolerance_ms
     auth = auth.model_copy(update=updates)
-    return config.model_copy(update={"auth": auth}), str(path or "<built-in sim defaults>")
+    changes: dict[str, Any] = {"auth": auth}
+    if args.no_duplicate_check:
+        changes["duplicate_check"] = False
+    return config.model_copy(update=changes), str(path or "<built-in sim defaults>")
 
 
 def _shown_key(key: str) -> str:
@@ -88,7 +91,8 @@ def _serve(args: argparse.Namespace) -> int:
         print(
             f"botkit sim: paper exchange listening on {url}\n"
             f"  keys: {keys}; signing: {'+'.join(auth.schemes)}; "
-            f"clock tolerance: {auth.tolerance_ms} ms\n"
+            f"clock tolerance: {auth.tolerance_ms} ms; "
+            f"duplicate clOrdId: {'refused' if config.duplicate_check else 'placed again'}\n"
             f"  instruments: {symbols}; balance: {config.balance.amount} {config.balance.currency}"
             + (f"\n  faults: {sim.faults}" if sim.faults.faults or sim.faults.skew_ms else "")
             + "\n  stop with Ctrl-C (SIGINT) or SIGTERM",
@@ -135,6 +139,12 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--tolerance-ms", type=int, default=None, help="clock rule tolerance (default 5000)"
+    )
+    parser.add_argument(
+        "--no-duplicate-check",
+        action="store_true",
+        help="place an order whose clOrdId was already used instead of refusing it (code 250);"
+        " the spec does not promise the refusal",
     )
 
 

@@ -311,7 +311,7 @@ class Journal:
             for cid in cl_ord_ids:
                 conn.execute(
                     "UPDATE orders SET state = CASE WHEN outcome IS NULL THEN 'sent' ELSE state"
-                    " END, attempts = attempts + 1, sent_ms = COALESCE(sent_ms, ?)"
+                    " END, attempts = attempts + 1, sent_ms = ?"
                     " WHERE cl_ord_id = ? AND dry = 0",
                     (now, cid),
                 )
@@ -384,6 +384,38 @@ class Journal:
             writes.settle_orders(conn, outcomes, now=now, path=self.path)
         with self._lock:
             self._unsettled = max(0, self._unsettled - len(outcomes))
+
+    def repair(self, cl_ord_id: str, ord_id: str, why: str) -> bool:
+        """An order the journal settled ``failed`` or ``rejected`` was seen at the exchange:
+        correct it to ``accepted`` with the exchange's ``ord_id``, and journal a ``repaired``
+        event saying what it was and ``why``. The only change a final outcome may take (the
+        schema's trigger allows nothing else). False when there was nothing to repair."""
+        now = self._clock()
+        with self._tx() as conn:
+            row = conn.execute(
+                "SELECT outcome, error, msg FROM orders WHERE cl_ord_id = ? AND dry = 0"
+                " AND outcome IN ('failed', 'rejected')",
+                (cl_ord_id,),
+            ).fetchone()
+            if row is None:
+                return False
+            was, error, msg = row
+            text = f"was {was}" + (f" ({error or msg})" if error or msg else "")
+            conn.execute(
+                "UPDATE orders SET outcome = 'accepted', ord_id = ?, resolved = 1, error = ?,"
+                " outcome_ms = ? WHERE cl_ord_id = ? AND dry = 0",
+                (ord_id, f"repaired: {why}; {text}", now, cl_ord_id),
+            )
+            writes.event(
+                conn,
+                "repaired",
+                f"accepted ordId {ord_id}: {why}; the journal said {text}",
+                now=now,
+                cl_ord_id=cl_ord_id,
+            )
+        with self._lock:
+            self._activity_rev += 1
+        return True
 
     def record_trips(
         self, cycle_id: int | None, trips: Sequence[TripLike], *, dry: bool = False

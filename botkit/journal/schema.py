@@ -128,7 +128,22 @@ _V2 = [
     "CREATE INDEX orders_by_strategy ON orders(strategy, ts_ms)",
 ]
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (tuple(_V1), tuple(_V2))
+# A verdict of "failed" or "rejected" is revisable: an order later seen at the exchange is
+# repaired to "accepted" (Journal.repair, which journals a "repaired" event). Nothing else may
+# change a final outcome.
+_V3 = [
+    "DROP TRIGGER orders_one_final_outcome",
+    """
+    CREATE TRIGGER orders_one_final_outcome BEFORE UPDATE OF outcome ON orders
+    WHEN OLD.outcome IS NOT NULL
+        AND NOT (OLD.outcome IN ('failed', 'rejected') AND NEW.outcome = 'accepted')
+    BEGIN
+        SELECT RAISE(ABORT, 'order already has a final outcome');
+    END
+    """,
+]
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (tuple(_V1), tuple(_V2), tuple(_V3))
 """``MIGRATIONS[i]`` takes a journal from version ``i`` to ``i + 1``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -18,14 +18,14 @@ import random
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from botkit.exchange.port import ExchangePort
 from botkit.journal.db import Journal
 from botkit.journal.records import NewOrder, OrderOutcome, Outcome
 from botkit.pipeline.batching import make_batches
 from botkit.pipeline.plan import Plan, PlannedOrder, Refusal
-from botkit.pipeline.reconcile import ReconcileReport, reconcile
+from botkit.pipeline.reconcile import Rechecker, ReconcileReport, reconcile
 from botkit.pipeline.submit import BatchReport, RateLimiter, RetryPolicy, Submitter
 
 __all__ = ["ExecutionReport", "Executor"]
@@ -82,8 +82,11 @@ class Executor:
 
     ``resync``: re-syncs the client's clock offset (called after an expired timestamp);
     ``sleep``: injected (tests pass a fake); ``rng``: jitter source (seed it for repeatable
-    backoff); ``reconcile_grace_ms``: how long a sent request may still be in flight at the
-    exchange (default 15 s: above the client's default 10 s timeout).
+    backoff); ``reconcile_grace_ms``: how long after its latest send an order's request may
+    still be accepted by the exchange (its acceptance window plus the request timeout: default
+    15 s, the spec's 5 s window and the client's default 10 s timeout); reconcile waits it out
+    before calling an order never placed, and an order of a request with an unknown outcome is
+    re-sent only after it.
     """
 
     def __init__(
@@ -106,6 +109,7 @@ class Executor:
         self._concurrency = max(1, concurrency)
         self._grace_ms = reconcile_grace_ms
         self._noted: dict[str, str] = {}  # lookup failures journaled, per unsettled order
+        self._rechecker = Rechecker(reconcile_grace_ms)
         limiter = RateLimiter(batch_rate, clock=monotonic, sleep=sleep) if batch_rate else None
         self.submitter = Submitter(
             port,
@@ -115,6 +119,8 @@ class Executor:
             rng=rng,
             limiter=limiter,
             observer=self._observe,
+            resend_after=reconcile_grace_ms / 1000,
+            monotonic=monotonic,
         )
 
     def _observe(self, kind: str, ids: tuple[str, ...], text: str) -> None:
@@ -131,7 +137,7 @@ class Executor:
         """Settle every unsettled order by lookup (start-up and crash recovery). With ``wait``
         it first sleeps out the grace of a request that may still be in flight; without (the
         per-cycle call) such orders stay pending until the next cycle."""
-        return reconcile(
+        report = reconcile(
             self.journal,
             self.port,
             clock=self.journal.clock,
@@ -140,12 +146,25 @@ class Executor:
             sleep=self._sleep,
             noted=self._noted,
         )
+        return self._recheck(report)
+
+    def _recheck(self, report: ReconcileReport) -> ReconcileReport:
+        """Look recent "never placed" verdicts up again when a check is due; repair any order
+        found at the exchange (see :class:`~botkit.pipeline.reconcile.Rechecker`)."""
+        if not self._rechecker.due(self.journal.clock()):
+            return report
+        found = self._rechecker.run(
+            self.journal, self.port, self.journal.clock(), sleep=self._sleep
+        )
+        return replace(report, repaired=report.repaired + found) if found else report
 
     def run(self, plan: Plan, *, cycle_id: int | None = None, dry: bool = False) -> ExecutionReport:
         """Journal ``plan`` and, unless ``dry``, send it. Returns what happened."""
         # the journal counts its unsettled orders: a quiet cycle skips reconcile's query
         quiet = dry or not self.journal.has_unsettled()
         reconciled = _NOTHING_RECONCILED if quiet else self.reconcile(wait=False)
+        if not dry and reconciled is _NOTHING_RECONCILED:
+            reconciled = self._recheck(reconciled)
         if not (plan.accepted or plan.refused or plan.trips or plan.skipped):
             if reconciled is _NOTHING_RECONCILED:  # the usual quiet cycle: a shared (frozen) report
                 return _QUIET_DRY if dry else _QUIET_LIVE

@@ -3,9 +3,16 @@
 Start-up runs it before anything new is sent (crash recovery is the same path), and the executor
 runs it at the start of a cycle when orders were left unsettled. An order the exchange has is
 settled ``accepted`` with its ``ordId`` (``resolved``); one it does not have is settled ``failed``
-— it was never placed. An order whose request left less than ``grace_ms`` ago may still be in
-flight at the exchange (a hung request of a killed process), so reconcile first waits until the
-grace has passed. Orders whose lookup fails stay unsettled for the next try.
+— it was never placed. An order whose *latest* send (re-sends included) is less than
+``grace_ms`` ago may still be accepted by the exchange (the request's acceptance window plus the
+request timeout: a hung request of a killed process, a request delivered late), so reconcile
+first waits until the grace has passed; an order still that young after the wait (a wait cut
+short) stays unsettled. Orders whose lookup fails stay unsettled for the next try.
+
+A "never placed" verdict is revisable: :func:`recheck` looks recent ``failed`` orders up again
+(at growing intervals, for ``RECHECK_SPAN`` graces after the verdict) and an order found at the
+exchange is repaired to ``accepted`` in the journal (a ``repaired`` event) and reported in
+:attr:`ReconcileReport.repaired`, never ignored.
 """
 
 from __future__ import annotations
@@ -19,10 +26,13 @@ from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait
 from botkit.errors import ExchangeError, TransientError
 from botkit.exchange.port import ExchangePort
 from botkit.journal.db import Journal
-from botkit.journal.records import OrderOutcome, OrderState, Outcome
+from botkit.journal.records import OrderFilter, OrderOutcome, OrderState, Outcome
 from botkit.pipeline.lookup import find_order
 
-__all__ = ["ReconcileReport", "reconcile"]
+__all__ = ["RECHECK_SPAN", "Rechecker", "ReconcileReport", "reconcile"]
+
+RECHECK_SPAN = 16
+"""A ``failed`` order is looked up again 1, 2, 4 and 8 graces after its verdict (up to 16)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +40,8 @@ class ReconcileReport:
     settled: tuple[OrderOutcome, ...] = ()
     pending: tuple[str, ...] = ()
     """Client order ids still unsettled (lookup failed, or too young to look up yet)."""
+    repaired: tuple[OrderOutcome, ...] = ()
+    """Orders the journal had settled failed / rejected, found at the exchange and repaired."""
 
     @property
     def clean(self) -> bool:
@@ -61,17 +73,18 @@ def reconcile(
         return ReconcileReport()
     young: list[str] = []
     if grace_ms > 0 and clock is not None:
-        now = clock()
-        newest = max((o.sent_ms or o.ts_ms) for o in orders)
-        wait_ms = newest + grace_ms - now
+        newest = max((o.sent_ms or o.ts_ms) for o in orders)  # sent_ms: the latest send
+        wait_ms = newest + grace_ms - clock()
         if wait_ms > 0 and wait:
             journal.record_event(
-                "reconcile", f"waiting {wait_ms} ms for requests that may still be in flight"
+                "reconcile",
+                f"waiting {wait_ms} ms: the exchange may still accept requests sent"
+                f" {grace_ms} ms ago or less",
             )
             sleep(wait_ms / 1000)
-        elif wait_ms > 0:
-            young = [o.cl_ord_id for o in orders if (o.sent_ms or o.ts_ms) + grace_ms > now]
-            orders = [o for o in orders if o.cl_ord_id not in young]
+        now = clock()  # after the wait (which may have been cut short)
+        young = [o.cl_ord_id for o in orders if (o.sent_ms or o.ts_ms) + grace_ms > now]
+        orders = [o for o in orders if o.cl_ord_id not in young]
     retrying = Retrying(
         sleep=sleep,
         stop=stop_after_attempt(lookup_attempts),
@@ -114,3 +127,88 @@ def reconcile(
         journal.settle([outcome])
         settled.append(outcome)
     return ReconcileReport(tuple(settled), tuple(pending + young))
+
+
+class Rechecker:
+    """Makes "never placed" verdicts revisable: looks recent ``failed`` orders up again.
+
+    Each ``failed`` order that was sent is looked up ``grace_ms`` after its verdict, then 2, 4
+    and 8 graces after it (``RECHECK_SPAN`` graces in all); one found at the exchange is
+    repaired. :meth:`due` is a comparison, so a quiet cycle costs nothing; the journal is read
+    only when a check is due (at most once a ``grace_ms``), so a restart re-checks the verdicts
+    an earlier run gave.
+    """
+
+    def __init__(self, grace_ms: int, *, lookup_attempts: int = 3) -> None:
+        self.grace_ms = max(1, grace_ms)
+        self._lookup_attempts = lookup_attempts
+        self._next_ms = 0
+        self._checked: dict[str, int] = {}
+        """Client order id → when it was last looked up (journal clock)."""
+
+    def due(self, now_ms: int) -> bool:
+        return now_ms >= self._next_ms
+
+    def _wanted(self, verdict_ms: int, now_ms: int, last: int | None) -> bool:
+        age = now_ms - verdict_ms
+        if age < self.grace_ms or age > RECHECK_SPAN * self.grace_ms:
+            return False
+        if last is None:
+            return True
+        step = self.grace_ms
+        while step * 2 <= age:  # the latest check point (1, 2, 4, 8… graces) already reached
+            step *= 2
+        return last < verdict_ms + step
+
+    def run(
+        self,
+        journal: Journal,
+        port: ExchangePort,
+        now_ms: int,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> tuple[OrderOutcome, ...]:
+        """Look up the failed orders due a check; repair the ones found. Returns them."""
+        if not self.due(now_ms):
+            return ()
+        self._next_ms = now_ms + self.grace_ms
+        since = now_ms - (RECHECK_SPAN + 1) * self.grace_ms
+        failed = journal.orders(
+            OrderFilter(outcome=Outcome.FAILED.value, since_ms=since, include_dry=False)
+        )
+        retrying = Retrying(
+            sleep=sleep,
+            stop=stop_after_attempt(self._lookup_attempts),
+            wait=wait_exponential(multiplier=0.2, max=2.0),
+            retry=retry_if_exception_type(TransientError),
+            reraise=True,
+        )
+        repaired: list[OrderOutcome] = []
+        live: set[str] = set()
+        for order in failed:
+            verdict = order.outcome_ms or order.ts_ms
+            if order.attempts == 0 or order.sent_ms is None:
+                continue  # never left the process: nothing at the exchange to find
+            live.add(order.cl_ord_id)
+            if not self._wanted(verdict, now_ms, self._checked.get(order.cl_ord_id)):
+                continue
+            self._checked[order.cl_ord_id] = now_ms
+            try:
+                ord_id: str | None = retrying(find_order, port, order.symbol, order.cl_ord_id)
+            except ExchangeError:
+                continue  # looked up again at the next check point
+            if ord_id is None:
+                continue
+            why = "found at the exchange after it was settled failed"
+            if journal.repair(order.cl_ord_id, ord_id, why):
+                repaired.append(
+                    OrderOutcome(
+                        order.cl_ord_id,
+                        Outcome.ACCEPTED,
+                        ord_id=ord_id,
+                        resolved=True,
+                        error=f"repaired: {why}; was failed ({order.error})",
+                    )
+                )
+        self._checked = {c: t for c, t in self._checked.items() if c in live}
+        return tuple(repaired)

@@ -3,12 +3,17 @@
 * :class:`~botkit.errors.TimestampExpired`: call ``resync()``, then re-send at once (the client
   signs every call with a fresh timestamp), within the attempt bound.
 * :class:`~botkit.errors.RateLimited`: wait ``retry_after`` when the answer gives it, else back
-  off exponentially with (seedable) jitter; :class:`~botkit.errors.ServerUnavailable` and
-  :class:`~botkit.errors.ConnectFailed` back off the same way.
-* :class:`~botkit.errors.OutcomeUnknown`, a malformed answer, or results that do not match the
-  orders (:class:`~botkit.errors.BatchMismatch`): never re-sent blindly. Each client order id is
-  looked up; the found ones are settled with their ``ordId``, only the missing ones go again in a
-  new request (a bounded number of rounds). A per-order ``250 duplicate`` is looked up too.
+  off exponentially with (seedable) jitter; :class:`~botkit.errors.ConnectFailed` (the request
+  never left) backs off the same way. Only answers that prove the request was refused are
+  retried like this: a 429, an expired timestamp, a connection never made.
+* :class:`~botkit.errors.OutcomeUnknown`, a 5xx (:class:`~botkit.errors.ServerUnavailable`: the
+  exchange may have processed the batch before failing to answer), a malformed answer, or
+  results that do not match the orders (:class:`~botkit.errors.BatchMismatch`): never re-sent
+  blindly. Each client order id is looked up; the found ones are settled with their ``ordId``.
+  The missing ones are re-sent (a bounded number of rounds) only once the earlier request can
+  no longer be accepted (``resend_after`` seconds after its send: the exchange's acceptance
+  window plus the request timeout) and a second lookup still does not find them — a request
+  delivered late must not meet its own re-send. A per-order ``250 duplicate`` is looked up too.
 * Exhausted retries settle the orders as failed with the last error — unless a request carrying
   them had an unknown fate: those stay unsettled for :func:`~botkit.pipeline.reconcile.reconcile`,
   which looks them up again after a grace period. Only the exchange's word or a lookup settles an
@@ -36,6 +41,7 @@ from botkit.errors import (
     RateLimited,
     ReadTimedOut,
     RequestValidationError,
+    ServerUnavailable,
     TimestampExpired,
     TransientError,
 )
@@ -133,8 +139,15 @@ class Submitter:
         rng: random.Random | None = None,
         limiter: RateLimiter | None = None,
         observer: Observer | None = None,
+        resend_after: float = 0.0,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
+        """``resend_after``: seconds after a request left during which the exchange may still
+        accept it (acceptance window + request timeout); orders of a request with an unknown
+        outcome are re-sent only after it (0: at once). ``monotonic`` times it."""
         self._port = port
+        self._resend_after = max(0.0, resend_after)
+        self._monotonic = monotonic
         self._resync = resync
         self._sleep = sleep
         self.policy = policy or RetryPolicy()
@@ -189,16 +202,21 @@ class Submitter:
         )
 
     def _send_once(
-        self, requests: Sequence[OrderRequest]
+        self, requests: Sequence[OrderRequest], sent_at: list[float]
     ) -> list[tuple[OrderRequest, PlaceResult]]:
         if self._limiter is not None:
             self._limiter.acquire()
         ids = _ids(requests)
         self._emit("send", ids, f"POST /v3/trade/orders with {len(requests)} order(s)")
+        sent_at.append(self._monotonic())
         try:
             results = self._port.place_orders(requests)
         except ReadTimedOut as exc:  # a write that may have left: never a plain retry
             raise OutcomeUnknown(exc.message, context=exc.context) from exc
+        except ServerUnavailable as exc:  # a 5xx proves nothing: the batch may have been placed
+            raise OutcomeUnknown(
+                f"{exc.message}; the exchange may have processed the request", context=exc.context
+            ) from exc
         return match_results(requests, results)
 
     def _lookup(self, symbol: str, cl_ord_id: str) -> str | None:
@@ -223,16 +241,19 @@ class Submitter:
         rounds = 0
         sent = 0
         last_error = ""
+        sent_at: list[float] = []
         while pending:
             ids = _ids(pending)
             sent += 1
             try:
-                pairs = self._retrying(ids)(self._send_once, pending)
+                pairs = self._retrying(ids)(self._send_once, pending, sent_at)
             except (OutcomeUnknown, MalformedResponse) as exc:
                 last_error = str(exc)
                 ambiguous.update(ids)
                 self._emit("unknown", ids, last_error)
                 missing = self._settle_by_lookup(pending, outcomes, unsettled, last_error)
+                if missing and sent_at:
+                    missing = self._after_acceptance(missing, sent_at[-1], outcomes, unsettled)
                 rounds += 1
                 if rounds > self.policy.max_resend_rounds:
                     for req in missing:
@@ -274,6 +295,28 @@ class Submitter:
             error=last_error,
             requests=sent,
         )
+
+    def _after_acceptance(
+        self,
+        missing: list[OrderRequest],
+        last_sent: float,
+        outcomes: dict[str, OrderOutcome],
+        unsettled: dict[str, str],
+    ) -> list[OrderRequest]:
+        """Orders a lookup did not find may sit in a request the exchange has not processed yet:
+        wait until it can no longer be accepted, then look again; returns those still missing."""
+        wait = last_sent + self._resend_after - self._monotonic()
+        if self._resend_after <= 0 or wait <= 0:
+            return missing
+        ids = _ids(missing)
+        self._emit(
+            "wait",
+            ids,
+            f"not found yet; waiting {wait:.3f} s until the request can no longer be accepted",
+        )
+        self._sleep(wait)
+        note = "found after the request's acceptance window"
+        return self._settle_by_lookup(missing, outcomes, unsettled, note)
 
     def _settle_all(
         self,

@@ -21,7 +21,15 @@ from botkit.runner.execution import DryRunExecution, Execution, LiveExecution
 from botkit.service.metrics import Metrics
 from botkit.settings import Settings
 
-__all__ = ["Assembly", "assemble", "grace_ms", "open_journal", "wall_ms"]
+__all__ = [
+    "SPEC_WINDOW_MS",
+    "Assembly",
+    "acceptance_window_ms",
+    "assemble",
+    "grace_ms",
+    "open_journal",
+    "wall_ms",
+]
 
 
 def wall_ms() -> int:
@@ -29,10 +37,23 @@ def wall_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+SPEC_WINDOW_MS = 5_000
+"""The spec's clock rule: a request is accepted while its timestamp is less than 5 s from the
+server's time (section 5)."""
+
+
+def acceptance_window_ms(settings: Settings) -> int:
+    """How long after its timestamp the exchange may still accept a request: the spec's 5 s,
+    or the ``recv_window`` sent with it when longer (the live host's receive window)."""
+    return max(SPEC_WINDOW_MS, settings.recv_window or 0)
+
+
 def grace_ms(settings: Settings) -> int:
-    """How long a request of a killed process may still be in flight at the exchange: 1.5 ×
-    the request timeout (15 s by default), waited out before start-up reconcile looks it up."""
-    return int(settings.request_timeout * 1500)
+    """How long after an order's latest send the exchange may still accept it: the acceptance
+    window of its request plus the request timeout (the time the request may take to get
+    there and be answered). 15 s by default (5 s + 10 s). Reconcile waits it out before it
+    calls an order never placed; an order with an unknown outcome is re-sent only after it."""
+    return acceptance_window_ms(settings) + int(settings.request_timeout * 1000)
 
 
 def open_journal(settings: Settings) -> Journal:

@@ -10,12 +10,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from loguru import logger
+
 from botkit.errors import ExchangeError
 from botkit.exchange.models import OpenOrder
 from botkit.exchange.port import ExchangePort
 from botkit.intents import LeverageIntent, PositionModeIntent
 from botkit.journal import Journal
 from botkit.pipeline import ExecutionReport, Executor, Plan
+from botkit.pipeline.reconcile import ReconcileReport
 
 __all__ = ["DryRunExecution", "Execution", "LiveExecution", "SideEffect"]
 
@@ -72,6 +75,17 @@ def _cancel_text(orders: Sequence[OpenOrder]) -> str:
     return f"cancel {len(orders)} open order(s): {ids}{more}"
 
 
+def _warn_repaired(report: ReconcileReport) -> None:
+    """An order the journal had settled failed but the exchange holds: say it loudly."""
+    for outcome in report.repaired:
+        logger.warning(
+            "order {} is at the exchange (ordId {}) although the journal had settled it failed:"
+            " repaired to accepted — check why it was placed late (clock, receive window)",
+            outcome.cl_ord_id,
+            outcome.ord_id,
+        )
+
+
 class LiveExecution:
     """Sends through the pipeline's :class:`~botkit.pipeline.Executor` and the port."""
 
@@ -83,10 +97,12 @@ class LiveExecution:
         self.journal = journal
 
     def reconcile(self) -> None:
-        self.executor.reconcile()
+        _warn_repaired(self.executor.reconcile())
 
     def orders(self, plan: Plan, cycle_id: int) -> ExecutionReport:
-        return self.executor.run(plan, cycle_id=cycle_id, dry=False)
+        report = self.executor.run(plan, cycle_id=cycle_id, dry=False)
+        _warn_repaired(report.reconciled)
+        return report
 
     def _record(self, effect: SideEffect, cycle_id: int | None) -> SideEffect:
         self.journal.record_event(

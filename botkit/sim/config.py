@@ -167,6 +167,10 @@ class SimConfig(_Strict):
     auth: AuthConfig = Field(default_factory=AuthConfig)
     faults: list[dict[str, Any]] = Field(default_factory=list)
     """Fault rules, parsed by :mod:`botkit.sim.faults` (the HTTP layer)."""
+    duplicate_check: bool = True
+    """Refuse a new order whose ``clOrdId`` the account already used (code 250). The spec does
+    not promise this of the exchange: turn it off to test a client without that safety net
+    (every accepted order is then placed, a repeated ``clOrdId`` included)."""
 
     @model_validator(mode="after")
     def _unique_symbols(self) -> SimConfig:

@@ -98,6 +98,8 @@ class SimEngine:
         self._step_ms = config.prices.step_ms
         self._last_step = now
         self._placed_since_prune = 0
+        self.duplicate_check = config.duplicate_check
+        """Refuse a ``clOrdId`` already used (250); off: place it again (see SimConfig)."""
 
     # --- instruments and prices ----------------------------------------------------------
     def instrument(self, symbol: str) -> InstrumentConfig:
@@ -250,7 +252,11 @@ class SimEngine:
             inst=inst,
             mark=mark,
             mode=self.position_mode,
-            known_order=self.find(cl_ord_id=order.cl_ord_id) if order.cl_ord_id else None,
+            known_order=(
+                self.find(cl_ord_id=order.cl_ord_id)
+                if order.cl_ord_id and self.duplicate_check
+                else None
+            ),
             position=self.account.positions.get((symbol, pos_side)),
             resting=self.matcher.books[symbol].orders(),
             lever_of=lambda mgn, side: self.lever(symbol, mgn, side),

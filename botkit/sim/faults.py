@@ -12,7 +12,9 @@ glob (``fnmatch``), and fires by schedule and/or chance, all conditions together
 Kinds (:class:`FaultKind`): ``latency`` (adds ``delay_ms``, the request is still answered),
 ``http_500`` / ``http_503``, ``rate_limit`` (429 with ``Retry-After``), ``drop_after`` (processed,
 then the connection drops: the ambiguous case), ``drop_before`` (dropped, not processed),
-``expired`` (the clock-rule answer), ``html`` / ``truncated`` / ``empty`` (malformed bodies).
+``expired`` (the clock-rule answer), ``html`` / ``truncated`` / ``empty`` (malformed bodies),
+``late`` (the request reaches the exchange ``delay_ms`` later and is processed then, judged by
+the clock rule at that moment; the client's connection gets no answer).
 Besides rules, ``skew_ms`` shifts the server clock (config entry ``{kind = "skew", ms = 7000}``).
 
 Latency rules add up; the first other rule that fires decides the answer (rules are tried in the
@@ -55,6 +57,7 @@ class FaultKind(StrEnum):
     HTML = "html"
     TRUNCATED = "truncated"
     EMPTY = "empty"
+    LATE = "late"
 
 
 # Whether the engine processes a request that gets this fault (``process`` overrides it where
@@ -70,8 +73,14 @@ _PROCESSED_BY_DEFAULT: dict[FaultKind, bool] = {
     FaultKind.HTML: False,
     FaultKind.TRUNCATED: True,
     FaultKind.EMPTY: False,
+    FaultKind.LATE: True,
 }
-_FIXED_PROCESSING = {FaultKind.LATENCY, FaultKind.DROP_AFTER, FaultKind.DROP_BEFORE}
+_FIXED_PROCESSING = {
+    FaultKind.LATENCY,
+    FaultKind.DROP_AFTER,
+    FaultKind.DROP_BEFORE,
+    FaultKind.LATE,
+}
 
 
 class _Clock(Protocol):
@@ -100,8 +109,8 @@ class FaultRule(BaseModel):
 
     @model_validator(mode="after")
     def _check(self) -> FaultRule:
-        if self.kind is FaultKind.LATENCY and self.delay_ms <= 0:
-            raise ValueError("a latency fault needs delay_ms > 0")
+        if self.kind in (FaultKind.LATENCY, FaultKind.LATE) and self.delay_ms <= 0:
+            raise ValueError(f"a {self.kind.value} fault needs delay_ms > 0")
         if self.process is not None and self.kind in _FIXED_PROCESSING:
             raise ValueError(f"'process' cannot be set for {self.kind.value} faults")
         if (

@@ -106,6 +106,8 @@ class SimHttp:
         self._auth = Authenticator(auth)
         self._step = step
         self._applied_skew = 0
+        self._held: list[tuple[int, str, str, str, dict[str, str], bytes]] = []
+        """Requests of ``late`` faults: (due server ms, method, path, query, headers, body)."""
 
     @property
     def authenticator(self) -> Authenticator:
@@ -129,8 +131,14 @@ class SimHttp:
         with self.lock:
             self.requests += 1
             now = self._now()
+            self._deliver_held(now)
             decision = self.faults.decide(method, path, now)
             fault = decision.fault
+            if fault is not None and fault.kind is FaultKind.LATE:
+                due = now + fault.delay_ms
+                self._held.append((due, method, path, raw_query, dict(headers), body))
+                held = replace(_answer(200, 200, "Success"), drop=True)
+                return replace(held, delay_s=decision.delay_s + fault.delay_ms / 1000)
             if decision.processed:
                 response = self._process(method, path, raw_query, headers, body, now)
             else:
@@ -141,7 +149,26 @@ class SimHttp:
             response = replace(response, delay_s=decision.delay_s)
         return response
 
+    def deliver_held(self) -> int:
+        """Process the ``late`` requests whose time has come; returns how many are still held.
+        (Each request handled does this first; call it to let the clock alone deliver them.)"""
+        with self.lock:
+            self._deliver_held(self._now())
+            return len(self._held)
+
     # --- internals ---------------------------------------------------------------------------
+
+    def _deliver_held(self, now: int) -> None:
+        """Requests delayed by a ``late`` fault reach the engine once their time has come, in
+        arrival order, judged (clock rule included) at their arrival; answers go nowhere."""
+        if not self._held:
+            return
+        due = [h for h in self._held if h[0] <= now]
+        if not due:
+            return
+        self._held = [h for h in self._held if h[0] > now]
+        for at, method, path, raw_query, headers, body in sorted(due, key=lambda h: h[0]):
+            self._process(method, path, raw_query, headers, body, at)
 
     def _now(self) -> int:
         skew = self.faults.skew_ms

@@ -30,7 +30,7 @@ def test_start_up_reconcile_waits_only_as_long_as_a_request_can_be_in_flight(
     tmp_path: Path,
 ) -> None:
     journal = tmp_path / "journal.sqlite"
-    _journal_with_an_order_sent(journal, ago_ms=3_000)  # 3 s ago: past a 1 s timeout's grace
+    _journal_with_an_order_sent(journal, ago_ms=7_000)  # past 5 s window + 1 s timeout
     (tmp_path / "botkit.toml").write_text("")
     settings = load_settings(
         config=tmp_path / "botkit.toml",
