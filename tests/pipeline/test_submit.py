@@ -100,7 +100,7 @@ def test_rate_limited_waits_as_the_answer_says() -> None:
 
 
 def test_backoff_sequence_is_exponential_without_jitter() -> None:
-    script = [ServerUnavailable("503"), ConnectFailed("refused"), RateLimited("429"), "ok"]
+    script = [ConnectFailed("refused"), ConnectFailed("refused"), RateLimited("429"), "ok"]
     sleep = FakeSleep()
     submitter(FakeExchange(script), sleep).place(reqs())
     assert sleep.calls == pytest.approx([0.2, 0.4, 0.8])
@@ -109,20 +109,28 @@ def test_backoff_sequence_is_exponential_without_jitter() -> None:
 def test_backoff_jitter_is_seedable_and_exact() -> None:
     policy = RetryPolicy(base_delay=0.2, jitter=0.5, max_delay=0.5)
     sleep = FakeSleep()
-    submitter(FakeExchange([ServerUnavailable("500")] * 3), sleep, policy=policy, seed=42).place(
-        reqs()
-    )
+    submitter(FakeExchange([RateLimited("429")] * 3), sleep, policy=policy, seed=42).place(reqs())
     rng = random.Random(42)
     expected = [d * (1 + 0.5 * rng.random()) for d in (0.2, 0.4, 0.5)]
     assert sleep.calls == expected
 
 
 def test_exhausted_retries_settle_the_orders_failed_with_the_last_error() -> None:
-    ex = FakeExchange([ServerUnavailable("503 first")] * 4 + [ServerUnavailable("503 last")])
+    ex = FakeExchange([RateLimited("429 first")] * 4 + [RateLimited("429 last")])
     report = submitter(ex, FakeSleep()).place(reqs(2))
     assert outcomes(report) == [("c0", Outcome.FAILED), ("c1", Outcome.FAILED)]
-    assert all("503 last" in o.error for o in report.outcomes)
+    assert all("429 last" in o.error for o in report.outcomes)
     assert not ex.orders
+
+
+def test_a_5xx_on_a_write_is_an_unknown_outcome_looked_up_never_failed() -> None:
+    # the exchange placed the batch, then answered 503: looked up, settled accepted, no re-send
+    ex = FakeExchange([("after", ServerUnavailable("503 after processing"))] * 5)
+    report = submitter(ex, FakeSleep()).place(reqs(2))
+    assert outcomes(report) == [("c0", Outcome.ACCEPTED), ("c1", Outcome.ACCEPTED)]
+    assert all(o.resolved for o in report.outcomes)
+    assert len(ex.calls) == 1
+    assert_no_duplicates(ex)
 
 
 def test_connection_dropped_after_accept_is_looked_up_not_resent() -> None:
