@@ -14,7 +14,8 @@ Kinds (:class:`FaultKind`): ``latency`` (adds ``delay_ms``, the request is still
 then the connection drops: the ambiguous case), ``drop_before`` (dropped, not processed),
 ``expired`` (the clock-rule answer), ``html`` / ``truncated`` / ``empty`` (malformed bodies),
 ``late`` (the request reaches the exchange ``delay_ms`` later and is processed then, judged by
-the clock rule at that moment; the client's connection gets no answer).
+the clock rule at that moment; the client's connection gets no answer), ``drip`` (the real
+answer, one byte every ``delay_ms``: no single read waits long, the whole answer does).
 Besides rules, ``skew_ms`` shifts the server clock (config entry ``{kind = "skew", ms = 7000}``).
 
 Latency rules add up; the first other rule that fires decides the answer (rules are tried in the
@@ -58,6 +59,7 @@ class FaultKind(StrEnum):
     TRUNCATED = "truncated"
     EMPTY = "empty"
     LATE = "late"
+    DRIP = "drip"
 
 
 # Whether the engine processes a request that gets this fault (``process`` overrides it where
@@ -74,6 +76,7 @@ _PROCESSED_BY_DEFAULT: dict[FaultKind, bool] = {
     FaultKind.TRUNCATED: True,
     FaultKind.EMPTY: False,
     FaultKind.LATE: True,
+    FaultKind.DRIP: True,
 }
 _FIXED_PROCESSING = {
     FaultKind.LATENCY,
@@ -109,7 +112,7 @@ class FaultRule(BaseModel):
 
     @model_validator(mode="after")
     def _check(self) -> FaultRule:
-        if self.kind in (FaultKind.LATENCY, FaultKind.LATE) and self.delay_ms <= 0:
+        if self.kind in (FaultKind.LATENCY, FaultKind.LATE, FaultKind.DRIP) and self.delay_ms <= 0:
             raise ValueError(f"a {self.kind.value} fault needs delay_ms > 0")
         if self.process is not None and self.kind in _FIXED_PROCESSING:
             raise ValueError(f"'process' cannot be set for {self.kind.value} faults")

@@ -56,6 +56,8 @@ class SimResponse:
     body: bytes = b""
     delay_s: float = 0.0
     drop: bool = False
+    drip_s: float = 0.0
+    """Send the body one byte at a time, this many seconds apart (a ``drip`` fault)."""
 
 
 def _json_default(value: Any) -> Any:
@@ -230,6 +232,9 @@ class SimHttp:
             return _answer(fault.status or 429, 429, "Too many requests", **extra)
         if kind is FaultKind.EXPIRED:
             return _answer(fault.status or 400, 400, expired_message(self._auth.tolerance_ms))
+        if kind is FaultKind.DRIP:
+            base = processed if processed.status else _answer(200, 200, "Success")
+            return replace(base, drip_s=fault.delay_ms / 1000)
         if kind is FaultKind.HTML:
             return SimResponse(fault.status or 200, {"content-type": "text/html"}, _HTML_PAGE)
         if kind is FaultKind.EMPTY:

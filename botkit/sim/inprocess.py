@@ -55,6 +55,8 @@ class SimTransport(httpx.BaseTransport):
                 self._sleep(read_timeout)
                 raise httpx.ReadTimeout("simulated: the answer came too late", request=request)
             self._sleep(answer.delay_s)
+        if answer.drip_s > 0:  # every byte comes within the read timeout; the whole answer late
+            self._sleep(answer.drip_s * max(0, len(answer.body) - 1))
         if answer.drop:
             raise httpx.RemoteProtocolError(
                 "simulated: server disconnected without sending a complete response",

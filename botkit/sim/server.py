@@ -73,7 +73,28 @@ class SimAsgiApp:
         await send({"type": "http.response.start", "status": answer.status, "headers": raw})
         if answer.drop:
             return  # uvicorn closes the connection: the body never comes
+        if answer.drip_s > 0:
+            await _drip(send, answer.body, answer.drip_s)
+            return
         await send({"type": "http.response.body", "body": answer.body})
+
+
+async def _drip(send: Send, body: bytes, interval_s: float) -> None:
+    """The body one byte at a time (a ``drip`` fault); stops when the client has gone."""
+    for index in range(len(body)):
+        last = index == len(body) - 1
+        try:
+            await send(
+                {
+                    "type": "http.response.body",
+                    "body": body[index : index + 1],
+                    "more_body": not last,
+                }
+            )
+        except Exception:
+            return
+        if not last:
+            await asyncio.sleep(interval_s)
 
 
 async def _lifespan(receive: Receive, send: Send) -> None:
