@@ -91,7 +91,7 @@ async def _drip(send: Send, body: bytes, interval_s: float) -> None:
                     "more_body": not last,
                 }
             )
-        except Exception:
+        except Exception:  # the client gave up (uvicorn raises on a closed connection)
             return
         if not last:
             await asyncio.sleep(interval_s)
