@@ -19,6 +19,8 @@ from typing import Any
 
 from botkit.journal import Journal, OrderFilter, Outcome
 from botkit.sim.codes import SimError
+from botkit.sim.config import SimConfig
+from tests.pipeline.simharness import static_config
 
 __all__ = [
     "LADDER_RUNGS",
@@ -27,6 +29,8 @@ __all__ = [
     "Recorder",
     "Tally",
     "ladder_strategy",
+    "matrix_sim_config",
+    "set_duplicate_check",
     "tally",
     "write_strategy",
 ]
@@ -63,6 +67,21 @@ def write_strategy(folder: Path, *, rungs: int = LADDER_RUNGS, every: str = "1m"
     path = folder / "matrix.yaml"
     path.write_text(ladder_strategy(rungs=rungs, every=every))
     return path
+
+
+_DUPLICATE_CHECK = [True]
+
+
+def set_duplicate_check(on: bool) -> None:
+    """Whether the matrix's simulators refuse a ``clOrdId`` already used (code 250). Off, the
+    ground truth does not lean on that refusal: every re-send of a placed order would be placed
+    again, and :attr:`Recorder.placements` counts what the exchange holds per ``clOrdId``."""
+    _DUPLICATE_CHECK[0] = on
+
+
+def matrix_sim_config() -> SimConfig:
+    """The simulator config of every matrix row: static marks, the duplicate check as set."""
+    return static_config().model_copy(update={"duplicate_check": _DUPLICATE_CHECK[0]})
 
 
 class Recorder:
@@ -104,7 +123,9 @@ class Recorder:
 
     @property
     def duplicates(self) -> int:
-        """Placements beyond the first of a clOrdId, plus re-sends the exchange refused as 250."""
+        """Placements beyond the first of a clOrdId (what the exchange holds per clOrdId: with
+        the simulator's duplicate check off every re-send is placed, so this needs no refusal
+        from the exchange), plus re-sends the exchange refused as 250 (with the check on)."""
         with self._lock:
             extra = sum(n - 1 for n in self.placements.values() if n > 1)
             return extra + sum(self.duplicate_answers.values())

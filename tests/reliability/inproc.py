@@ -24,6 +24,7 @@ from botkit.exchange.factory import make_client
 from botkit.journal import Journal
 from botkit.pipeline import Executor, GuardSettings
 from botkit.rules.store import StrategyStore
+from botkit.runner.build import grace_ms
 from botkit.runner.cycle import CycleReport, Runner
 from botkit.runner.execution import LiveExecution
 from botkit.runner.loop import Loop
@@ -32,12 +33,12 @@ from botkit.settings import load_settings
 from botkit.sim.clock import ManualClock
 from botkit.sim.inprocess import SimHandle, make_sim
 from botkit.sim.server import SimServer
-from tests.pipeline.simharness import static_config
 from tests.reliability.harness import (
     LADDER_RUNGS,
     PERIOD_MS,
     Recorder,
     Tally,
+    matrix_sim_config,
     tally,
     write_strategy,
 )
@@ -156,7 +157,7 @@ def build_paper(
     def sleep(seconds: float) -> None:
         clock.advance(max(0, round(seconds * 1000)))
 
-    config = static_config().model_copy(update={"seed": seed})
+    config = matrix_sim_config().model_copy(update={"seed": seed})
     sim = make_sim(config, clock, sleep=sleep, auto_step=False)
     recorder = Recorder(sim.http.api)
     sim.http.api = recorder
@@ -195,6 +196,7 @@ def build_paper(
         rng=random.Random(seed),
         batch_rate=None,
         monotonic=lambda: local_ms() / 1000,
+        reconcile_grace_ms=grace_ms(settings),
     )
     runner = Runner(
         port=client,

@@ -21,9 +21,9 @@ from pathlib import Path
 
 from loguru import logger
 
-from tests.reliability.harness import LADDER_RUNGS, Tally
+from tests.reliability.harness import LADDER_RUNGS, Tally, set_duplicate_check
 from tests.reliability.inproc import run_in_process
-from tests.reliability.procs import run_sigkill, run_sigterm
+from tests.reliability.procs import run_sigkill, run_sigterm, run_two_instances
 from tests.reliability.rows import ROWS
 
 __all__ = ["Scale", "main", "render", "run_matrix"]
@@ -33,9 +33,12 @@ DEFAULT_OUT = ROOT / "reliability" / "results.md"
 
 SIGKILL_ROW = "SIGKILL + restart"
 SIGTERM_ROW = "SIGTERM mid-batch"
+TWO_ROW = "two instances on one journal"
 PROCESS_MEANINGS = {
     SIGKILL_ROW: "`botkit run` killed at random moments of a cycle, restarted each time",
     SIGTERM_ROW: "`botkit run` asked to stop while a batch is in flight; no reconcile after",
+    TWO_ROW: "a second `botkit run` on the journal a running one holds (its batches held by"
+    " 429s): refused with one line, the first runs on",
 }
 
 
@@ -89,6 +92,8 @@ def run_matrix(
         show(run_sigkill(SIGKILL_ROW, kills=scale.kills))
     if processes and keep(SIGTERM_ROW):
         show(run_sigterm(SIGTERM_ROW, stops=scale.stops))
+    if processes and keep(TWO_ROW, frozenset()):
+        show(run_two_instances(TWO_ROW))
     return results
 
 
@@ -151,7 +156,14 @@ def _revision() -> str:
     return out.stdout.strip() or "unknown"
 
 
-def report(results: Sequence[Tally], *, scale: Scale, seconds: float, command: str) -> str:
+def report(
+    results: Sequence[Tally],
+    *,
+    scale: Scale,
+    seconds: float,
+    command: str,
+    duplicate_check: bool = True,
+) -> str:
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     green = all(t.ok for t in results)
     return "\n".join(
@@ -161,7 +173,8 @@ def report(results: Sequence[Tally], *, scale: Scale, seconds: float, command: s
             f"`{command}` — {when}, revision {_revision()}, Python {platform.python_version()},"
             f" {os.cpu_count()} CPUs; {scale.cycles} cycles per in-process row (a"
             f" {LADDER_RUNGS}-order ladder placed and the previous one cancelled each cycle),"
-            f" {scale.kills} kills, {scale.stops} stops; {seconds:.0f} s in all.",
+            f" {scale.kills} kills, {scale.stops} stops; {seconds:.0f} s in all;"
+            f" the simulator's duplicate clOrdId check {'on' if duplicate_check else 'OFF'}.",
             "",
             render(results),
             "",
@@ -179,7 +192,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--only", action="append", default=[], metavar="NAME", help="rows")
     parser.add_argument("--cycles", type=int, help="cycles per in-process row")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="the Markdown file")
+    parser.add_argument(
+        "--no-duplicate-check",
+        action="store_true",
+        help="simulators that place a clOrdId again instead of refusing it (code 250): the"
+        " duplicates column then counts what the exchange holds per clOrdId",
+    )
     args = parser.parse_args(argv)
+    set_duplicate_check(not args.no_duplicate_check)
     scale = QUICK if args.quick else FULL
     if args.cycles is not None:
         scale = Scale(args.cycles, scale.kills, scale.stops, scale.quick_only)
@@ -188,7 +208,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     results = run_matrix(scale, only=args.only, progress=True)
     seconds = time.monotonic() - started
     command = "python -m tests.reliability.matrix" + (" " + " ".join(argv) if argv else "")
-    text = report(results, scale=scale, seconds=seconds, command=command)
+    text = report(
+        results,
+        scale=scale,
+        seconds=seconds,
+        command=command,
+        duplicate_check=not args.no_duplicate_check,
+    )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text)
     print(text)  # noqa: T201 - the table is the output

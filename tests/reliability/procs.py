@@ -7,6 +7,9 @@ simulator served on loopback (``SimServer``, wall clock), killed and restarted.
 * SIGTERM: the service is asked to stop while a batch is in flight (held 300 ms); it must
   finish the cycle, record every outcome and exit 0 — the journal is checked *without* any
   later reconcile.
+* Two instances: a second ``botkit run`` on the journal a running one holds, while the first
+  one's batches are held in flight by 429s; the second must refuse to start (one line, non-zero
+  exit) and the first must run on undisturbed.
 
 Every wait is bounded; the server binds 127.0.0.1 only.
 """
@@ -29,10 +32,24 @@ from botkit.sim.clock import WallClock
 from botkit.sim.config import ApiKeyConfig
 from botkit.sim.inprocess import SimHandle, make_sim
 from botkit.sim.server import SimServer
-from tests.pipeline.simharness import static_config
-from tests.reliability.harness import PLACE, Recorder, Tally, tally, write_strategy
+from tests.reliability.harness import (
+    PLACE,
+    Recorder,
+    Tally,
+    matrix_sim_config,
+    tally,
+    write_strategy,
+)
 
-__all__ = ["KEY", "PASSPHRASE", "SECRET", "Service", "run_sigkill", "run_sigterm"]
+__all__ = [
+    "KEY",
+    "PASSPHRASE",
+    "SECRET",
+    "Service",
+    "run_sigkill",
+    "run_sigterm",
+    "run_two_instances",
+]
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY, SECRET, PASSPHRASE = "matrix-key-7f3a", "matrix-secret-Q9/+=zz", "matrix-pass-phrase"
@@ -82,7 +99,7 @@ class Service:
 
 
 def make_service(folder: Path, *, extra_env: dict[str, str] | None = None) -> Service:
-    config = static_config()
+    config = matrix_sim_config()
     key = ApiKeyConfig(key=KEY, secret=SECRET, passphrase=PASSPHRASE)
     config = config.model_copy(update={"auth": config.auth.model_copy(update={"keys": [key]})})
     sim = make_sim(config, WallClock(), auto_step=False)
@@ -218,4 +235,57 @@ def run_sigterm(row: str, *, stops: int, folder: Path | None = None) -> Tally:
     result.notes.append(f"{stops} stops" + (f"; {', '.join(problems)}" if problems else ""))
     if problems:
         result.mismatches += len(problems)
+    return result
+
+
+def run_two_instances(row: str, *, cycles: int = 3, folder: Path | None = None) -> Tally:
+    """Start ``botkit run`` twice on one journal, the first one's batches held in flight by
+    429s (``Retry-After`` 0.5 s); the second must refuse to start (a one-line error, exit not
+    0), the first runs ``cycles`` periods more and is stopped (SIGTERM); a final
+    ``botkit run --once`` reconciles; tally."""
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="botkit-matrix-two-") as tmp:
+        service = make_service(folder or Path(tmp))
+        problems: list[str] = []
+        try:
+            service.sim.faults.add(
+                "rate_limit", method="POST", path=PLACE, every=2, retry_after=0.5
+            )
+            first = service.start(log="first")
+            second: subprocess.Popen[bytes] | None = None
+            try:
+                _wait(_more_than(service, 0), START_TIMEOUT_S, "the first instance's orders")
+                second = service.start(log="second")
+                try:
+                    code = second.wait(timeout=PERIOD_S * (cycles + 2))
+                except subprocess.TimeoutExpired:
+                    code = None
+                    problems.append("the second instance was not refused: it ran alongside")
+                else:
+                    lines = service.output("second").strip().splitlines()
+                    if code == 0 or len(lines) != 1 or "Traceback" in lines[0]:
+                        problems.append(f"the second instance: exit {code}, said {lines[-3:]}")
+                time.sleep(PERIOD_S * cycles if code is not None else 0)
+                first.send_signal(signal.SIGTERM)
+                if first.wait(timeout=60) != 0:
+                    problems.append(f"the first instance exited {first.returncode}")
+            finally:
+                _stop(first)
+                if second is not None:
+                    _stop(second)
+            service.sim.faults.clear()
+            final = service.start("--once", log="final")
+            try:
+                final.wait(timeout=90)
+            finally:
+                _stop(final)
+            if final.returncode != 0:
+                problems.append(f"the final run exited {final.returncode}")
+            if "Traceback" in service.output("first") + service.output("final"):
+                problems.append("a traceback was printed")
+            result = _tally(service, row, faults=service.sim.faults.total, started=started)
+        finally:
+            service.server.stop()
+    result.notes.append("; ".join(problems) or "the second instance was refused")
+    result.mismatches += len(problems)  # fail the row: each is a broken promise
     return result

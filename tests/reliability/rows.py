@@ -134,6 +134,29 @@ ROWS: tuple[Row, ...] = (
         ),
     ),
     Row(
+        "5xx after processing",
+        "20% of batches processed, then answered HTTP 500 (the orders rest: look them up)",
+        _once(_place("http_500", 0.2, process=True)),
+        tags=frozenset({"quick"}),
+    ),
+    Row(
+        "late inside the window",
+        "20% of batches reach the exchange 4 s late (inside its 5 s window), after the"
+        " client's 2 s timeout and its first lookup",
+        _once(_place("late", 0.2, delay_ms=4_000)),
+        timeout_s=2.0,
+    ),
+    Row(
+        "exchange clock +1 h",
+        "server clock an hour ahead, jumping every 4 cycles",
+        _skew(3_600_000),
+    ),
+    Row(
+        "exchange clock -1 h",
+        "server clock an hour behind, jumping every 4 cycles",
+        _skew(-3_600_000),
+    ),
+    Row(
         "loopback: dropped after",
         "over real sockets (uvicorn): 25% of batches processed, then the connection closed",
         _once(_place("drop_after", 0.25)),
@@ -147,5 +170,14 @@ ROWS: tuple[Row, ...] = (
         timeout_s=1.0,
         loopback=True,
         cycles_factor=0.25,
+    ),
+    Row(
+        "loopback: dripping answer",
+        "over real sockets: 5 batch answers dripped one byte every 2 ms (about 2 s each),"
+        " client timeout 1 s",
+        _once(_place("drip", 1.0, delay_ms=2, times=5)),
+        timeout_s=1.0,
+        loopback=True,
+        cycles_factor=0.1,
     ),
 )
