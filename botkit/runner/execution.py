@@ -12,7 +12,7 @@ from typing import Protocol
 
 from loguru import logger
 
-from botkit.errors import ExchangeError
+from botkit.errors import ExchangeError, MalformedResponse, OutcomeUnknown, ServerUnavailable
 from botkit.exchange.models import OpenOrder
 from botkit.exchange.port import ExchangePort
 from botkit.intents import LeverageIntent, PositionModeIntent
@@ -126,6 +126,9 @@ class LiveExecution:
                 chunk = ids[start : start + CANCEL_BATCH]
                 try:
                     results = self.port.cancel_orders(symbol, ord_ids=chunk)
+                except (OutcomeUnknown, ServerUnavailable, MalformedResponse) as exc:
+                    failures += self._cancel_unknown(symbol, chunk, exc)
+                    continue
                 except ExchangeError as exc:
                     failures.append(str(exc))
                     continue
@@ -134,6 +137,18 @@ class LiveExecution:
                 ]
         detail = _cancel_text(orders) + (f"; failed: {'; '.join(failures)}" if failures else "")
         return self._record(SideEffect(strategy, rule, "cancel", not failures, detail), cycle_id)
+
+    def _cancel_unknown(self, symbol: str, ord_ids: Sequence[str], exc: ExchangeError) -> list[str]:
+        """A cancel whose answer does not prove it was refused (5xx, lost or garbled answer) may
+        have cancelled: look the orders up and report only those still open as not cancelled."""
+        try:
+            still = {o.ordId for o in self.port.open_orders(symbol)} & set(ord_ids)
+        except ExchangeError as err:
+            return [f"cancel outcome unknown ({exc}); lookup failed: {err}"]
+        if not still:
+            return []
+        ids = ", ".join(sorted(still))
+        return [f"cancel outcome unknown ({exc}); looked up: still open: {ids}"]
 
     def configure(
         self, intent: LeverageIntent | PositionModeIntent, cycle_id: int | None

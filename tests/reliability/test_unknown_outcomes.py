@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,7 @@ from loguru import logger
 
 from botkit.errors import OutcomeUnknown
 from botkit.exchange.factory import make_client
-from botkit.exchange.models import OrderRequest
+from botkit.exchange.models import OrderRequest, OrderSide, OrderType
 from botkit.journal import Journal, NewOrder, Outcome
 from botkit.pipeline import Executor, Plan
 from botkit.runner.build import grace_ms
@@ -234,3 +235,33 @@ def test_an_order_placed_after_its_never_placed_verdict_is_repaired_and_reported
     events = [e.kind for e in ex.journal.events_for("bk-placed-after-verdict")]
     assert "repaired" in events
     assert any("bk-placed-after-verdict" in w and "repaired" in w for w in warnings), warnings
+
+
+@pytest.mark.parametrize(("process", "ok"), [(True, True), (False, False)])
+def test_a_cancel_answered_500_is_looked_up_not_called_failed(
+    tmp_path: Path, process: bool, ok: bool
+) -> None:
+    ex = _Exchange(tmp_path, tolerance_ms=5_000, late_ms=1, recv_window=None)
+    ex.sim.faults.clear()
+    ex.client.clock.resync()
+    ex.client.place_orders(
+        [
+            OrderRequest(
+                symbol="BTC_USDT_PERP", side=OrderSide.BUY, type=OrderType.LIMIT,
+                sz=Decimal(1), px=Decimal(58000 + n), clOrdId=f"bk-cancel-{n}",
+            )
+            for n in range(2)
+        ]
+    )  # fmt: skip
+    resting = ex.client.open_orders("BTC_USDT_PERP")
+    ex.sim.faults.add(
+        "http_500", method="DELETE", path="/v3/trade/batchOrders", process=process, times=1
+    )
+    execution = LiveExecution(ex.executor(), ex.client, ex.journal)
+    effect = execution.cancel("s1", "r1", resting, cycle_id=None)
+    left = ex.client.open_orders("BTC_USDT_PERP")
+    assert effect.ok is ok, effect.detail
+    assert len(left) == (0 if process else 2)
+    if not ok:  # refused for real: the orders still open are named, and only they
+        assert "still open" in effect.detail
+        assert all(o.ordId in effect.detail for o in left)
