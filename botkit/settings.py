@@ -116,6 +116,10 @@ class Settings(BaseSettings):
         default="v3", description="request signing scheme: v3 (current host) or pf (legacy)"
     )
     strategies_dir: Path = Field(default=Path("strategies"), description="strategy YAML folder")
+    allow_strategy_symlinks: bool = Field(
+        default=False,
+        description="load strategy files that are symlinks to a file outside their folder",
+    )
     journal: Path = Field(default=Path("var/journal.sqlite"), description="journal database")
     dry_run: bool = Field(default=False, description="decide and journal, never send orders")
     request_timeout: float = Field(

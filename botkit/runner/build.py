@@ -85,7 +85,10 @@ def assemble(
     clock = client.clock
     runner = Runner(
         port=client,
-        store=StrategyStore(strategies or [settings.strategies_dir]),
+        store=StrategyStore(
+            strategies or [settings.strategies_dir],
+            outside_links=settings.allow_strategy_symlinks,
+        ),
         journal=journal,
         execution=execution,
         now_ms=clock.now_ms,
