@@ -45,6 +45,9 @@ class ExecutionReport:
     trips: int = 0
     skipped: tuple[str, ...] = ()
     reconciled: ReconcileReport = field(default_factory=ReconcileReport)
+    unknown_answers: tuple[tuple[tuple[str, ...], str], ...] = ()
+    """(client order ids, why) of each request whose answer did not settle its orders (a
+    malformed answer, a dropped connection, a timeout after sending): they were looked up."""
 
     def count(self, outcome: Outcome) -> int:
         return sum(1 for o in self.outcomes if o.outcome is outcome)
@@ -106,6 +109,7 @@ class Executor:
         self._concurrency = max(1, concurrency)
         self._grace_ms = reconcile_grace_ms
         self._noted: dict[str, str] = {}  # lookup failures journaled, per unsettled order
+        self._unknown: list[tuple[tuple[str, ...], str]] = []  # this run's unknown answers
         limiter = RateLimiter(batch_rate, clock=monotonic, sleep=sleep) if batch_rate else None
         self.submitter = Submitter(
             port,
@@ -122,6 +126,7 @@ class Executor:
             self.journal.mark_sent(ids, note=text)
         elif kind == "unknown":
             self.journal.mark_unknown(ids, text)
+            self._unknown.append((ids, text))
         else:
             self.journal.record_event(
                 kind, text, cl_ord_id=ids[0] if len(ids) == 1 else "", detail={"ids": list(ids)}
@@ -171,6 +176,7 @@ class Executor:
                 reconciled=reconciled,
             )
         journal.add_orders(cycle_id, [_order_row(o, dry=False) for o in fresh], dry=False)
+        self._unknown = []
         batches = [tuple(o.request for o in batch) for batch in make_batches(fresh)]
         reports: list[tuple[int, BatchReport]] = []
         if self._concurrency == 1 or len(batches) <= 1:
@@ -196,4 +202,5 @@ class Executor:
             trips=len(plan.trips),
             skipped=skipped,
             reconciled=reconciled,
+            unknown_answers=tuple(self._unknown),
         )

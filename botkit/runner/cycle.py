@@ -24,6 +24,7 @@ from botkit.exchange.models import OpenOrder
 from botkit.exchange.port import ExchangePort
 from botkit.intents import CancelIntent, Intent, LeverageIntent, OrderIntent, PositionModeIntent
 from botkit.journal import Evaluated, Journal
+from botkit.journal.records import Outcome
 from botkit.pipeline import (
     ExecutionReport,
     GuardSettings,
@@ -298,6 +299,7 @@ class Runner:
             kill_switch=kill_switch_reason(self.guards),
         )
         execution = self.execution.orders(plan, cycle_id)
+        log_failures(cycle_id, execution)
         if execution.outcomes and any(o.code in LIMITS_MOVED_CODES for o in execution.outcomes):
             self.reader.invalidate_instruments()
         return CycleReport(
@@ -422,6 +424,50 @@ class Runner:
                 metrics.orders.labels(outcome="rejected_local").inc(report.execution.refused)
         if report.ok:
             metrics.last_success.set(report.now_ms / 1000)
+
+
+_SHOWN_IDS = 5
+
+
+def _ids(ids: Sequence[str]) -> str:
+    more = f" and {len(ids) - _SHOWN_IDS} more" if len(ids) > _SHOWN_IDS else ""
+    return ", ".join(ids[:_SHOWN_IDS]) + more
+
+
+def log_failures(cycle_id: int | None, execution: ExecutionReport) -> None:
+    """Log at WARNING what did not go as sent, one line per reason (not per order): orders the
+    exchange rejected (by code and message), orders that failed, each answer that settled
+    nothing (malformed, dropped, timed out: its orders are looked up), and orders still
+    unknown at the end of the cycle."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for o in execution.outcomes:
+        if o.outcome is Outcome.REJECTED:
+            key = ("rejected by the exchange", f"{o.code} {o.msg}".strip())
+        elif o.outcome is Outcome.FAILED:
+            key = ("failed (not placed)", o.error or f"{o.code} {o.msg}".strip())
+        else:
+            continue
+        groups.setdefault(key, []).append(o.cl_ord_id)
+    for (what, why), ids in groups.items():
+        logger.warning(
+            "cycle {}: {} order(s) {}: {} ({})", cycle_id, len(ids), what, why, _ids(ids)
+        )
+    for ids, why in execution.unknown_answers:
+        logger.warning(
+            "cycle {}: the answer about {} order(s) settled nothing ({}); looking them up ({})",
+            cycle_id,
+            len(ids),
+            why,
+            _ids(ids),
+        )
+    if execution.unsettled:
+        logger.warning(
+            "cycle {}: {} order(s) still unknown after the lookups: reconcile looks them up "
+            "again ({})",
+            cycle_id,
+            len(execution.unsettled),
+            _ids(execution.unsettled),
+        )
 
 
 def _planner_parts(snapshot: Snapshot) -> None:

@@ -19,6 +19,7 @@ from typing import Protocol
 from loguru import logger
 
 from botkit.errors import AuthFailed, ExchangeError, JournalError
+from botkit.journal.records import Outcome
 from botkit.runner.cycle import CycleReport, Runner
 from botkit.service.notify import Notifier
 
@@ -52,17 +53,29 @@ class RealTimeWaiter:
 
 
 def status_line(report: CycleReport) -> str:
-    """One line for systemd's STATUS= and the terminal."""
+    """One line for systemd's STATUS= and the terminal: what became of the cycle's orders, each
+    outcome counted (accepted, rejected by the exchange, unknown, failed, refused locally)."""
     if report.cycle_id is None:
         return "idle: no strategy due"
     if report.error:
         return f"cycle {report.cycle_id}: {report.error}"
     execution = report.execution
-    placed = len(execution.outcomes) if execution else 0
-    refused = execution.refused if execution else 0
+    head = f"cycle {report.cycle_id}: {len(report.due)} strategies, "
+    if execution is None:
+        orders = "no orders"
+    elif execution.dry:
+        planned = report.plan.accepted if report.plan is not None else ()
+        orders = f"{len(planned)} orders planned (dry run), {execution.refused} refused locally"
+    else:
+        orders = (
+            f"orders: {execution.count(Outcome.ACCEPTED)} accepted, "
+            f"{execution.count(Outcome.REJECTED)} rejected, {len(execution.unsettled)} unknown, "
+            f"{execution.count(Outcome.FAILED)} failed, {execution.refused} refused locally"
+        )
     return (
-        f"cycle {report.cycle_id}: {len(report.due)} strategies, {placed} orders sent, "
-        f"{refused} refused locally, {len(report.effects)} cancels/changes"
+        head
+        + orders
+        + f"; {len(report.effects)} cancels/changes"
         + (f", {len(report.strategy_errors)} strategy errors" if report.strategy_errors else "")
     )
 

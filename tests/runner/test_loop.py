@@ -59,7 +59,9 @@ def test_notify_ready_after_sync_then_status_and_watchdog_each_cycle_and_stoppin
     assert messages[0] == "READY=1\nSTATUS=synced with the exchange"
     statuses = [m for m in messages if m.startswith("STATUS=cycle")]
     assert len(statuses) == 2
-    assert statuses[0].startswith("STATUS=cycle 1: 1 strategies, 1 orders sent")
+    assert statuses[0].startswith(
+        "STATUS=cycle 1: 1 strategies, orders: 1 accepted, 0 rejected, 0 unknown, 0 failed"
+    )
     assert messages.count("WATCHDOG=1") >= 2
     assert messages[-1] == "STOPPING=1"
 
