@@ -448,17 +448,17 @@ def log_failures(cycle_id: int | None, execution: ExecutionReport) -> None:
         else:
             continue
         groups.setdefault(key, []).append(o.cl_ord_id)
-    for (what, why), ids in groups.items():
+    for (what, why), grouped in groups.items():
         logger.warning(
-            "cycle {}: {} order(s) {}: {} ({})", cycle_id, len(ids), what, why, _ids(ids)
+            "cycle {}: {} order(s) {}: {} ({})", cycle_id, len(grouped), what, why, _ids(grouped)
         )
-    for ids, why in execution.unknown_answers:
+    for asked, why in execution.unknown_answers:
         logger.warning(
             "cycle {}: the answer about {} order(s) settled nothing ({}); looking them up ({})",
             cycle_id,
-            len(ids),
+            len(asked),
             why,
-            _ids(ids),
+            _ids(asked),
         )
     if execution.unsettled:
         logger.warning(
