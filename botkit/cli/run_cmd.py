@@ -154,10 +154,24 @@ def _run(args: argparse.Namespace) -> int:
         undo = install_signal_handlers(loop)
         try:
             cycles = 1 if args.once else args.cycles
-            return loop.run(cycles)
+            code = loop.run(cycles)
+            if loop.failures:  # a bounded run: one line saying why it exits non-zero
+                print(f"error: {_failed(args, loop.failures, loop.cycles_run)}", file=sys.stderr)
+            return code
         finally:
             undo()
             notifier.close()
+
+
+def _failed(args: argparse.Namespace, failures: list[str], cycles_run: int) -> str:
+    """The one line a bounded run that failed ends with."""
+    command = "botkit run --once" if args.once else f"botkit run --cycles {args.cycles}"
+    last = failures[-1]
+    if last.startswith("start-up failed"):
+        return f"{command}: {last} (a bounded run does not retry; the service does)"
+    if cycles_run <= 1:
+        return f"{command}: {last}"
+    return f"{command}: {len(failures)} of {cycles_run} cycles failed; the last: {last}"
 
 
 def _plan(args: argparse.Namespace) -> int:
