@@ -179,10 +179,12 @@ def run_variant(options: BacktestOptions, index: int = 0) -> VariantOutcome:
 
 
 def _quiet_worker() -> None:
-    """Pool workers log warnings only (the runner's per-fire lines would flood the terminal)."""
+    """Pool workers log warnings only (the runner's per-fire lines would flood the terminal),
+    each message once per worker (the variant's outcome counts its problems)."""
     from botkit.service.logs import configure_logging
+    from botkit.service.repeats import Repeats
 
-    configure_logging(level="WARNING", fmt="text")
+    configure_logging(level="WARNING", fmt="text", repeats=Repeats())
 
 
 def run_sweep(
