@@ -34,7 +34,7 @@ from botkit.exchange.models import (
     PositionMode,
     PosSide,
 )
-from botkit.intents import OffTick, OrderIntent
+from botkit.intents import AMOUNT_LIMIT, OffTick, OrderIntent
 
 __all__ = [
     "AMOUNT_LIMIT",
@@ -52,9 +52,6 @@ __all__ = [
 ]
 
 _ZERO = Decimal(0)
-AMOUNT_LIMIT = Decimal(10) ** 15
-"""No size or price reaches this (a quadrillion contracts, or quote units per contract): a value
-at or beyond it is a mistake (``sz: 10 ** 60``), refused before any arithmetic on it."""
 _CL_ORD_ID_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 
 
