@@ -323,7 +323,8 @@ def band_reason(
 def _too_large(field: str, what: str, value: Decimal) -> Reason:
     return Reason(
         f"{field}_too_large",
-        f"{what} {value:.6g} is beyond any order (at most {AMOUNT_LIMIT:.0e}) — fix {field}",
+        f"{what} {value.normalize():.6g} is beyond any order (at most {AMOUNT_LIMIT:.0e})"
+        f" — fix {field}",
     )
 
 

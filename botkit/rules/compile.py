@@ -97,7 +97,8 @@ class _Compiler:
         if isinstance(const, Decimal) and abs(const) >= AMOUNT_LIMIT:
             self.at(
                 path,
-                f"{path[-1]}: {const:.6g} is beyond any order (at most {AMOUNT_LIMIT:.0e})",
+                f"{path[-1]}: {const.normalize():.6g} is beyond any order"
+                f" (at most {AMOUNT_LIMIT:.0e})",
                 f"write a sane {path[-1]}",
             )
         return compiled
