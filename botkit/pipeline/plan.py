@@ -211,7 +211,7 @@ def build_plan(
             why = Reason(
                 "planning_failed",
                 f"planning strategy {intent.strategy} failed ({type(exc).__name__}: {exc});"
-                " none of its orders are sent this cycle — fix the strategy's amounts",
+                " none of its orders are sent this cycle — fix the strategy or report the error",
             )
             failed[intent.strategy] = why
             dropped = [o for o in accepted if o.intent.strategy == intent.strategy]
