@@ -153,6 +153,16 @@ class Settings(BaseSettings):
     max_position: Decimal | None = Field(
         default=None, ge=0, allow_inf_nan=False, description="|position| in contracts per leg"
     )
+    price_band_margin_bps: Decimal = Field(
+        default=Decimal(10),
+        ge=0,
+        lt=10_000,
+        allow_inf_nan=False,
+        description="a price must lie this many bps of the band's bound inside the price band",
+    )
+    price_band_recheck: bool = Field(
+        default=True, description="re-read the price band before each batch is sent"
+    )
     journal_synchronous: Literal["NORMAL", "FULL"] = Field(
         default="FULL", description="journal SQLite synchronous mode (FULL: fsync per commit)"
     )

@@ -133,6 +133,14 @@ def run_check(args: argparse.Namespace) -> int:
     strategies, problems = check_paths(paths, instruments=instruments, outside_links=links)
     for problem in problems:
         print(problem.format())
+    traded = sorted({symbol for s in strategies for symbol in s.symbols})
+    for symbol in traded:  # an instrument whose status botkit does not know: said once
+        odd = instruments[symbol].odd_status if instruments and symbol in instruments else None
+        if odd is not None:
+            print(
+                f"note: instrument {symbol} has status {odd!r}, which botkit does not know:"
+                " no new orders are placed on it until the exchange reports it OPEN"
+            )
     if problems:
         count = len(problems)
         print(f"{count} problem{'s' if count != 1 else ''}")

@@ -101,7 +101,7 @@ def show_instruments(ctx: DemoContext) -> None:
     rows = [
         (
             i.symbol,
-            i.status.value,
+            str(i.status),
             marks.get(i.symbol, "-"),
             i.tSz,
             i.lotSz,

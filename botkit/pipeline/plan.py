@@ -4,6 +4,10 @@
 instrument and price band, applies the risk guards (and the kill switch) to the orders that
 passed, and groups the accepted ones into batches of at most 10. The result is a value the
 executor journals and sends, and the dry-run prints with :meth:`Plan.render`.
+
+One order that cannot be planned never stops the others: an unexpected failure while checking
+it refuses that strategy's orders of the cycle (reason ``planning_failed``, naming the strategy
+and the error) and every other strategy's orders are planned as usual.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from botkit.exchange.models import OrderRequest
+from botkit.exchange.models import Instrument, OrderRequest
 from botkit.intents import OrderIntent
 from botkit.pipeline.batching import MAX_BATCH, make_batches, order_key
 from botkit.pipeline.risk import GuardTrip, RiskBook, RiskLimits, StrategyPolicy, notional
@@ -68,6 +72,10 @@ class Plan:
     batches: tuple[tuple[PlannedOrder, ...], ...] = ()
     skipped: tuple[str, ...] = field(default=())
     kill_switch: str | None = None
+    instruments: Mapping[str, Instrument] = field(default_factory=dict)
+    """The instruments the orders were checked against (the executor re-checks prices)."""
+    band_margin: Decimal = Decimal(0)
+    """The price band's safety margin the orders were checked with (a fraction)."""
 
     @property
     def empty(self) -> bool:
@@ -114,12 +122,14 @@ def build_plan(
     kill_switch: str | None = None,
     already_sent: Collection[str] = (),
     batch_size: int = MAX_BATCH,
+    band_margin: Decimal = Decimal(0),
 ) -> Plan:
     """Validate, guard and batch ``intents`` against ``snapshot``.
 
     ``policies``: per strategy (off-tick handling, own limits); ``limits``: the global guards;
     ``kill_switch``: why new orders are stopped (see :mod:`botkit.pipeline.killswitch`), or
-    ``None``; ``already_sent``: client order ids the journal already holds.
+    ``None``; ``already_sent``: client order ids the journal already holds; ``band_margin``:
+    how far inside the price band a price must lie (a fraction, see :func:`price_band`).
     """
     if not intents:  # the usual quiet cycle: nothing to check (or for a kill switch to stop)
         return Plan(now_ms=snapshot.now_ms, kill_switch=kill_switch)
@@ -136,7 +146,11 @@ def build_plan(
     skipped: list[str] = []
     seen: set[str] = set()
     stopped = 0
+    failed: dict[str, Reason] = {}  # strategy -> why its planning failed this cycle
     for intent in sorted(intents, key=order_key):
+        if intent.strategy in failed:
+            refused.append(Refusal(intent, (failed[intent.strategy],), (), intent.px, intent.sz))
+            continue
         if intent.cl_ord_id in already_sent:
             skipped.append(intent.cl_ord_id)
             continue
@@ -153,42 +167,60 @@ def build_plan(
         instrument = snapshot.instruments.get(intent.symbol)
         ticker = snapshot.tickers.get(intent.symbol)
         mark = ticker.mPx if ticker is not None else None
-        checked = validate_intent(
-            intent,
-            instrument,
-            mark=mark,
-            limit_price=snapshot.limit_prices.get(intent.symbol),
-            position_mode=snapshot.position_mode,
-            off_tick=policy.off_tick,
-        )
-        if not checked.ok or checked.request is None or instrument is None:
-            refused.append(Refusal(intent, checked.reasons, checked.notes, checked.px, checked.sz))
+        try:
+            checked = validate_intent(
+                intent,
+                instrument,
+                mark=mark,
+                limit_price=snapshot.limit_prices.get(intent.symbol),
+                position_mode=snapshot.position_mode,
+                off_tick=policy.off_tick,
+                band_margin=band_margin,
+            )
+            if not checked.ok or checked.request is None or instrument is None:
+                refused.append(
+                    Refusal(intent, checked.reasons, checked.notes, checked.px, checked.sz)
+                )
+                continue
+            if kill_switch is not None:
+                stopped += 1
+                reason = Reason("kill_switch", kill_switch)
+                refused.append(Refusal(intent, (reason,), checked.notes, checked.px, checked.sz))
+                continue
+            order_trips = book.admit(
+                strategy=intent.strategy,
+                cl_ord_id=intent.cl_ord_id,
+                symbol=intent.symbol,
+                side=intent.side,
+                pos_side=intent.pos_side,
+                order_type=intent.type,
+                reduce_only=intent.reduce_only,
+                sz=checked.sz,
+                px=checked.px,
+                mark=mark,
+                ct_val=instrument.ctVal,
+            )
+            if order_trips:
+                trips.extend(order_trips)
+                reasons = tuple(Reason(f"guard_{t.guard}", t.message) for t in order_trips)
+                refused.append(Refusal(intent, reasons, checked.notes, checked.px, checked.sz))
+                continue
+            price = mark if intent.type.value == "MARKET" else checked.px
+            value = None if price is None else notional(checked.sz, instrument.ctVal, price)
+        except Exception as exc:  # one strategy's failure never stops the others
+            why = Reason(
+                "planning_failed",
+                f"planning strategy {intent.strategy} failed ({type(exc).__name__}: {exc});"
+                " none of its orders are sent this cycle — fix the strategy or report the error",
+            )
+            failed[intent.strategy] = why
+            dropped = [o for o in accepted if o.intent.strategy == intent.strategy]
+            accepted = [o for o in accepted if o.intent.strategy != intent.strategy]
+            refused.extend(
+                Refusal(o.intent, (why,), o.notes, o.request.px, o.request.sz) for o in dropped
+            )
+            refused.append(Refusal(intent, (why,), (), intent.px, intent.sz))
             continue
-        if kill_switch is not None:
-            stopped += 1
-            reason = Reason("kill_switch", kill_switch)
-            refused.append(Refusal(intent, (reason,), checked.notes, checked.px, checked.sz))
-            continue
-        order_trips = book.admit(
-            strategy=intent.strategy,
-            cl_ord_id=intent.cl_ord_id,
-            symbol=intent.symbol,
-            side=intent.side,
-            pos_side=intent.pos_side,
-            order_type=intent.type,
-            reduce_only=intent.reduce_only,
-            sz=checked.sz,
-            px=checked.px,
-            mark=mark,
-            ct_val=instrument.ctVal,
-        )
-        if order_trips:
-            trips.extend(order_trips)
-            reasons = tuple(Reason(f"guard_{t.guard}", t.message) for t in order_trips)
-            refused.append(Refusal(intent, reasons, checked.notes, checked.px, checked.sz))
-            continue
-        price = mark if intent.type.value == "MARKET" else checked.px
-        value = None if price is None else notional(checked.sz, instrument.ctVal, price)
         accepted.append(PlannedOrder(intent, checked.request, checked.notes, value))
     if stopped:
         trips.append(
@@ -210,4 +242,6 @@ def build_plan(
         batches=make_batches(accepted, batch_size),
         skipped=tuple(skipped),
         kill_switch=kill_switch,
+        instruments=snapshot.instruments,
+        band_margin=band_margin,
     )

@@ -15,6 +15,7 @@ import operator
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Literal
 
 from loguru import logger
@@ -49,10 +50,13 @@ from botkit.runner.reader import Needs, SnapshotReader, needs_of
 from botkit.service.metrics import Metrics
 from botkit.snapshot import Snapshot
 
-__all__ = ["CycleReport", "EvaluationRecords", "Runner"]
+__all__ = ["DEFAULT_BAND_MARGIN_BPS", "CycleReport", "EvaluationRecords", "Runner"]
 
 READ_RETRY_MS = 30_000
 """After a failed account read, due strategies are tried again this soon (within their slot)."""
+
+DEFAULT_BAND_MARGIN_BPS = Decimal(10)
+"""Default safety margin inside the price band: 10 bps of the bound (the setting's default)."""
 
 LIMITS_MOVED_CODES = frozenset({10002, 10014})
 """Exchange codes that suggest the instrument limits or the band moved: re-read them."""
@@ -138,6 +142,9 @@ class Runner:
 
     ``metrics``: where cycles and orders are counted (the service's Prometheus registry);
     ``None`` counts nothing (a backtest, a one-off plan).
+
+    ``band_margin_bps``: how far inside the price band a price must lie, in basis points of the
+    band's bound (the ``price_band_margin_bps`` setting).
     """
 
     def __init__(
@@ -154,6 +161,7 @@ class Runner:
         metrics: Metrics | None = None,
         monotonic: Callable[[], float] = time.monotonic,
         evaluations: EvaluationRecords = "all",
+        band_margin_bps: Decimal = DEFAULT_BAND_MARGIN_BPS,
     ) -> None:
         self.port = port
         self.store = store
@@ -177,6 +185,9 @@ class Runner:
         if evaluations not in ("all", "changes"):
             raise ValueError(f"evaluations must be 'all' or 'changes', got {evaluations!r}")
         self._changes = _Changes() if evaluations == "changes" else None
+        if not Decimal(0) <= band_margin_bps < Decimal(10_000):
+            raise ValueError(f"band_margin_bps must be in 0..10000, got {band_margin_bps}")
+        self.band_margin = band_margin_bps / Decimal(10_000)
 
     # --- scheduling --------------------------------------------------------------------------
 
@@ -297,7 +308,9 @@ class Runner:
             policies={s.name: self._policy(s) for s in due} if intents else None,
             limits=self.guards.limits,
             kill_switch=kill_switch_reason(self.guards),
+            band_margin=self.band_margin,
         )
+        _log_planning_failures(plan)
         execution = self.execution.orders(plan, cycle_id)
         log_failures(cycle_id, execution)
         if execution.outcomes and any(o.code in LIMITS_MOVED_CODES for o in execution.outcomes):
@@ -468,6 +481,18 @@ def log_failures(cycle_id: int | None, execution: ExecutionReport) -> None:
             len(execution.unsettled),
             _ids(execution.unsettled),
         )
+
+
+def _log_planning_failures(plan: Plan) -> None:
+    """Each strategy whose planning failed this cycle, once, with its name (its orders are
+    journaled refused with the reason; the other strategies' orders go on)."""
+    said: set[str] = set()
+    for refusal in plan.refused:
+        strategy = refusal.intent.strategy
+        for reason in refusal.reasons:
+            if reason.code == "planning_failed" and strategy not in said:
+                said.add(strategy)
+                logger.bind(strategy=strategy).error("planning failed: {}", reason.message)
 
 
 def _planner_parts(snapshot: Snapshot) -> None:
