@@ -181,9 +181,15 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
+    from botkit.pipeline import GuardSettings, controls
     from botkit.runner.build import open_journal, wall_ms
 
     settings = _settings(args)
+    ctl = controls(GuardSettings.from_settings(settings))
+    if ctl.engaged:  # first, whatever the journal says: the operator must see it
+        print("HALTED: nothing is sent" if ctl.halt else "KILL SWITCH ENGAGED: no new risk")
+        for line in ctl.lines():
+            print(line)
     path = Path(settings.journal)
     if not path.exists():
         print(f"unhealthy: no journal at {path} — has the service run yet?")
@@ -201,7 +207,7 @@ def _status(args: argparse.Namespace) -> int:
         orders = sum(c.orders for c in today)
         unsettled = len(journal.unsettled())
         age_s = (now - last.started_ms) / 1000
-        healthy = not last.error and age_s <= args.max_age and unsettled == 0
+        healthy = not last.error and age_s <= args.max_age and unsettled == 0 and not ctl.engaged
         print(
             f"{'healthy' if healthy else 'unhealthy'}: last cycle {last.id} {age_s:.0f}s ago"
             + (f" failed: {last.error}" if last.error else " ok")
@@ -213,6 +219,8 @@ def _status(args: argparse.Namespace) -> int:
         )
         print(f"orders today (UTC, of the last 50 cycles): {orders}; unsettled: {unsettled}")
         print(f"journal: {path}")
+        if not ctl.engaged:
+            print("controls: halt off, kill switch off")
         return 0 if healthy else 1
 
 
@@ -271,7 +279,9 @@ def register(sub: Any) -> None:
     plan.set_defaults(handler=_plan)
 
     status = sub.add_parser(
-        "status", help="is the service healthy? (last cycle, last error, orders today)"
+        "status",
+        help="is the service healthy and trading? (last cycle, last error, orders today,"
+        " halt and kill switch)",
     )
     _common(status)
     status.add_argument(

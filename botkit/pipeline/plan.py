@@ -16,7 +16,14 @@ from typing import Any
 from botkit.exchange.models import OrderRequest
 from botkit.intents import OrderIntent
 from botkit.pipeline.batching import MAX_BATCH, make_batches, order_key
-from botkit.pipeline.risk import GuardTrip, RiskBook, RiskLimits, StrategyPolicy, notional
+from botkit.pipeline.risk import (
+    GuardTrip,
+    RiskBook,
+    RiskLimits,
+    StrategyPolicy,
+    notional,
+    reduces_only,
+)
 from botkit.pipeline.validate import Reason, RoundingNote, validate_intent
 from botkit.snapshot import Snapshot
 
@@ -68,6 +75,9 @@ class Plan:
     batches: tuple[tuple[PlannedOrder, ...], ...] = ()
     skipped: tuple[str, ...] = field(default=())
     kill_switch: str | None = None
+    hold: Reason | None = None
+    """Why every order of the cycle is held back (the halt, or a position mode unknown after a
+    switch), or ``None``."""
 
     @property
     def empty(self) -> bool:
@@ -76,8 +86,12 @@ class Plan:
     def render(self) -> str:
         """A human-readable account of the plan (dry-run and ``botkit plan`` print it)."""
         lines: list[str] = []
+        if self.hold is not None:
+            lines.append(f"NOTHING SENT ({self.hold.code}): {self.hold.message}")
         if self.kill_switch:
-            lines.append(f"KILL SWITCH: {self.kill_switch}")
+            lines.append(
+                f"KILL SWITCH: {self.kill_switch} (reduce-only orders and cancels still go out)"
+            )
         lines.append(
             f"{len(self.accepted)} to send in {len(self.batches)} batch(es),"
             f" {len(self.refused)} refused, {len(self.skipped)} already sent"
@@ -100,7 +114,7 @@ class Plan:
             )
             lines.extend(f"      {reason}" for reason in refusal.reasons)
         for trip in self.trips:
-            if trip.guard == "kill_switch":
+            if trip.guard in ("kill_switch", "halt", "position_mode_unknown"):
                 lines.append(f"guard {trip}")
         return "\n".join(lines)
 
@@ -112,17 +126,20 @@ def build_plan(
     policies: Mapping[str, StrategyPolicy] | None = None,
     limits: RiskLimits | None = None,
     kill_switch: str | None = None,
+    hold: Reason | None = None,
     already_sent: Collection[str] = (),
     batch_size: int = MAX_BATCH,
 ) -> Plan:
     """Validate, guard and batch ``intents`` against ``snapshot``.
 
     ``policies``: per strategy (off-tick handling, own limits); ``limits``: the global guards;
-    ``kill_switch``: why new orders are stopped (see :mod:`botkit.pipeline.killswitch`), or
-    ``None``; ``already_sent``: client order ids the journal already holds.
+    ``kill_switch``: why new risk is stopped (see :mod:`botkit.pipeline.killswitch`), or
+    ``None`` — orders that only reduce a position still pass; ``hold``: why *every* order is
+    held back this cycle (the halt, or a position mode unknown after a switch), or ``None``;
+    ``already_sent``: client order ids the journal already holds.
     """
     if not intents:  # the usual quiet cycle: nothing to check (or for a kill switch to stop)
-        return Plan(now_ms=snapshot.now_ms, kill_switch=kill_switch)
+        return Plan(now_ms=snapshot.now_ms, kill_switch=kill_switch, hold=hold)
     policies = policies or {}
     book = RiskBook(
         global_limits=limits or RiskLimits(),
@@ -136,6 +153,7 @@ def build_plan(
     skipped: list[str] = []
     seen: set[str] = set()
     stopped = 0
+    held = 0
     for intent in sorted(intents, key=order_key):
         if intent.cl_ord_id in already_sent:
             skipped.append(intent.cl_ord_id)
@@ -149,6 +167,10 @@ def build_plan(
             refused.append(Refusal(intent, (dup,), (), intent.px, intent.sz))
             continue
         seen.add(intent.cl_ord_id)
+        if hold is not None:  # before validation: what the order is checked against is moot
+            held += 1
+            refused.append(Refusal(intent, (hold,), (), intent.px, intent.sz))
+            continue
         policy = policies.get(intent.strategy, StrategyPolicy())
         instrument = snapshot.instruments.get(intent.symbol)
         ticker = snapshot.tickers.get(intent.symbol)
@@ -164,7 +186,9 @@ def build_plan(
         if not checked.ok or checked.request is None or instrument is None:
             refused.append(Refusal(intent, checked.reasons, checked.notes, checked.px, checked.sz))
             continue
-        if kill_switch is not None:
+        if kill_switch is not None and not reduces_only(
+            intent.side, intent.pos_side, intent.reduce_only
+        ):
             stopped += 1
             reason = Reason("kill_switch", kill_switch)
             refused.append(Refusal(intent, (reason,), checked.notes, checked.px, checked.sz))
@@ -202,6 +226,18 @@ def build_plan(
                 f"{stopped} order(s) stopped: {kill_switch}",
             )
         )
+    if held and hold is not None:
+        trips.append(
+            GuardTrip(
+                hold.code,
+                "global",
+                None,
+                None,
+                None,
+                Decimal(held),
+                f"{held} order(s) held back: {hold.message}",
+            )
+        )
     return Plan(
         now_ms=snapshot.now_ms,
         accepted=tuple(accepted),
@@ -210,4 +246,5 @@ def build_plan(
         batches=make_batches(accepted, batch_size),
         skipped=tuple(skipped),
         kill_switch=kill_switch,
+        hold=hold,
     )

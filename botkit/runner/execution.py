@@ -17,7 +17,7 @@ from botkit.intents import LeverageIntent, PositionModeIntent
 from botkit.journal import Journal
 from botkit.pipeline import ExecutionReport, Executor, Plan
 
-__all__ = ["DryRunExecution", "Execution", "LiveExecution", "SideEffect"]
+__all__ = ["DryRunExecution", "Execution", "LiveExecution", "SideEffect", "describe"]
 
 CANCEL_BATCH = 10
 
@@ -57,7 +57,8 @@ class Execution(Protocol):
         ...
 
 
-def _describe(intent: LeverageIntent | PositionModeIntent) -> str:
+def describe(intent: LeverageIntent | PositionModeIntent) -> str:
+    """What a leverage or position-mode change does, in words."""
     if isinstance(intent, LeverageIntent):
         return (
             f"set leverage {intent.lever}x on {intent.symbol} "
@@ -135,10 +136,10 @@ class LiveExecution:
                 intent.rule,
                 "configure",
                 False,
-                f"{_describe(intent)} failed: {exc}",
+                f"{describe(intent)} failed: {exc}",
             )
         else:
-            effect = SideEffect(intent.strategy, intent.rule, "configure", True, _describe(intent))
+            effect = SideEffect(intent.strategy, intent.rule, "configure", True, describe(intent))
         return self._record(effect, cycle_id)
 
 
@@ -177,5 +178,5 @@ class DryRunExecution:
     def configure(
         self, intent: LeverageIntent | PositionModeIntent, cycle_id: int | None
     ) -> SideEffect:
-        effect = SideEffect(intent.strategy, intent.rule, "configure", True, _describe(intent))
+        effect = SideEffect(intent.strategy, intent.rule, "configure", True, describe(intent))
         return self._record(effect, cycle_id)
