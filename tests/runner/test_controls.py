@@ -53,11 +53,7 @@ CANCELLING = """\
 
 def _open_long(rig: Rig, sz: str = "3") -> None:
     (result,) = rig.client.place_orders(
-        [
-            OrderRequest(
-                symbol=SYMBOL, side=OrderSide.BUY, type=OrderType.MARKET, sz=Decimal(sz)
-            )
-        ]
+        [OrderRequest(symbol=SYMBOL, side=OrderSide.BUY, type=OrderType.MARKET, sz=Decimal(sz))]
     )
     assert result.accepted, result
     assert _position(rig) == Decimal(sz)
