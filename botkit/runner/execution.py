@@ -40,8 +40,8 @@ class Execution(Protocol):
         """Settle what an earlier run left unsettled (start-up, crash recovery)."""
         ...
 
-    def orders(self, plan: Plan, cycle_id: int) -> ExecutionReport:
-        """Journal the plan and (live) send it."""
+    def orders(self, plan: Plan, cycle_id: int | None) -> ExecutionReport:
+        """Journal the plan and (live) send it (``cycle_id`` ``None``: an operator's command)."""
         ...
 
     def cancel(
@@ -86,7 +86,7 @@ class LiveExecution:
     def reconcile(self) -> None:
         self.executor.reconcile()
 
-    def orders(self, plan: Plan, cycle_id: int) -> ExecutionReport:
+    def orders(self, plan: Plan, cycle_id: int | None) -> ExecutionReport:
         return self.executor.run(plan, cycle_id=cycle_id, dry=False)
 
     def _record(self, effect: SideEffect, cycle_id: int | None) -> SideEffect:
@@ -155,7 +155,7 @@ class DryRunExecution:
     def reconcile(self) -> None:
         """A dry run sends nothing, so it leaves nothing to settle and settles nothing."""
 
-    def orders(self, plan: Plan, cycle_id: int) -> ExecutionReport:
+    def orders(self, plan: Plan, cycle_id: int | None) -> ExecutionReport:
         return self.executor.run(plan, cycle_id=cycle_id, dry=True)
 
     def _record(self, effect: SideEffect, cycle_id: int | None) -> SideEffect:
