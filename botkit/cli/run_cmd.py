@@ -137,7 +137,9 @@ def _run(args: argparse.Namespace) -> int:
             from botkit.pipeline import GuardSettings
 
             runner.guards = GuardSettings.from_settings(fresh)
-            logger.info("settings reloaded (guards and kill switch); other changes need a restart")
+            logger.info(
+                "settings reloaded (guards, kill switch and halt); other changes need a restart"
+            )
 
         def show(report: CycleReport) -> None:
             if parts.dry:

@@ -295,3 +295,35 @@ def test_a_close_whose_answer_is_lost_is_looked_up_not_sent_twice(account: Accou
     assert row.outcome is Outcome.ACCEPTED  # learnt by looking the client order id up
     assert row.ord_id
     assert len(account.client.fills()) == 2  # the test's buy and one close: nothing sent twice
+
+
+@pytest.mark.slow
+def test_an_unknown_symbol_or_strategy_is_one_line_and_nothing_is_sent(
+    account: Account, busy: dict[str, str]
+) -> None:
+    result = account.botkit("cancel", "--symbol", "NOPE_USDT_PERP", "--yes")
+    assert result.returncode == 2
+    assert "no instrument 'NOPE_USDT_PERP' at the exchange" in _one_error_line(result)
+    result = account.botkit("flatten", "--strategy", "nosuch", "--yes")
+    assert result.returncode == 2
+    assert "no strategy 'nosuch' is loaded" in _one_error_line(result)
+    result = account.botkit("cancel", "--strategy", "nosuch", "--yes")
+    assert result.returncode == 0
+    assert "no open order for strategy nosuch — nothing to do" in result.stdout
+    assert account.open_ids() == set(busy.values())
+    assert account.positions() == {BTC: Decimal(5), ETH: Decimal(-3)}
+
+
+@pytest.mark.slow
+def test_flatten_a_strategy_closes_the_positions_of_the_symbol_it_trades(
+    account: Account, busy: dict[str, str]
+) -> None:
+    (account.folder / "strategies" / "alpha.yaml").write_text(
+        "strategy: alpha\nsymbol: ETH_USDT_PERP\nevery: 1m\nrules:\n"
+        "  - name: entry\n    when: price.mark > 0\n"
+        "    place: {order: {side: BUY, px: price.mark * 0.97, sz: 1}}\n"
+    )
+    result = account.botkit("flatten", "--strategy", "alpha", "--yes")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert account.open_ids() == {busy["beta-btc"]}  # both of alpha's orders, not beta's
+    assert account.positions() == {BTC: Decimal(5)}  # ETH (alpha's symbol) closed
