@@ -15,12 +15,12 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+from botkit.cli.run_cmd import add_settings_options, secrets_of, settings_of
 from botkit.errors import BotkitError, UsageError
 
 if TYPE_CHECKING:
     from botkit.runner.build import Assembly
     from botkit.runner.manual import Preview, Result, Selection
-    from botkit.settings import Settings
 
 __all__ = ["register"]
 
@@ -29,17 +29,6 @@ EXIT_REFUSED = 2
 
 class _Refused(BotkitError):
     """The command will not act (halt engaged, confirmation not given): one line, exit 2."""
-
-
-def _settings(args: argparse.Namespace) -> Settings:
-    from botkit.settings import load_settings
-
-    overrides: dict[str, Any] = {}
-    if args.strategies:
-        overrides["strategies_dir"] = args.strategies[0]
-    if args.journal:
-        overrides["journal"] = args.journal
-    return load_settings(config=args.config, **overrides)
 
 
 def _selection(args: argparse.Namespace, parts: Assembly, *, positions: bool) -> Selection:
@@ -118,19 +107,11 @@ def _handle(args: argparse.Namespace) -> int:
             f"botkit {command}: not confirmed — stdin is not a terminal; add --yes to"
             f" {command} without asking"
         )
-    settings = _settings(args)
+    settings = settings_of(args)
     halt = controls(GuardSettings.from_settings(settings)).halt
     if halt is not None:
         raise _Refused(f"botkit {command}: nothing sent — {halt}")
-    configure_logging(
-        level="WARNING",
-        fmt="text",
-        secrets=[
-            s.get_secret_value()
-            for s in (settings.api_key, settings.api_secret, settings.api_passphrase)
-            if s is not None
-        ],
-    )
+    configure_logging(level="WARNING", fmt="text", secrets=secrets_of(settings))
     with assemble(settings) as parts:
         parts.client.clock.maybe_resync()
         runner = parts.runner
@@ -177,18 +158,7 @@ def _parser(sub: Any, name: str, help_text: str, description: str) -> None:
     parser.add_argument(
         "--yes", action="store_true", help="do not ask for confirmation (for scripts)"
     )
-    parser.add_argument(
-        "--config",
-        metavar="FILE",
-        help="settings file (default: BOTKIT_CONFIG or configs/botkit.toml)",
-    )
-    parser.add_argument(
-        "--strategies",
-        metavar="PATH",
-        nargs=1,
-        help="strategy folder or file (default: the strategies_dir setting)",
-    )
-    parser.add_argument("--journal", metavar="FILE", help="journal database (default: setting)")
+    add_settings_options(parser)
     parser.set_defaults(handler=_run, command_name=name)
 
 

@@ -32,6 +32,7 @@ __all__ = [
     "StrategyPolicy",
     "notional",
     "reduces_only",
+    "signed_position",
 ]
 
 _ZERO = Decimal(0)
@@ -114,7 +115,8 @@ def notional(sz: Decimal, ct_val: Decimal, price: Decimal) -> Decimal:
     return sz * ct_val * price
 
 
-def _signed_position(pos: Position) -> Decimal:
+def signed_position(pos: Position) -> Decimal:
+    """The position in contracts: positive long, negative short (one-way or hedge)."""
     qty = pos.qty or _ZERO
     if pos.posSide is PosSide.LONG:
         return abs(qty)
@@ -148,7 +150,7 @@ class RiskBook:
         self._policies = policies
         self._position: dict[tuple[str, PosSide], Decimal] = defaultdict(Decimal)
         for pos in positions:
-            self._position[(pos.symbol, pos.posSide)] += _signed_position(pos)
+            self._position[(pos.symbol, pos.posSide)] += signed_position(pos)
         # worst-case exposure added by resting orders, per (symbol, leg, side)
         self._resting: dict[tuple[str, PosSide, OrderSide], Decimal] = defaultdict(Decimal)
         for order in open_orders:

@@ -32,6 +32,7 @@ from botkit.intents import OrderIntent
 from botkit.journal import Journal
 from botkit.journal.records import OrderRecord
 from botkit.pipeline import ExecutionReport, Plan, build_plan, floor_to_lot
+from botkit.pipeline.risk import signed_position
 from botkit.rules.ids import belongs_to, client_order_id
 from botkit.runner.execution import Execution, SideEffect
 from botkit.runner.reader import SnapshotReader
@@ -41,7 +42,6 @@ __all__ = [
     "ManualRun",
     "Selection",
     "close_intents",
-    "signed_qty",
 ]
 
 OPERATOR = "@operator"
@@ -81,18 +81,6 @@ class Selection:
         return True
 
 
-def signed_qty(position: Position) -> Decimal:
-    """The position in contracts, positive long, negative short (one-way or hedge)."""
-    qty = position.qty or _ZERO
-    if position.posSide is PosSide.LONG:
-        return abs(qty)
-    if position.posSide is PosSide.SHORT:
-        return -abs(qty)
-    if qty < _ZERO:
-        return qty
-    return -qty if position.side is OrderSide.SELL else qty
-
-
 def _market_max(instrument: Instrument | None) -> Decimal | None:
     """The largest size one MARKET order may carry on ``instrument`` (a lot multiple)."""
     if instrument is None:
@@ -118,7 +106,7 @@ def close_intents(
     out: list[OrderIntent] = []
     leg = 0
     for position in sorted(positions, key=lambda p: (p.symbol, p.posSide.value)):
-        qty = signed_qty(position)
+        qty = signed_position(position)
         if qty == _ZERO:
             continue
         side = OrderSide.SELL if qty > _ZERO else OrderSide.BUY
@@ -158,7 +146,7 @@ def _order_line(order: OpenOrder) -> str:
 
 
 def _position_line(position: Position) -> str:
-    qty = signed_qty(position)
+    qty = signed_position(position)
     side = "SELL" if qty > _ZERO else "BUY"
     leg = "" if position.posSide is PosSide.BOTH else f" {position.posSide.value}"
     return f"  close {position.symbol}{leg} position {qty}: {side} {abs(qty)} MARKET reduce-only"
@@ -221,14 +209,15 @@ class ManualRun:
     def preview(self, selection: Selection, *, positions: bool) -> Preview:
         """The open orders (and with ``positions`` the open positions) the command acts on."""
         orders = tuple(o for o in self.port.open_orders() if selection.order(o))
-        held: tuple[Position, ...] = ()
-        if positions:
-            held = tuple(
-                p
-                for p in self.port.open_positions()
-                if selection.position(p) and signed_qty(p) != _ZERO
-            )
-        return Preview(orders, held)
+        return Preview(orders, self._held(selection) if positions else ())
+
+    def _held(self, selection: Selection) -> tuple[Position, ...]:
+        """The selection's open positions now."""
+        return tuple(
+            p
+            for p in self.port.open_positions()
+            if selection.position(p) and signed_position(p) != _ZERO
+        )
 
     def _cancel(self, command: str, orders: Sequence[OpenOrder]) -> SideEffect | None:
         if not orders:
@@ -256,9 +245,7 @@ class ManualRun:
         after the cancels) with reduce-only MARKET orders; read back what is left."""
         effect = self._cancel("flatten", preview.orders)
         now = self.now_ms()
-        positions = [
-            p for p in self.port.open_positions() if selection.position(p) and signed_qty(p) != 0
-        ]
+        positions = self._held(selection)
         snapshot = self.reader.read(now, {p.symbol for p in positions})
         intents = close_intents(positions, snapshot.instruments, slot=now)
         plan = build_plan(intents, snapshot)
@@ -272,9 +259,4 @@ class ManualRun:
             return Result(effect, report, plan, rows, (), ())
         wanted = {o.ordId for o in preview.orders}
         still_open = tuple(o for o in self.port.open_orders() if o.ordId in wanted)
-        still_held = tuple(
-            p
-            for p in self.port.open_positions()
-            if selection.position(p) and signed_qty(p) != _ZERO
-        )
-        return Result(effect, report, plan, rows, still_open, still_held)
+        return Result(effect, report, plan, rows, still_open, self._held(selection))
