@@ -231,14 +231,28 @@ class ManualRun:
         )
         return self.execution.cancel(OPERATOR, command, orders, None)
 
+    def _read_back(self, command: str, result: Result) -> Result:
+        """Journal what the account holds of the selection after the command (the lookup that
+        settles a cancel whose answer was lost)."""
+        left = [f"order {o.clOrdId or o.ordId}" for o in result.still_open]
+        left += [f"position {p.symbol} {p.posSide.value} {p.qty}" for p in result.still_held]
+        self.journal.record_event(
+            "operator",
+            f"{command}: read back — "
+            + (f"still there: {', '.join(left)}" if left else "nothing of the selection left"),
+            strategy=OPERATOR,
+            rule=command,
+        )
+        return result
+
     def cancel(self, selection: Selection, preview: Preview) -> Result:
         """Cancel the previewed orders; read back which of them are still open."""
         effect = self._cancel("cancel", preview.orders)
+        if self.execution.dry:
+            return Result(effect, None, None, (), (), ())
         wanted = {o.ordId for o in preview.orders}
         still = tuple(o for o in self.port.open_orders() if o.ordId in wanted)
-        if self.execution.dry:
-            still = ()
-        return Result(effect, None, None, (), still, ())
+        return self._read_back("cancel", Result(effect, None, None, (), still, ()))
 
     def flatten(self, selection: Selection, preview: Preview) -> Result:
         """Cancel the previewed orders, then close the selection's positions (as they are
@@ -259,4 +273,5 @@ class ManualRun:
             return Result(effect, report, plan, rows, (), ())
         wanted = {o.ordId for o in preview.orders}
         still_open = tuple(o for o in self.port.open_orders() if o.ordId in wanted)
-        return Result(effect, report, plan, rows, still_open, self._held(selection))
+        held = self._held(selection)
+        return self._read_back("flatten", Result(effect, report, plan, rows, still_open, held))

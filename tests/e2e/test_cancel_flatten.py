@@ -179,6 +179,8 @@ def test_cancel_a_strategys_orders_leaves_the_others_and_is_journaled(
     assert busy["alpha-btc"] in done.text
     assert busy["alpha-eth"] in done.text
     assert "failed" not in done.text
+    (after,) = [e for e in events if e.kind == "operator" and "read back" in e.text]
+    assert after.text == "cancel: read back — nothing of the selection left"
 
 
 @pytest.mark.slow
