@@ -136,10 +136,19 @@ class Settings(BaseSettings):
     )
     # --- risk guards and kill switch (the pipeline's GuardSettings.from_settings reads them) ---
     kill_switch: bool = Field(
-        default=False, description="stop every new order (reads and journaling go on)"
+        default=False,
+        description="stop new risk: only reduce-only orders and cancels are sent"
+        " (reads and journaling go on)",
     )
     kill_switch_file: Path | None = Field(
-        default=None, description="while this file exists, no new order is sent"
+        default=None, description="while this file exists, the kill switch is engaged"
+    )
+    halt: bool = Field(
+        default=False,
+        description="send nothing at all: no order, no cancel (reads and journaling go on)",
+    )
+    halt_file: Path | None = Field(
+        default=None, description="while this file exists, the halt is engaged"
     )
     max_orders_per_cycle: int | None = Field(
         default=None, ge=0, description="orders one cycle may send, all strategies together"

@@ -20,7 +20,14 @@ from typing import Any
 from botkit.exchange.models import Instrument, OrderRequest
 from botkit.intents import OrderIntent
 from botkit.pipeline.batching import MAX_BATCH, make_batches, order_key
-from botkit.pipeline.risk import GuardTrip, RiskBook, RiskLimits, StrategyPolicy, notional
+from botkit.pipeline.risk import (
+    GuardTrip,
+    RiskBook,
+    RiskLimits,
+    StrategyPolicy,
+    notional,
+    reduces_only,
+)
 from botkit.pipeline.validate import Reason, RoundingNote, validate_intent
 from botkit.snapshot import Snapshot
 
@@ -76,6 +83,9 @@ class Plan:
     """The instruments the orders were checked against (the executor re-checks prices)."""
     band_margin: Decimal = Decimal(0)
     """The price band's safety margin the orders were checked with (a fraction)."""
+    hold: Reason | None = None
+    """Why every order of the cycle is held back (the halt, or a position mode unknown after a
+    switch), or ``None``."""
 
     @property
     def empty(self) -> bool:
@@ -84,8 +94,12 @@ class Plan:
     def render(self) -> str:
         """A human-readable account of the plan (dry-run and ``botkit plan`` print it)."""
         lines: list[str] = []
+        if self.hold is not None:
+            lines.append(f"NOTHING SENT ({self.hold.code}): {self.hold.message}")
         if self.kill_switch:
-            lines.append(f"KILL SWITCH: {self.kill_switch}")
+            lines.append(
+                f"KILL SWITCH: {self.kill_switch} (reduce-only orders and cancels still go out)"
+            )
         lines.append(
             f"{len(self.accepted)} to send in {len(self.batches)} batch(es),"
             f" {len(self.refused)} refused, {len(self.skipped)} already sent"
@@ -108,7 +122,7 @@ class Plan:
             )
             lines.extend(f"      {reason}" for reason in refusal.reasons)
         for trip in self.trips:
-            if trip.guard == "kill_switch":
+            if trip.guard in ("kill_switch", "halt", "position_mode_unknown"):
                 lines.append(f"guard {trip}")
         return "\n".join(lines)
 
@@ -120,6 +134,7 @@ def build_plan(
     policies: Mapping[str, StrategyPolicy] | None = None,
     limits: RiskLimits | None = None,
     kill_switch: str | None = None,
+    hold: Reason | None = None,
     already_sent: Collection[str] = (),
     batch_size: int = MAX_BATCH,
     band_margin: Decimal = Decimal(0),
@@ -127,12 +142,14 @@ def build_plan(
     """Validate, guard and batch ``intents`` against ``snapshot``.
 
     ``policies``: per strategy (off-tick handling, own limits); ``limits``: the global guards;
-    ``kill_switch``: why new orders are stopped (see :mod:`botkit.pipeline.killswitch`), or
-    ``None``; ``already_sent``: client order ids the journal already holds; ``band_margin``:
-    how far inside the price band a price must lie (a fraction, see :func:`price_band`).
+    ``kill_switch``: why new risk is stopped (see :mod:`botkit.pipeline.killswitch`), or
+    ``None`` — orders that only reduce a position still pass; ``hold``: why *every* order is
+    held back this cycle (the halt, or a position mode unknown after a switch), or ``None``;
+    ``already_sent``: client order ids the journal already holds; ``band_margin``: how far
+    inside the price band a price must lie (a fraction, see :func:`price_band`).
     """
     if not intents:  # the usual quiet cycle: nothing to check (or for a kill switch to stop)
-        return Plan(now_ms=snapshot.now_ms, kill_switch=kill_switch)
+        return Plan(now_ms=snapshot.now_ms, kill_switch=kill_switch, hold=hold)
     policies = policies or {}
     book = RiskBook(
         global_limits=limits or RiskLimits(),
@@ -147,6 +164,7 @@ def build_plan(
     seen: set[str] = set()
     stopped = 0
     failed: dict[str, Reason] = {}  # strategy -> why its planning failed this cycle
+    held = 0
     for intent in sorted(intents, key=order_key):
         if intent.strategy in failed:
             refused.append(Refusal(intent, (failed[intent.strategy],), (), intent.px, intent.sz))
@@ -163,6 +181,10 @@ def build_plan(
             refused.append(Refusal(intent, (dup,), (), intent.px, intent.sz))
             continue
         seen.add(intent.cl_ord_id)
+        if hold is not None:  # before validation: what the order is checked against is moot
+            held += 1
+            refused.append(Refusal(intent, (hold,), (), intent.px, intent.sz))
+            continue
         policy = policies.get(intent.strategy, StrategyPolicy())
         instrument = snapshot.instruments.get(intent.symbol)
         ticker = snapshot.tickers.get(intent.symbol)
@@ -182,7 +204,9 @@ def build_plan(
                     Refusal(intent, checked.reasons, checked.notes, checked.px, checked.sz)
                 )
                 continue
-            if kill_switch is not None:
+            if kill_switch is not None and not reduces_only(
+                intent.side, intent.pos_side, intent.reduce_only
+            ):
                 stopped += 1
                 reason = Reason("kill_switch", kill_switch)
                 refused.append(Refusal(intent, (reason,), checked.notes, checked.px, checked.sz))
@@ -234,6 +258,18 @@ def build_plan(
                 f"{stopped} order(s) stopped: {kill_switch}",
             )
         )
+    if held and hold is not None:
+        trips.append(
+            GuardTrip(
+                hold.code,
+                "global",
+                None,
+                None,
+                None,
+                Decimal(held),
+                f"{held} order(s) held back: {hold.message}",
+            )
+        )
     return Plan(
         now_ms=snapshot.now_ms,
         accepted=tuple(accepted),
@@ -244,4 +280,5 @@ def build_plan(
         kill_switch=kill_switch,
         instruments=snapshot.instruments,
         band_margin=band_margin,
+        hold=hold,
     )

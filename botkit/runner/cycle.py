@@ -27,12 +27,14 @@ from botkit.intents import CancelIntent, Intent, LeverageIntent, OrderIntent, Po
 from botkit.journal import Evaluated, Journal
 from botkit.journal.records import Outcome
 from botkit.pipeline import (
+    Controls,
     ExecutionReport,
     GuardSettings,
     Plan,
+    Reason,
     StrategyPolicy,
     build_plan,
-    kill_switch_reason,
+    controls,
 )
 from botkit.rules import (
     Evaluation,
@@ -45,7 +47,7 @@ from botkit.rules import (
 )
 from botkit.rules.store import ReloadReport, StrategyStore
 from botkit.runner.activity import ActivityCache
-from botkit.runner.execution import Execution, SideEffect
+from botkit.runner.execution import Execution, SideEffect, describe
 from botkit.runner.reader import Needs, SnapshotReader, needs_of
 from botkit.service.metrics import Metrics
 from botkit.snapshot import Snapshot
@@ -188,6 +190,7 @@ class Runner:
         if not Decimal(0) <= band_margin_bps < Decimal(10_000):
             raise ValueError(f"band_margin_bps must be in 0..10000, got {band_margin_bps}")
         self.band_margin = band_margin_bps / Decimal(10_000)
+        self._controls = Controls()
 
     # --- scheduling --------------------------------------------------------------------------
 
@@ -241,6 +244,19 @@ class Runner:
             )
             return
         if orders:
+            halt = controls(self.guards).halt
+            if halt is not None:
+                effect = self._not_sent(
+                    strategy.name,
+                    "<file removed>",
+                    "cancel",
+                    f"cancel {len(orders)} order(s)",
+                    "halt",
+                    halt,
+                    None,
+                )
+                logger.warning("strategy {} removed: {}", strategy.name, effect.detail)
+                return
             effect = self.execution.cancel(strategy.name, "<file removed>", orders, None)
             logger.info("strategy {} removed: {}", strategy.name, effect.detail)
 
@@ -300,14 +316,20 @@ class Runner:
                 seconds=self._monotonic() - started,
             )
         evaluations, rule_errors, intents = self._record(cycle_id, done, errors)
-        effects = self._side_effects(cycle_id, intents, snapshot) if intents else ()
+        ctl = self._check_controls(cycle_id)
+        effects: tuple[SideEffect, ...] = ()
+        hold = None if ctl.halt is None else Reason("halt", ctl.halt)
+        if intents:
+            effects, snapshot, unknown = self._side_effects(cycle_id, intents, snapshot, ctl)
+            hold = hold or unknown
         orders = [i for i in intents if isinstance(i, OrderIntent)]
         plan = build_plan(
             orders,
             snapshot,
             policies={s.name: self._policy(s) for s in due} if intents else None,
             limits=self.guards.limits,
-            kill_switch=kill_switch_reason(self.guards),
+            kill_switch=ctl.kill_switch,
+            hold=hold,
             band_margin=self.band_margin,
         )
         _log_planning_failures(plan)
@@ -403,22 +425,114 @@ class Runner:
             evaluations.append(evaluation)
         return evaluations, rule_errors, intents
 
+    def _check_controls(self, cycle_id: int) -> Controls:
+        """The halt and kill switch now; a change since the last cycle is logged and journaled
+        once (``controls`` event)."""
+        ctl = controls(self.guards)
+        if ctl != self._controls:
+            for line in ctl.lines():
+                (logger.warning if "ENGAGED" in line else logger.info)("{}", line)
+            self.journal.record_event("controls", "; ".join(ctl.lines()), cycle_id=cycle_id)
+            self._controls = ctl
+        return ctl
+
+    def _not_sent(
+        self,
+        strategy: str,
+        rule: str,
+        action: str,
+        what: str,
+        control: str,
+        reason: str,
+        cycle_id: int | None,
+    ) -> SideEffect:
+        """A cancel or setting change the halt or kill switch kept back, journaled."""
+        effect = SideEffect(strategy, rule, action, False, f"{what} not sent: {reason}")
+        self.journal.record_event(
+            control,
+            f"{strategy}/{rule}: {effect.detail}",
+            cycle_id=cycle_id,
+            strategy=strategy,
+            rule=rule,
+        )
+        return effect
+
     def _side_effects(
-        self, cycle_id: int, intents: Sequence[object], snapshot: Snapshot
-    ) -> tuple[SideEffect, ...]:
-        """Position mode and leverage first, then cancels, before new orders are placed."""
+        self, cycle_id: int, intents: Sequence[Intent], snapshot: Snapshot, ctl: Controls
+    ) -> tuple[tuple[SideEffect, ...], Snapshot, Reason | None]:
+        """Position-mode switches first, then leverage, then cancels, before new orders are
+        planned; the snapshot the orders are then planned against; a reason to hold every order.
+
+        The halt sends none of them; the kill switch sends only the cancels. A position-mode
+        switch changes what every order must carry (posSide), so the orders of the cycle are
+        planned against the mode the account has once the switches went out: the mode asked
+        for when every switch was accepted (the last one wins), else the mode read again from
+        the exchange. When that read fails too, every order of the cycle is held back with the
+        reason ``position_mode_unknown`` (journaled) and the rules decide again next cycle.
+        """
         effects: list[SideEffect] = []
-        for intent in intents:
-            if isinstance(intent, PositionModeIntent | LeverageIntent):
-                effects.append(self.execution.configure(intent, cycle_id))
+        stop = ("halt", ctl.halt) if ctl.halt else ("kill_switch", ctl.kill_switch)
+        switches = [i for i in intents if isinstance(i, PositionModeIntent)]
+        levers = [i for i in intents if isinstance(i, LeverageIntent)]
+        sent: list[SideEffect] = []
+        changes: list[PositionModeIntent | LeverageIntent] = [*switches, *levers]
+        for setting in changes:
+            if stop[1] is not None:
+                effects.append(
+                    self._not_sent(
+                        setting.strategy,
+                        setting.rule,
+                        "configure",
+                        describe(setting),
+                        stop[0],
+                        stop[1],
+                        cycle_id,
+                    )
+                )
+                continue
+            effect = self.execution.configure(setting, cycle_id)
+            effects.append(effect)
+            if isinstance(setting, PositionModeIntent):
+                sent.append(effect)
+        hold: Reason | None = None
+        if sent:
+            if all(e.ok for e in sent):
+                mode = switches[-1].mode
+                snapshot = snapshot.with_parts(position_mode=mode)
+            else:
+                snapshot = snapshot.reread("position_mode")
+                try:
+                    mode = snapshot.position_mode
+                except ExchangeError as exc:
+                    hold = Reason(
+                        "position_mode_unknown",
+                        f"a position-mode switch failed and the mode could not be read again"
+                        f" ({exc}) — the orders wait for the next cycle",
+                    )
+            if hold is None:
+                logger.info("orders of cycle {} are planned in {} mode", cycle_id, mode.value)
         for intent in intents:
             if isinstance(intent, CancelIntent):
                 orders = _attributed(snapshot.open_orders, intent)
-                if orders:
+                if not orders:
+                    continue
+                if ctl.halt is not None:
                     effects.append(
-                        self.execution.cancel(intent.strategy, intent.rule, orders, cycle_id)
+                        self._not_sent(
+                            intent.strategy,
+                            intent.rule,
+                            "cancel",
+                            f"cancel {len(orders)} order(s)",
+                            "halt",
+                            ctl.halt,
+                            cycle_id,
+                        )
                     )
-        return tuple(effects)
+                    continue
+                effects.append(
+                    self.execution.cancel(intent.strategy, intent.rule, orders, cycle_id)
+                )
+        return tuple(effects), snapshot, hold
 
     def _observe(self, report: CycleReport, seconds: float) -> None:
         metrics = self.metrics
