@@ -93,5 +93,6 @@ def assemble(
         clock_offset_ms=lambda: clock.offset_ms if clock.last_sync else None,
         metrics=metrics,
         evaluations=settings.journal_evaluations,
+        orphans=True,
     )
     return Assembly(runner, client, journal, dry, stack)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import operator
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from loguru import logger
@@ -44,6 +44,8 @@ from botkit.rules import (
 from botkit.rules.store import ReloadReport, StrategyStore
 from botkit.runner.activity import ActivityCache
 from botkit.runner.execution import Execution, SideEffect
+from botkit.runner.orphans import OrphanReport
+from botkit.runner.ownership import Ownership, apply_on_delete
 from botkit.runner.reader import Needs, SnapshotReader, needs_of
 from botkit.service.metrics import Metrics
 from botkit.snapshot import Snapshot
@@ -74,6 +76,8 @@ class CycleReport:
     rule_errors: tuple[tuple[str, str, str], ...] = ()
     """(strategy, rule, reason) of each rule whose evaluation failed (its ``error`` status)."""
     seconds: float = 0.0
+    orphans: OrphanReport | None = None
+    """What start-up did with the open orders no loaded strategy owns (the first cycle)."""
 
     @property
     def ok(self) -> bool:
@@ -137,6 +141,13 @@ class Runner:
 
     ``metrics``: where cycles and orders are counted (the service's Prometheus registry);
     ``None`` counts nothing (a backtest, a one-off plan).
+
+    ``orphans``: the service's bookkeeping of strategies (``run``, ``plan``; off for backtests
+    and paper runs, whose journals start empty): each loaded strategy is journaled with its
+    ``on_delete``; at the first reload the open orders of strategies the journal knows but
+    that are no longer loaded get their ``on_delete`` (see :mod:`botkit.runner.orphans`), and
+    the open orders no loaded strategy owns are journaled (``orders_not_owned``) then and
+    whenever a cycle's read of the open orders finds them changed.
     """
 
     def __init__(
@@ -153,6 +164,7 @@ class Runner:
         metrics: Metrics | None = None,
         monotonic: Callable[[], float] = time.monotonic,
         evaluations: EvaluationRecords = "all",
+        orphans: bool = False,
     ) -> None:
         self.port = port
         self.store = store
@@ -176,6 +188,7 @@ class Runner:
         if evaluations not in ("all", "changes"):
             raise ValueError(f"evaluations must be 'all' or 'changes', got {evaluations!r}")
         self._changes = _Changes() if evaluations == "changes" else None
+        self.ownership = Ownership(port, store, journal, execution) if orphans else None
 
     # --- scheduling --------------------------------------------------------------------------
 
@@ -199,6 +212,8 @@ class Runner:
             instruments = None
         report = self.store.refresh(instruments)
         self.last_reload = report
+        if self.ownership is not None:
+            self.ownership.refreshed(report)
         if not self._reported_errors and not (
             report.loaded or report.changed or report.removed or report.errors or report.kept
         ):
@@ -228,9 +243,7 @@ class Runner:
                 "could not list open orders of removed strategy {}: {}", strategy.name, exc
             )
             return
-        if orders:
-            effect = self.execution.cancel(strategy.name, "<file removed>", orders, None)
-            logger.info("strategy {} removed: {}", strategy.name, effect.detail)
+        apply_on_delete(self.execution, strategy.name, orders)
 
     def run_cycle(self) -> CycleReport:
         """One cycle. Never raises for an exchange, strategy or journal-read problem."""
@@ -243,8 +256,11 @@ class Runner:
             for s in self.store.strategies.values()
             if s.enabled and next_due.get(s.name, 0) <= now
         ]
+        orphans = self.ownership.take_report() if self.ownership is not None else None
         if not due:
-            return CycleReport(now_ms=now, reload=reload, seconds=self._monotonic() - started)
+            return CycleReport(
+                now_ms=now, reload=reload, seconds=self._monotonic() - started, orphans=orphans
+            )
         cycle_id = self.journal.begin_cycle(
             dry=self.execution.dry, clock_offset_ms=self.clock_offset_ms()
         )
@@ -255,7 +271,7 @@ class Runner:
             raise
         self.journal.end_cycle(cycle_id, error=report.error)
         self._observe(report, report.seconds)
-        return report
+        return report if orphans is None else replace(report, orphans=orphans)
 
     def _cycle(
         self,
@@ -300,6 +316,8 @@ class Runner:
         execution = self.execution.orders(plan, cycle_id)
         if execution.outcomes and any(o.code in LIMITS_MOVED_CODES for o in execution.outcomes):
             self.reader.invalidate_instruments()
+        if self.ownership is not None:
+            self.ownership.seen(snapshot)
         return CycleReport(
             now,
             cycle_id,
