@@ -153,6 +153,11 @@ class Snapshot:
         values[name] = value
         return value
 
+    def has_read(self, name: str) -> bool:
+        """Whether part ``name`` holds its value already (given, or read this cycle): looking
+        at it then reads nothing."""
+        return name in self._values
+
     def __setattr__(self, name: str, value: object) -> NoReturn:
         raise AttributeError(f"a Snapshot is read-only ({name})")
 

@@ -64,6 +64,8 @@ def format_cycle(report: CycleReport) -> str:
     ]
     if report.error:
         lines.append(f"error: {report.error}")
+    if report.orphans is not None:
+        lines.extend(report.orphans.lines())
     for name, error in report.strategy_errors.items():
         lines.append(f"strategy {name}: {error}")
     for evaluation in report.evaluations:
@@ -192,6 +194,8 @@ def _plan(args: argparse.Namespace) -> int:
             for error in report.reload.errors:
                 print(f"error: {error}", file=sys.stderr)
         if report.cycle_id is None:
+            if report.orphans is not None:
+                print("\n".join(report.orphans.lines()))
             print("no strategy loaded: nothing to plan", file=sys.stderr)
             return 1
         print(format_cycle(report))
@@ -239,7 +243,25 @@ def _status(args: argparse.Namespace) -> int:
         print(f"journal: {path}")
         if not ctl.engaged:
             print("controls: halt off, kill switch off")
+        _print_not_owned(journal)
         return 0 if healthy else 1
+
+
+def _print_not_owned(journal: Any) -> None:
+    """The open orders no loaded strategy owns, as the service last saw them (informational:
+    health does not depend on them)."""
+    from datetime import UTC, datetime
+
+    from botkit.runner.orphans import NOT_OWNED_EVENT
+
+    event = journal.last_event(NOT_OWNED_EVENT)
+    if event is None:
+        return
+    orders = event.detail.get("orders", [])
+    seen = datetime.fromtimestamp(event.ts_ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    print(f"open orders no loaded strategy owns (seen {seen}): {len(orders) or 'none'}")
+    for item in orders:
+        print(f"  {item.get('text', '?')}: {item.get('why', '?')}")
 
 
 def add_settings_options(parser: argparse.ArgumentParser) -> None:

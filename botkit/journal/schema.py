@@ -128,7 +128,24 @@ _V2 = [
     "CREATE INDEX orders_by_strategy ON orders(strategy, ts_ms)",
 ]
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (tuple(_V1), tuple(_V2))
+# The strategies the bot has loaded, one row each with its last loaded version's on_delete:
+# at start-up the open orders of a strategy whose file went while the service was stopped get
+# that on_delete (the client order id only carries a hash of the name). Never pruned.
+_V3 = [
+    """
+    CREATE TABLE strategies (
+        name TEXT PRIMARY KEY,
+        tag TEXT NOT NULL,
+        version TEXT NOT NULL,
+        source TEXT NOT NULL,
+        on_delete TEXT NOT NULL,
+        loaded_ms INTEGER NOT NULL,
+        removed_ms INTEGER
+    )
+    """,
+]
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (tuple(_V1), tuple(_V2), tuple(_V3))
 """``MIGRATIONS[i]`` takes a journal from version ``i`` to ``i + 1``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

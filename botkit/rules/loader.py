@@ -25,7 +25,7 @@ from botkit.rules.compile import compile_strategy
 from botkit.rules.messages import validation_problems
 from botkit.rules.model import Strategy
 from botkit.rules.schema import NAME_PATTERN, StrategySpec
-from botkit.rules.yamlsrc import SourceMap, parse_yaml
+from botkit.rules.yamlsrc import SourceMap, parse_yaml_all
 
 __all__ = [
     "MAX_FILE_BYTES",
@@ -58,7 +58,7 @@ def loads(
     symbol and instrument-limit checks. ``params`` replaces values of the file's ``params:``
     (a backtest sweep's variants); a name the file does not define is an error."""
     try:
-        data, smap = parse_yaml(text, file)
+        data, smap, structure = parse_yaml_all(text, file)
     except StrategyFileError:
         raise
     except ConfigError as exc:
@@ -66,11 +66,12 @@ def loads(
     if not isinstance(data, dict):
         raise StrategyFileError(
             [
+                *structure,
                 ConfigError(
                     "a strategy file is a mapping of keys",
                     where=Location(file=file, line=1, column=1),
                     hint="start with 'strategy: NAME'",
-                )
+                ),
             ]
         )
     if params:
@@ -78,7 +79,7 @@ def loads(
     try:
         spec = StrategySpec.model_validate(data)
     except ValidationError as exc:
-        problems = validation_problems(exc, smap)
+        problems = structure + validation_problems(exc, smap)
         problems += _compile_problems_despite(exc, data, smap, instruments)
         raise StrategyFileError(_unique(problems)) from None
     strategy, problems = compile_strategy(
@@ -88,6 +89,8 @@ def loads(
         source=file,
         instruments=instruments,
     )
+    if structure:  # a duplicate key and the like: reported with everything else found
+        raise StrategyFileError(_unique(structure + problems))
     if problems:
         raise StrategyFileError(problems)
     return strategy
@@ -151,6 +154,10 @@ def _compile_problems_despite(
             name = old.get("name") if isinstance(old, dict) else None
             valid = isinstance(name, str) and re.fullmatch(NAME_PATTERN, name)
             rules[loc[1]] = {"name": name if valid else f"invalid-{loc[1]}", "cancel": {}}
+        elif head == "params" and len(loc) == 2 and isinstance(repaired.get("params"), dict):
+            repaired["params"][loc[1]] = Decimal(1)  # a bad value: the name stays defined
+        elif head == "margin" and len(loc) == 2 and isinstance(repaired.get("margin"), dict):
+            repaired["margin"].pop(loc[1], None)  # that one value falls back to its default
         elif isinstance(head, str) and head in _PLACEHOLDERS and len(loc) == 1:
             repaired[head] = _PLACEHOLDERS[head]
         elif isinstance(head, str) and head not in ("rules", "strategy", "symbol", "every"):
@@ -166,6 +173,9 @@ def _compile_problems_despite(
     _, problems = compile_strategy(
         spec, smap, version="", source=smap.file, instruments=instruments
     )
+    if any(e["loc"][:2] == ("margin", "position_mode") for e in exc.errors()):
+        # the mode meant is unknown: whether a pos_side fits it cannot be told
+        problems = [p for p in problems if not p.message.startswith("pos_side:")]
     return problems
 
 

@@ -21,7 +21,15 @@ from ruamel.yaml.reader import ReaderError
 
 from botkit.errors import ConfigError, Location
 
-__all__ = ["MAX_LINE_CHARS", "Path", "Pos", "Scalar", "SourceMap", "parse_yaml"]
+__all__ = [
+    "MAX_LINE_CHARS",
+    "Path",
+    "Pos",
+    "Scalar",
+    "SourceMap",
+    "parse_yaml",
+    "parse_yaml_all",
+]
 
 Path = tuple[str | int, ...]
 """Where a value sits in the document: mapping keys and list indices from the root."""
@@ -216,6 +224,17 @@ def parse_yaml(text: str, file: str) -> tuple[Any, SourceMap]:
     :class:`~botkit.errors.StrategyFileError` listing every duplicate or merge key."""
     from botkit.errors import StrategyFileError
 
+    data, smap, problems = parse_yaml_all(text, file)
+    if problems:
+        raise StrategyFileError(problems)
+    return data, smap
+
+
+def parse_yaml_all(text: str, file: str) -> tuple[Any, SourceMap, list[ConfigError]]:
+    """Like :func:`parse_yaml`, but a problem of the document's *structure* (a duplicate key,
+    whose first value is kept; a merge key or a non-scalar key, skipped; a lone surrogate,
+    replaced) is returned with the values instead of raised, so the file's other problems
+    can be found in the same pass. A syntax problem still raises :class:`ConfigError`."""
     smap = SourceMap(file=file, text=text)
     _refuse_long_lines(text, file)
     _refuse_deep_flow(text, file)
@@ -259,9 +278,7 @@ def parse_yaml(text: str, file: str) -> tuple[Any, SourceMap]:
         )
     builder = _Builder(smap)
     data = builder.build(root, ())
-    if builder.problems:
-        raise StrategyFileError(builder.problems)
-    return data, smap
+    return data, smap, builder.problems
 
 
 MAX_LINE_CHARS = 10_000

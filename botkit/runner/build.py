@@ -101,5 +101,6 @@ def assemble(
         metrics=metrics,
         evaluations=settings.journal_evaluations,
         band_margin_bps=settings.price_band_margin_bps,
+        orphans=True,
     )
     return Assembly(runner, client, journal, dry, stack)

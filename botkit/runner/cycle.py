@@ -14,7 +14,7 @@ from __future__ import annotations
 import operator
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Literal
 
@@ -48,6 +48,8 @@ from botkit.rules import (
 from botkit.rules.store import ReloadReport, StrategyStore
 from botkit.runner.activity import ActivityCache
 from botkit.runner.execution import Execution, SideEffect, describe
+from botkit.runner.orphans import OrphanReport
+from botkit.runner.ownership import Ownership, apply_on_delete
 from botkit.runner.reader import Needs, SnapshotReader, needs_of
 from botkit.service.metrics import Metrics
 from botkit.snapshot import Snapshot
@@ -81,6 +83,8 @@ class CycleReport:
     rule_errors: tuple[tuple[str, str, str], ...] = ()
     """(strategy, rule, reason) of each rule whose evaluation failed (its ``error`` status)."""
     seconds: float = 0.0
+    orphans: OrphanReport | None = None
+    """What start-up did with the open orders no loaded strategy owns (the first cycle)."""
 
     @property
     def ok(self) -> bool:
@@ -147,6 +151,13 @@ class Runner:
 
     ``band_margin_bps``: how far inside the price band a price must lie, in basis points of the
     band's bound (the ``price_band_margin_bps`` setting).
+
+    ``orphans``: the service's bookkeeping of strategies (``run``, ``plan``; off for backtests
+    and paper runs, whose journals start empty): each loaded strategy is journaled with its
+    ``on_delete``; at the first reload the open orders of strategies the journal knows but
+    that are no longer loaded get their ``on_delete`` (see :mod:`botkit.runner.orphans`), and
+    the open orders no loaded strategy owns are journaled (``orders_not_owned``) then and
+    whenever a cycle's read of the open orders finds them changed.
     """
 
     def __init__(
@@ -164,6 +175,7 @@ class Runner:
         monotonic: Callable[[], float] = time.monotonic,
         evaluations: EvaluationRecords = "all",
         band_margin_bps: Decimal = DEFAULT_BAND_MARGIN_BPS,
+        orphans: bool = False,
     ) -> None:
         self.port = port
         self.store = store
@@ -191,6 +203,11 @@ class Runner:
             raise ValueError(f"band_margin_bps must be in 0..10000, got {band_margin_bps}")
         self.band_margin = band_margin_bps / Decimal(10_000)
         self._controls = Controls()
+        self.ownership = (
+            Ownership(port, store, journal, execution, halted=lambda: controls(self.guards).halt)
+            if orphans
+            else None
+        )
 
     # --- scheduling --------------------------------------------------------------------------
 
@@ -214,6 +231,8 @@ class Runner:
             instruments = None
         report = self.store.refresh(instruments)
         self.last_reload = report
+        if self.ownership is not None:
+            self.ownership.refreshed(report)
         if not self._reported_errors and not (
             report.loaded or report.changed or report.removed or report.errors or report.kept
         ):
@@ -257,8 +276,7 @@ class Runner:
                 )
                 logger.warning("strategy {} removed: {}", strategy.name, effect.detail)
                 return
-            effect = self.execution.cancel(strategy.name, "<file removed>", orders, None)
-            logger.info("strategy {} removed: {}", strategy.name, effect.detail)
+        apply_on_delete(self.execution, strategy.name, orders)
 
     def run_cycle(self) -> CycleReport:
         """One cycle. Never raises for an exchange, strategy or journal-read problem."""
@@ -271,8 +289,11 @@ class Runner:
             for s in self.store.strategies.values()
             if s.enabled and next_due.get(s.name, 0) <= now
         ]
+        orphans = self.ownership.take_report() if self.ownership is not None else None
         if not due:
-            return CycleReport(now_ms=now, reload=reload, seconds=self._monotonic() - started)
+            return CycleReport(
+                now_ms=now, reload=reload, seconds=self._monotonic() - started, orphans=orphans
+            )
         cycle_id = self.journal.begin_cycle(
             dry=self.execution.dry, clock_offset_ms=self.clock_offset_ms()
         )
@@ -283,7 +304,7 @@ class Runner:
             raise
         self.journal.end_cycle(cycle_id, error=report.error)
         self._observe(report, report.seconds)
-        return report
+        return report if orphans is None else replace(report, orphans=orphans)
 
     def _cycle(
         self,
@@ -337,6 +358,8 @@ class Runner:
         log_failures(cycle_id, execution)
         if execution.outcomes and any(o.code in LIMITS_MOVED_CODES for o in execution.outcomes):
             self.reader.invalidate_instruments()
+        if self.ownership is not None:
+            self.ownership.seen(snapshot)
         return CycleReport(
             now,
             cycle_id,
