@@ -14,6 +14,10 @@ line (``configs/botkit.toml:3``) and the fix. Secrets are ``SecretStr``: they ne
 To add a setting, add a field to :class:`Settings` (with a ``description``); its environment
 variable is ``BOTKIT_<NAME>``, its TOML key is the field name, and a nested model becomes a TOML
 table and ``BOTKIT_<TABLE>__<KEY>`` variables.
+
+A name that is not a setting stops start-up (a misspelt ``BOTKIT_DRYRUN`` must not be ignored
+while orders go out): every ``BOTKIT_*`` environment variable, every ``.env`` key and every TOML
+key must name a setting, or be one of :data:`NOT_SETTINGS` (read by botkit, but not settings).
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from dotenv import dotenv_values
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -45,6 +49,7 @@ __all__ = [
     "CONFIG_ENV",
     "DEFAULT_CONFIG",
     "ENV_PREFIX",
+    "NOT_SETTINGS",
     "SIM_DEFAULT_KEY",
     "SIM_DEFAULT_PASSPHRASE",
     "SIM_DEFAULT_SECRET",
@@ -53,11 +58,18 @@ __all__ = [
     "check_live",
     "env_name",
     "load_settings",
+    "setting_variables",
 ]
 
 ENV_PREFIX = "BOTKIT_"
 CONFIG_ENV = "BOTKIT_CONFIG"
 DEFAULT_CONFIG = Path("configs/botkit.toml")
+
+NOT_SETTINGS: dict[str, str] = {
+    CONFIG_ENV: "the settings file's path (environment or .env; the systemd units set it)",
+}
+"""``BOTKIT_*`` variables botkit reads that are not settings: allowed beside the settings.
+Everything else under the prefix must be a setting (``botkit.settings.setting_variables``)."""
 
 # The embedded simulator accepts these by default; used when exchange=sim and none are set.
 SIM_DEFAULT_KEY = "sim-key"
@@ -116,6 +128,10 @@ class Settings(BaseSettings):
         default="v3", description="request signing scheme: v3 (current host) or pf (legacy)"
     )
     strategies_dir: Path = Field(default=Path("strategies"), description="strategy YAML folder")
+    allow_strategy_symlinks: bool = Field(
+        default=False,
+        description="load strategy files that are symlinks to a file outside their folder",
+    )
     journal: Path = Field(default=Path("var/journal.sqlite"), description="journal database")
     dry_run: bool = Field(default=False, description="decide and journal, never send orders")
     request_timeout: float = Field(
@@ -132,10 +148,19 @@ class Settings(BaseSettings):
     )
     # --- risk guards and kill switch (the pipeline's GuardSettings.from_settings reads them) ---
     kill_switch: bool = Field(
-        default=False, description="stop every new order (reads and journaling go on)"
+        default=False,
+        description="stop new risk: only reduce-only orders and cancels are sent"
+        " (reads and journaling go on)",
     )
     kill_switch_file: Path | None = Field(
-        default=None, description="while this file exists, no new order is sent"
+        default=None, description="while this file exists, the kill switch is engaged"
+    )
+    halt: bool = Field(
+        default=False,
+        description="send nothing at all: no order, no cancel (reads and journaling go on)",
+    )
+    halt_file: Path | None = Field(
+        default=None, description="while this file exists, the halt is engaged"
     )
     max_orders_per_cycle: int | None = Field(
         default=None, ge=0, description="orders one cycle may send, all strategies together"
@@ -148,6 +173,16 @@ class Settings(BaseSettings):
     )
     max_position: Decimal | None = Field(
         default=None, ge=0, allow_inf_nan=False, description="|position| in contracts per leg"
+    )
+    price_band_margin_bps: Decimal = Field(
+        default=Decimal(10),
+        ge=0,
+        lt=10_000,
+        allow_inf_nan=False,
+        description="a price must lie this many bps of the band's bound inside the price band",
+    )
+    price_band_recheck: bool = Field(
+        default=True, description="re-read the price band before each batch is sent"
     )
     journal_synchronous: Literal["NORMAL", "FULL"] = Field(
         default="FULL", description="journal SQLite synchronous mode (FULL: fsync per commit)"
@@ -271,12 +306,17 @@ def load_settings(
     file is fine, a missing file named explicitly is an error. ``env_file=None`` reads no
     ``.env``. ``overrides`` win over every source (tests, command-line options).
     """
+    _refuse_unknown_variables()
+    credentials.check_dotenv(env_file)
+    dotenv = _read_dotenv(env_file)
+    _refuse_unknown_dotenv_keys(dotenv, env_file)
+    if config is None and not os.environ.get(CONFIG_ENV, "").strip():
+        config = next((v for k, v in dotenv.items() if k.upper() == CONFIG_ENV and v), None)
     explicit = config is not None or bool(os.environ.get(CONFIG_ENV, "").strip())
     path = Path(config) if config is not None else _config_path()
     toml_data, toml_lines = _read_toml(path, required=explicit)
     _refuse_unknown_keys(toml_data, toml_lines, path)
     credentials.check_toml(path, toml_data)
-    credentials.check_dotenv(env_file)
     token = _toml_file.set(path)
     try:
         settings = Settings(_env_file=env_file, **overrides)
@@ -294,6 +334,76 @@ def load_settings(
         settings = settings.model_copy(update=fill)
     check_live(settings)
     return settings
+
+
+# --- names that are not settings ------------------------------------------------------------
+
+
+def _names(model: type[BaseModel], prefix: str) -> set[str]:
+    """The environment names of ``model``'s fields (a nested model: ``PREFIX_TABLE__KEY``)."""
+    out: set[str] = set()
+    for name, info in model.model_fields.items():
+        out.add(prefix + name.upper())
+        kind = info.annotation
+        if isinstance(kind, type) and issubclass(kind, BaseModel):
+            out |= _names(kind, prefix + name.upper() + "__")
+    return out
+
+
+def setting_variables() -> frozenset[str]:
+    """Every environment variable (upper case) that names a setting, or is in NOT_SETTINGS."""
+    return frozenset(_names(Settings, ENV_PREFIX) | set(NOT_SETTINGS))
+
+
+def _suggest(name: str, known: frozenset[str]) -> str:
+    """``did you mean BOTKIT_DRY_RUN?`` for ``BOTKIT_DRYRUN`` or ``DRY_RUN`` (compared without
+    the shared prefix, which would make every name look alike)."""
+    upper = name.upper()
+    bare = upper.removeprefix(ENV_PREFIX)
+    by_bare = {k.removeprefix(ENV_PREFIX): k for k in known}
+    close = difflib.get_close_matches(bare, sorted(by_bare), n=1)
+    if close:
+        return f"did you mean {by_bare[close[0]]}?"
+    return "settings are listed in docs/configuration.md"
+
+
+def _refuse_unknown_variables() -> None:
+    """A ``BOTKIT_*`` environment variable that is not a setting stops start-up."""
+    known = setting_variables()
+    for name in sorted(os.environ):
+        if name.upper().startswith(ENV_PREFIX) and name.upper() not in known:
+            raise SettingsError(
+                "not a botkit setting",
+                where=Location(field=name),
+                hint=_suggest(name, known) + f" (or unset {name})",
+            )
+
+
+def _read_dotenv(env_file: str | Path | None) -> dict[str, str | None]:
+    if env_file is None or not credentials.is_file(Path(env_file), "environment file"):
+        return {}
+    try:
+        return dict(dotenv_values(env_file, encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SettingsError(
+            f"cannot read the environment file ({type(exc).__name__})",
+            where=Location(file=str(env_file)),
+            hint="fix its permissions, or save it as UTF-8",
+        ) from None
+
+
+def _refuse_unknown_dotenv_keys(values: dict[str, str | None], env_file: str | Path | None) -> None:
+    """Every key of ``.env`` must be a setting's variable (``BOTKIT_DRY_RUN``, not
+    ``DRY_RUN`` or ``BOTKIT_DRYRUN``): the file is botkit's."""
+    known = setting_variables()
+    for name in values:
+        if name.upper() not in known:
+            path = Path(str(env_file))
+            raise SettingsError(
+                f"'{name}' is not a botkit setting",
+                where=Location(file=str(path), line=_dotenv_line(path, name)),
+                hint=_suggest(name, known) + " (or delete the line)",
+            )
 
 
 # --- the settings file -------------------------------------------------------------------

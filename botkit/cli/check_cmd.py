@@ -1,4 +1,11 @@
-"""``botkit check`` (validate strategy files) and ``botkit schema`` (their JSON Schema)."""
+"""``botkit check`` (validate strategy files) and ``botkit schema`` (their JSON Schema).
+
+The symbols and instrument limits are checked against the instruments ``run`` would use: the
+embedded simulator's under ``exchange = "sim"``, the live exchange's (one read of
+``allInstruments`` through the normal client) under ``exchange = "live"``. A live exchange that
+cannot be read is a failure (exit 1) — a check that passes must mean ``run`` accepts the files —
+unless ``--offline`` says to check without it, and the result line then says so.
+"""
 
 from __future__ import annotations
 
@@ -10,12 +17,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from botkit.errors import ConfigError, Location, UsageError
+from botkit.errors import BotkitError, ConfigError, Location, UsageError
 
 if TYPE_CHECKING:  # the models are imported when instruments are loaded
     from botkit.exchange.models import Instrument
 
-__all__ = ["load_instruments", "register"]
+__all__ = ["LiveUnavailable", "load_instruments", "register"]
+
+
+class LiveUnavailable(BotkitError):
+    """The live exchange's instruments could not be read, so symbols cannot be checked."""
 
 
 def register(sub: Any) -> None:
@@ -37,7 +48,12 @@ def register(sub: Any) -> None:
         default=None,
         help="instruments for the symbol and limit checks: a JSON file (allInstruments "
         "answer), a simulator TOML file, 'sim' (the simulator's), or 'none' (default: the "
-        "simulator's when exchange=sim)",
+        "simulator's when exchange=sim, the live exchange's when exchange=live)",
+    )
+    check.add_argument(
+        "--offline",
+        action="store_true",
+        help="under exchange=live, do not read the exchange: symbols and limits are not checked",
     )
     check.set_defaults(handler=run_check)
     schema = sub.add_parser(
@@ -76,15 +92,36 @@ def _to_instruments(items: Any) -> dict[str, Instrument]:
     return out
 
 
-def load_instruments(choice: str | None, settings: Any | None) -> Mapping[str, Instrument] | None:
-    """The instruments ``--instruments`` names (None: unknown, skip the checks that need them)."""
+def _live_instruments(settings: Any) -> dict[str, Instrument]:
+    """One read of the live exchange's instruments, through the client ``run`` uses."""
+    from botkit.exchange.factory import make_client
+
+    try:
+        with make_client(settings) as client:
+            return {i.symbol: i for i in client.instruments()}
+    except (BotkitError, OSError) as exc:
+        raise LiveUnavailable(
+            f"symbols not checked: cannot read the instruments of {settings.base_url} ({exc})"
+            " — check the network and the exchange, or pass --offline to check without them"
+        ) from None
+
+
+def load_instruments(
+    choice: str | None, settings: Any | None, *, offline: bool = False
+) -> Mapping[str, Instrument] | None:
+    """The instruments ``--instruments`` names (None: unknown, skip the checks that need them).
+    Without ``--instruments``: the settings' exchange's (the live one's unless ``offline``);
+    :class:`LiveUnavailable` when the live exchange cannot be read."""
     from pydantic import ValidationError
 
     sim_path = getattr(settings, "sim_config", None)
     if choice is None:
-        if settings is not None and getattr(settings, "exchange", "") == "sim":
+        exchange = getattr(settings, "exchange", "") if settings is not None else ""
+        if exchange == "sim":
             path = sim_path if sim_path is not None and Path(sim_path).exists() else None
             return _sim_instruments(path)
+        if exchange == "live" and not offline:
+            return _live_instruments(settings)
         return None
     if choice == "none":
         return None
@@ -124,21 +161,40 @@ def load_instruments(choice: str | None, settings: Any | None) -> Mapping[str, I
 def run_check(args: argparse.Namespace) -> int:
     from botkit.rules.check import check_paths
 
-    settings = None
-    if not args.paths or args.instruments in (None, "sim"):
-        settings = _settings()
+    settings = _settings()  # strategies_dir, allow_strategy_symlinks, the instruments
     paths: list[str | Path] = list(args.paths)
     if not paths:
         paths = [getattr(settings, "strategies_dir", None) or "strategies"]
-    instruments = load_instruments(args.instruments, settings)
-    strategies, problems = check_paths(paths, instruments=instruments)
+    unavailable: LiveUnavailable | None = None
+    try:
+        instruments = load_instruments(args.instruments, settings, offline=args.offline)
+    except LiveUnavailable as exc:  # still check everything else, then fail
+        instruments, unavailable = None, exc
+    links = bool(getattr(settings, "allow_strategy_symlinks", False))
+    strategies, problems = check_paths(paths, instruments=instruments, outside_links=links)
     for problem in problems:
         print(problem.format())
-    if problems:
-        count = len(problems)
+    traded = sorted({symbol for s in strategies for symbol in s.symbols})
+    for symbol in traded:  # an instrument whose status botkit does not know: said once
+        odd = instruments[symbol].odd_status if instruments and symbol in instruments else None
+        if odd is not None:
+            print(
+                f"note: instrument {symbol} has status {odd!r}, which botkit does not know:"
+                " no new orders are placed on it until the exchange reports it OPEN"
+            )
+    count = len(problems) + (unavailable is not None)
+    if unavailable is not None:
+        print(f"error: {unavailable}")
+    if count:
         print(f"{count} problem{'s' if count != 1 else ''}")
         return 1
-    checked = "symbols and limits checked" if instruments is not None else "symbols not checked"
+    if instruments is not None:
+        live = args.instruments is None and getattr(settings, "exchange", "") == "live"
+        checked = "symbols and limits checked" + (" against the live exchange" if live else "")
+    elif args.offline:
+        checked = "symbols not checked: --offline"
+    else:
+        checked = "symbols not checked"
     print(f"ok: {len(strategies)} strateg{'ies' if len(strategies) != 1 else 'y'} ({checked})")
     return 0
 

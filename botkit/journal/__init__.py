@@ -18,6 +18,7 @@ from botkit.journal.records import (
     OrderState,
     Outcome,
     PruneReport,
+    StrategyRecord,
     TripRecord,
 )
 from botkit.journal.schema import SCHEMA_VERSION
@@ -35,6 +36,7 @@ __all__ = [
     "OrderState",
     "Outcome",
     "PruneReport",
+    "StrategyRecord",
     "Synchronous",
     "TripLike",
     "TripRecord",

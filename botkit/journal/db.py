@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 from botkit.errors import JournalError
 from botkit.intents import Activity
-from botkit.journal import queries, writes
+from botkit.journal import queries, strategies, writes
 from botkit.journal.pending import Pending
 from botkit.journal.records import (
     CycleSummary,
@@ -41,6 +41,7 @@ from botkit.journal.records import (
     OrderOutcome,
     OrderRecord,
     PruneReport,
+    StrategyRecord,
     TripRecord,
 )
 from botkit.journal.schema import MIGRATIONS, SCHEMA_VERSION
@@ -426,7 +427,27 @@ class Journal:
         with self._tx() as conn:
             writes.insert_trips(conn, cycle_id, trips, dry=dry, now=now)
 
+    def record_strategies(self, loaded: Sequence[StrategyRecord]) -> None:
+        """Remember strategies as loaded now (name, id tag, version, file, on_delete)."""
+        if loaded:
+            now = self._clock()
+            with self._tx() as conn:
+                strategies.upsert_strategies(conn, loaded, now)
+
+    def mark_strategies_removed(self, names: Sequence[str]) -> None:
+        """Note that these strategies' files are gone (their row stays: see strategies())."""
+        if names:
+            now = self._clock()
+            with self._tx() as conn:
+                strategies.mark_removed(conn, names, now)
+
     # --- reads -------------------------------------------------------------------------------
+
+    def strategies(self, tag_of: Callable[[str], str]) -> list[StrategyRecord]:
+        """Every strategy this journal knows: recorded ones, and those only orders name (with
+        ``on_delete=""``, unknown; ``tag_of`` gives their client-order-id tag)."""
+        with self._read() as conn:
+            return strategies.select_strategies(conn, tag_of)
 
     def unsettled(self) -> list[OrderRecord]:
         """Live orders without a final outcome, oldest first."""
@@ -478,6 +499,11 @@ class Journal:
         """One order's history: intent, sends, retries, lookups, outcome."""
         with self._read() as conn:
             return queries.events_for(conn, cl_ord_id)
+
+    def last_event(self, kind: str) -> EventRecord | None:
+        """The newest event of ``kind`` (e.g. ``orders_not_owned``), or None."""
+        with self._read() as conn:
+            return queries.last_event(conn, kind)
 
     def last_event_id(self) -> int:
         with self._read() as conn:

@@ -160,6 +160,14 @@ def events_for(conn: sqlite3.Connection, cl_ord_id: str) -> list[EventRecord]:
     return [_event(row) for row in rows]
 
 
+def last_event(conn: sqlite3.Connection, kind: str) -> EventRecord | None:
+    row = conn.execute(
+        f"SELECT {_EVENT_COLUMNS} FROM events WHERE kind = ? ORDER BY id DESC LIMIT 1",  # noqa: S608
+        (kind,),
+    ).fetchone()
+    return _event(row) if row is not None else None
+
+
 def last_event_id(conn: sqlite3.Connection) -> int:
     row = conn.execute("SELECT COALESCE(MAX(id), 0) FROM events").fetchone()
     return int(row[0])

@@ -23,6 +23,7 @@ __all__ = [
     "OrderState",
     "Outcome",
     "PruneReport",
+    "StrategyRecord",
     "TripRecord",
 ]
 
@@ -258,3 +259,18 @@ class PruneReport:
     trips: int
     cycles: int
     kept_unsettled: int
+
+
+@dataclass(frozen=True, slots=True)
+class StrategyRecord:
+    """A strategy the bot has run: its last loaded version and what its file's deletion does
+    to its resting orders (``on_delete``; ``""`` when unknown: only its orders were journaled,
+    by a botkit older than this record). ``removed_ms``: when its file was seen gone."""
+
+    name: str
+    tag: str
+    version: str
+    source: str
+    on_delete: str
+    loaded_ms: int
+    removed_ms: int | None = None

@@ -128,10 +128,27 @@ _V2 = [
     "CREATE INDEX orders_by_strategy ON orders(strategy, ts_ms)",
 ]
 
+# The strategies the bot has loaded, one row each with its last loaded version's on_delete:
+# at start-up the open orders of a strategy whose file went while the service was stopped get
+# that on_delete (the client order id only carries a hash of the name). Never pruned.
+_V3 = [
+    """
+    CREATE TABLE strategies (
+        name TEXT PRIMARY KEY,
+        tag TEXT NOT NULL,
+        version TEXT NOT NULL,
+        source TEXT NOT NULL,
+        on_delete TEXT NOT NULL,
+        loaded_ms INTEGER NOT NULL,
+        removed_ms INTEGER
+    )
+    """,
+]
+
 # A verdict of "failed" or "rejected" is revisable: an order later seen at the exchange is
 # repaired to "accepted" (Journal.repair, which journals a "repaired" event). Nothing else may
 # change a final outcome.
-_V3 = [
+_V4 = [
     "DROP TRIGGER orders_one_final_outcome",
     """
     CREATE TRIGGER orders_one_final_outcome BEFORE UPDATE OF outcome ON orders
@@ -143,7 +160,7 @@ _V3 = [
     """,
 ]
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (tuple(_V1), tuple(_V2), tuple(_V3))
+MIGRATIONS: tuple[tuple[str, ...], ...] = (tuple(_V1), tuple(_V2), tuple(_V3), tuple(_V4))
 """``MIGRATIONS[i]`` takes a journal from version ``i`` to ``i + 1``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

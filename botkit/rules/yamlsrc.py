@@ -21,7 +21,15 @@ from ruamel.yaml.reader import ReaderError
 
 from botkit.errors import ConfigError, Location
 
-__all__ = ["Path", "Pos", "Scalar", "SourceMap", "parse_yaml"]
+__all__ = [
+    "MAX_LINE_CHARS",
+    "Path",
+    "Pos",
+    "Scalar",
+    "SourceMap",
+    "parse_yaml",
+    "parse_yaml_all",
+]
 
 Path = tuple[str | int, ...]
 """Where a value sits in the document: mapping keys and list indices from the root."""
@@ -216,10 +224,25 @@ def parse_yaml(text: str, file: str) -> tuple[Any, SourceMap]:
     :class:`~botkit.errors.StrategyFileError` listing every duplicate or merge key."""
     from botkit.errors import StrategyFileError
 
+    data, smap, problems = parse_yaml_all(text, file)
+    if problems:
+        raise StrategyFileError(problems)
+    return data, smap
+
+
+def parse_yaml_all(text: str, file: str) -> tuple[Any, SourceMap, list[ConfigError]]:
+    """Like :func:`parse_yaml`, but a problem of the document's *structure* (a duplicate key,
+    whose first value is kept; a merge key or a non-scalar key, skipped; a lone surrogate,
+    replaced) is returned with the values instead of raised, so the file's other problems
+    can be found in the same pass. A syntax problem still raises :class:`ConfigError`."""
     smap = SourceMap(file=file, text=text)
+    _refuse_long_lines(text, file)
     _refuse_deep_flow(text, file)
     try:
-        root = YAML(typ="rt").compose(text)
+        # the safe (not round-trip) scanner: the round-trip one keeps comments, building each
+        # one a character at a time (a 1 MB comment, or a comment followed by 1 MB of blank
+        # lines, took 16 s); nothing here needs comments, and this one skips them
+        root = YAML(typ="safe", pure=True).compose(text)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = (
@@ -255,9 +278,22 @@ def parse_yaml(text: str, file: str) -> tuple[Any, SourceMap]:
         )
     builder = _Builder(smap)
     data = builder.build(root, ())
-    if builder.problems:
-        raise StrategyFileError(builder.problems)
-    return data, smap
+    return data, smap, builder.problems
+
+
+MAX_LINE_CHARS = 10_000
+"""No line of a strategy needs more (an expression is at most 1000 characters)."""
+
+
+def _refuse_long_lines(text: str, file: str) -> None:
+    """Refuse a line longer than :data:`MAX_LINE_CHARS` before the parser reads it."""
+    for number, line in enumerate(text.split("\n"), 1):
+        if len(line) > MAX_LINE_CHARS:
+            raise ConfigError(
+                f"line {number} is {len(line):,} characters long (at most {MAX_LINE_CHARS:,})",
+                where=Location(file=file, line=number, column=MAX_LINE_CHARS + 1),
+                hint="break it up: a strategy line holds a key and a short value or expression",
+            )
 
 
 _MAX_FLOW_DEPTH = 64

@@ -98,7 +98,11 @@ def assemble(
         client = stack.enter_context(make_client(settings))
     journal = stack.enter_context(open_journal(settings))
     executor = Executor(
-        client, journal, resync=client.resync_clock, reconcile_grace_ms=grace_ms(settings)
+        client,
+        journal,
+        resync=client.resync_clock,
+        reconcile_grace_ms=grace_ms(settings),
+        band_recheck=settings.price_band_recheck,
     )
     execution: Execution = (
         DryRunExecution(executor, journal) if dry else LiveExecution(executor, client, journal)
@@ -106,7 +110,10 @@ def assemble(
     clock = client.clock
     runner = Runner(
         port=client,
-        store=StrategyStore(strategies or [settings.strategies_dir]),
+        store=StrategyStore(
+            strategies or [settings.strategies_dir],
+            outside_links=settings.allow_strategy_symlinks,
+        ),
         journal=journal,
         execution=execution,
         now_ms=clock.now_ms,
@@ -114,5 +121,7 @@ def assemble(
         clock_offset_ms=lambda: clock.offset_ms if clock.last_sync else None,
         metrics=metrics,
         evaluations=settings.journal_evaluations,
+        band_margin_bps=settings.price_band_margin_bps,
+        orphans=True,
     )
     return Assembly(runner, client, journal, dry, stack)
