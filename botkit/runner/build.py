@@ -19,6 +19,7 @@ from botkit.pipeline import Executor, GuardSettings
 from botkit.rules.store import StrategyStore
 from botkit.runner.cycle import Runner
 from botkit.runner.execution import DryRunExecution, Execution, LiveExecution
+from botkit.runner.reader import SnapshotReader
 from botkit.service.metrics import Metrics
 from botkit.settings import Settings
 
@@ -103,6 +104,7 @@ def assemble(
         execution=execution,
         now_ms=clock.now_ms,
         guards=GuardSettings.from_settings(settings),
+        reader=SnapshotReader(client, sleep=sleep),
         clock_offset_ms=lambda: clock.offset_ms if clock.last_sync else None,
         metrics=metrics,
         evaluations=settings.journal_evaluations,
