@@ -103,12 +103,10 @@ def test_a_dripped_write_is_an_unknown_outcome_at_the_deadline(
     assert client.order_details(cl_ord_id="bk-drip-1").clOrdId == "bk-drip-1"  # it was placed
 
 
-def test_request_deadline_is_its_own_setting(
-    dripping: tuple[SimHandle, Seconds, ExchangeClient],
-) -> None:
-    sim, _, _ = dripping
-    seconds = Seconds(sim.clock)
-    transport = make_sim(static_config(), sim.clock, auto_step=False, sleep=seconds.sleep)
+def test_request_deadline_is_its_own_setting() -> None:
+    clock = ManualClock(T0)
+    seconds = Seconds(clock)
+    transport = make_sim(static_config(), clock, auto_step=False, sleep=seconds.sleep)
     transport.faults.add("drip", method="GET", path="/v3/market/tickers", delay_ms=100)
     with (
         _client(
