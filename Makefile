@@ -1,5 +1,14 @@
 # The single place commands are defined; the README and .ci/run call these targets.
-PYTHON ?= python3.11
+# The Python that creates the venv: the first of these that is 3.11 or newer
+# (or name one: make PYTHON=/opt/python3.12/bin/python3).
+PYTHON_CANDIDATES := python3.13 python3.12 python3.11 python3
+ifeq ($(origin PYTHON),undefined)
+PYTHON = $(shell for p in $(PYTHON_CANDIDATES); do \
+	  "$$p" -c 'import sys; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1 \
+	  && { echo "$$p"; break; }; done)
+endif
+NO_PYTHON := botkit needs Python 3.11 or newer, and none of $(PYTHON_CANDIDATES) on the PATH is:
+NO_PYTHON += install one, or name it: make PYTHON=/path/to/python3.11
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
@@ -7,6 +16,7 @@ STAMP  := $(VENV)/.installed
 .PHONY: install test lint typecheck unit demo bench reliability audit clean
 
 $(BIN)/python:
+	$(if $(PYTHON),,$(error $(NO_PYTHON)))
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 

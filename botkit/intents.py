@@ -23,6 +23,7 @@ from botkit.exchange.models import (
 )
 
 __all__ = [
+    "AMOUNT_LIMIT",
     "Activity",
     "CancelIntent",
     "Intent",
@@ -33,6 +34,12 @@ __all__ = [
     "RiskLimits",
     "RuleActivity",
 ]
+
+
+AMOUNT_LIMIT = Decimal(10) ** 15
+"""No size or price reaches this (a quadrillion contracts, or quote units per contract): a value
+at or beyond it is a mistake (``sz: 10 ** 60``). ``botkit check`` refuses a constant one; the
+pipeline refuses any one, before any arithmetic on it."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -116,6 +116,10 @@ class Settings(BaseSettings):
         default="v3", description="request signing scheme: v3 (current host) or pf (legacy)"
     )
     strategies_dir: Path = Field(default=Path("strategies"), description="strategy YAML folder")
+    allow_strategy_symlinks: bool = Field(
+        default=False,
+        description="load strategy files that are symlinks to a file outside their folder",
+    )
     journal: Path = Field(default=Path("var/journal.sqlite"), description="journal database")
     dry_run: bool = Field(default=False, description="decide and journal, never send orders")
     request_timeout: float = Field(
@@ -145,10 +149,19 @@ class Settings(BaseSettings):
     )
     # --- risk guards and kill switch (the pipeline's GuardSettings.from_settings reads them) ---
     kill_switch: bool = Field(
-        default=False, description="stop every new order (reads and journaling go on)"
+        default=False,
+        description="stop new risk: only reduce-only orders and cancels are sent"
+        " (reads and journaling go on)",
     )
     kill_switch_file: Path | None = Field(
-        default=None, description="while this file exists, no new order is sent"
+        default=None, description="while this file exists, the kill switch is engaged"
+    )
+    halt: bool = Field(
+        default=False,
+        description="send nothing at all: no order, no cancel (reads and journaling go on)",
+    )
+    halt_file: Path | None = Field(
+        default=None, description="while this file exists, the halt is engaged"
     )
     max_orders_per_cycle: int | None = Field(
         default=None, ge=0, description="orders one cycle may send, all strategies together"
@@ -161,6 +174,16 @@ class Settings(BaseSettings):
     )
     max_position: Decimal | None = Field(
         default=None, ge=0, allow_inf_nan=False, description="|position| in contracts per leg"
+    )
+    price_band_margin_bps: Decimal = Field(
+        default=Decimal(10),
+        ge=0,
+        lt=10_000,
+        allow_inf_nan=False,
+        description="a price must lie this many bps of the band's bound inside the price band",
+    )
+    price_band_recheck: bool = Field(
+        default=True, description="re-read the price band before each batch is sent"
     )
     journal_synchronous: Literal["NORMAL", "FULL"] = Field(
         default="FULL", description="journal SQLite synchronous mode (FULL: fsync per commit)"

@@ -126,6 +126,25 @@ class Snapshot:
         snapshot._init(now_ms, instruments, values, source)
         return snapshot
 
+    def with_parts(self, **values: Any) -> Snapshot:
+        """A copy of this snapshot with ``values`` in place of those parts (e.g. the position
+        mode a switch sent this cycle put the account in); the other parts are shared."""
+        if not _PART_SET.issuperset(values):
+            raise TypeError(f"Snapshot.with_parts: unknown parts {sorted(set(values) - _PART_SET)}")
+        snapshot = Snapshot.__new__(Snapshot)
+        snapshot._init(self.now_ms, self.instruments, {**self._values, **values}, self._source)
+        return snapshot
+
+    def reread(self, *names: str) -> Snapshot:
+        """A copy of this snapshot that reads the parts ``names`` again on their next access
+        (something this cycle sent may have changed them); the other parts are shared."""
+        if not _PART_SET.issuperset(names):
+            raise TypeError(f"Snapshot.reread: unknown parts {sorted(set(names) - _PART_SET)}")
+        kept = {k: v for k, v in self._values.items() if k not in names}
+        snapshot = Snapshot.__new__(Snapshot)
+        snapshot._init(self.now_ms, self.instruments, kept, self._source)
+        return snapshot
+
     def _part(self, name: str) -> Any:
         values = self._values
         if name in values:

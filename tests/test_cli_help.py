@@ -39,6 +39,8 @@ def test_the_main_commands_are_all_there() -> None:
         "exchange",
         "sim",
         "data",
+        "cancel",
+        "flatten",
     } <= top
 
 

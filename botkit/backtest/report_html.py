@@ -16,6 +16,7 @@ from html import escape
 from botkit.backtest.intervals import format_interval, format_time
 from botkit.backtest.metrics import Figures
 from botkit.backtest.result import BacktestResult, FillRow, OrderRow, PositionRow
+from botkit.numbers import plain
 
 __all__ = ["TABLE_ROWS", "render_html"]
 
@@ -54,7 +55,7 @@ def _pairs(pairs: Mapping[str, object], empty: str) -> str:
 
 
 def _dec(value: Decimal | None) -> str:
-    return "" if value is None else format(value, "f")
+    return "" if value is None else plain(value)
 
 
 _POSITION_HEAD = ("symbol", "posSide", "qty", "avgPx", "unrealized PnL")

@@ -23,12 +23,12 @@ from botkit.backtest.bars import CandleSeries
 from botkit.backtest.candles import load_candles
 from botkit.backtest.driver import BacktestRun, run_backtest
 from botkit.backtest.intervals import format_interval, format_time
-from botkit.errors import ConfigError, Location, StrategyFileError, UsageError
+from botkit.errors import StrategyFileError, UsageError
 from botkit.exchange.models import Instrument
 from botkit.journal import Journal
 from botkit.rules import Strategy
 from botkit.rules.durations import format_duration
-from botkit.rules.loader import loads_bytes
+from botkit.rules.loader import loads_bytes, read_strategy_file
 from botkit.rules.store import discover
 from botkit.runner.cycle import EvaluationRecords
 from botkit.sim.clock import ManualClock
@@ -174,13 +174,10 @@ class StrategyFiles:
         self._loaded: list[tuple[Path, bytes, Strategy]] = []
         for path in files:
             try:
-                raw = path.read_bytes()
+                raw = read_strategy_file(path, outside_links=True)  # the files the user named
                 self._loaded.append(
                     (path, raw, loads_bytes(raw, str(path), instruments=instruments))
                 )
-            except OSError as exc:
-                problems.append(ConfigError(f"cannot read the file: {exc.strerror}",
-                                            where=Location(file=str(path))))  # fmt: skip
             except StrategyFileError as exc:
                 problems.extend(exc.problems)
         if problems:

@@ -26,6 +26,7 @@ from pathlib import Path
 from botkit.backtest.metrics import FIGURE_NAMES, compute_figures
 from botkit.backtest.setup import BacktestOptions, execute, prepare, strategy_files
 from botkit.errors import BotkitError, StrategyFileError, UsageError
+from botkit.numbers import plain
 
 __all__ = [
     "LOWER_IS_BETTER",
@@ -179,10 +180,12 @@ def run_variant(options: BacktestOptions, index: int = 0) -> VariantOutcome:
 
 
 def _quiet_worker() -> None:
-    """Pool workers log warnings only (the runner's per-fire lines would flood the terminal)."""
+    """Pool workers log warnings only (the runner's per-fire lines would flood the terminal),
+    each message once per worker (the variant's outcome counts its problems)."""
     from botkit.service.logs import configure_logging
+    from botkit.service.repeats import Repeats
 
-    configure_logging(level="WARNING", fmt="text")
+    configure_logging(level="WARNING", fmt="text", repeats=Repeats())
 
 
 def run_sweep(
@@ -262,7 +265,7 @@ def render_table(outcomes: Sequence[VariantOutcome], keys: Sequence[str], figure
     headers = ["#", *keys, *shown]
     rows: list[list[str]] = []
     for place, o in enumerate(outcomes, 1):
-        values = [format(o.params[k], "f") if k in o.params else "-" for k in keys]
+        values = [plain(o.params[k]) if k in o.params else "-" for k in keys]
         cells = [_cell(o.figures.get(f), f) for f in shown]
         rows.append([str(place), *values, *cells])
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)

@@ -17,11 +17,12 @@ from collections.abc import Sequence
 from botkit import __version__
 from botkit.errors import BotkitError, ConfigError, UsageError, printable
 
-__all__ = ["COMMAND_MODULES", "build_parser", "main"]
+__all__ = ["COMMAND_MODULES", "EXIT_CLOSED_PIPE", "build_parser", "main"]
 
 # One module per command group, in the order ``botkit --help`` lists them.
 COMMAND_MODULES: tuple[str, ...] = (
     "botkit.cli.run_cmd",
+    "botkit.cli.manual_cmd",
     "botkit.cli.demo_cmd",
     "botkit.cli.exchange_cmd",
     "botkit.cli.sim_cmd",
@@ -34,6 +35,9 @@ COMMAND_MODULES: tuple[str, ...] = (
 EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
+EXIT_CLOSED_PIPE = 141
+"""The reader of the output went away (``botkit ... | head``): 128 + SIGPIPE, what any Unix tool
+killed by a closed pipe reports, so ``set -o pipefail`` scripts see it as usual."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -57,6 +61,29 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; its exit code. Output cut short by its reader (``| head``) ends the
+    command quietly with :data:`EXIT_CLOSED_PIPE`."""
+    try:
+        code = _main(argv)
+        sys.stdout.flush()  # here, not at interpreter exit, so a closed pipe is caught
+    except BrokenPipeError:
+        return _closed_pipe()
+    return code
+
+
+def _closed_pipe() -> int:
+    """Point stdout at /dev/null, so the interpreter's last flush cannot fail again (and print
+    "Exception ignored ..."), and say nothing: the reader is gone on purpose."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # no real stdout (an embedding caller): nothing to flush
+        pass
+    return EXIT_CLOSED_PIPE
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -78,6 +105,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        raise  # the reader went away: main ends quietly
     except Exception as exc:  # a bug: still one line, secrets redacted, never a traceback
         print(f"error: {_internal(exc)}", file=sys.stderr)
         return EXIT_FAILURE

@@ -23,6 +23,7 @@ from botkit.errors import BotkitError, UsageError
 
 if TYPE_CHECKING:  # the backtest itself is imported when the command runs
     from botkit.backtest.setup import BacktestOptions, Prepared
+    from botkit.service.repeats import Repeats
 
 __all__ = ["register"]
 
@@ -141,7 +142,7 @@ def _options(args: argparse.Namespace) -> BacktestOptions:
     )
 
 
-def _single(args: argparse.Namespace, prepared: Prepared) -> int:
+def _single(args: argparse.Namespace, prepared: Prepared, repeats: Repeats) -> int:
     from botkit.backtest.driver import backtest_journal
     from botkit.backtest.report import render_summary, write_report
     from botkit.backtest.setup import execute
@@ -171,6 +172,7 @@ def _single(args: argparse.Namespace, prepared: Prepared) -> int:
     finally:
         if journal is not None:
             journal.close()
+    _repeated(repeats)
     print(render_summary(run.result))
     if run.problems:
         print(f"Problems   {sum(run.problems.values()):,} in {run.cycles:,} cycles (logged above)")
@@ -231,10 +233,27 @@ def _sweep(args: argparse.Namespace, base: BacktestOptions) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from botkit.backtest.setup import prepare
     from botkit.service.logs import configure_logging
+    from botkit.service.repeats import Repeats
 
-    configure_logging(level="WARNING", fmt="text")
+    repeats = Repeats()  # a rule failing on every candle: one line, and its count at the end
+    configure_logging(level="WARNING", fmt="text", repeats=repeats)
+    try:
+        return _backtest(args, repeats)
+    finally:
+        _repeated(repeats)  # what is left (a run that stopped early)
+
+
+def _repeated(repeats: Repeats) -> None:
+    """The count of each warning written once but raised more often, then forget them."""
+    for line in repeats.summary():
+        print(f"repeated: {line}", file=sys.stderr)
+    repeats.clear()
+
+
+def _backtest(args: argparse.Namespace, repeats: Repeats) -> int:
+    from botkit.backtest.setup import prepare
+
     base = _options(args)
     if args.rank is not None and not args.sweep:
         raise UsageError(
@@ -245,7 +264,7 @@ def _run(args: argparse.Namespace) -> int:
         _check_report_dir(args.report)
     if args.sweep:
         return _sweep(args, base)
-    return _single(args, prepare(base))
+    return _single(args, prepare(base), repeats)
 
 
 def register(sub: Any) -> None:

@@ -124,16 +124,23 @@ def load_instruments(choice: str | None, settings: Any | None) -> Mapping[str, I
 def run_check(args: argparse.Namespace) -> int:
     from botkit.rules.check import check_paths
 
-    settings = None
-    if not args.paths or args.instruments in (None, "sim"):
-        settings = _settings()
+    settings = _settings()  # strategies_dir, allow_strategy_symlinks, the instruments
     paths: list[str | Path] = list(args.paths)
     if not paths:
         paths = [getattr(settings, "strategies_dir", None) or "strategies"]
     instruments = load_instruments(args.instruments, settings)
-    strategies, problems = check_paths(paths, instruments=instruments)
+    links = bool(getattr(settings, "allow_strategy_symlinks", False))
+    strategies, problems = check_paths(paths, instruments=instruments, outside_links=links)
     for problem in problems:
         print(problem.format())
+    traded = sorted({symbol for s in strategies for symbol in s.symbols})
+    for symbol in traded:  # an instrument whose status botkit does not know: said once
+        odd = instruments[symbol].odd_status if instruments and symbol in instruments else None
+        if odd is not None:
+            print(
+                f"note: instrument {symbol} has status {odd!r}, which botkit does not know:"
+                " no new orders are placed on it until the exchange reports it OPEN"
+            )
     if problems:
         count = len(problems)
         print(f"{count} problem{'s' if count != 1 else ''}")

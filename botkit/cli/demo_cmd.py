@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from botkit.backtest.progress import Progress
 from botkit.errors import UsageError
+from botkit.numbers import shown
 
 if TYPE_CHECKING:  # the simulator, client and runner are imported when the demo runs
     from botkit.exchange.client import ExchangeClient
@@ -60,7 +61,7 @@ DemoStep = Callable[[DemoContext], None]
 
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     """A plain text table: left-aligned words, right-aligned numbers."""
-    cells = [[str(c) for c in row] for row in rows]
+    cells = [[shown(c) for c in row] for row in rows]
     widths = [max([len(h), *(len(r[i]) for r in cells)]) for i, h in enumerate(headers)]
 
     def line(values: Sequence[str], numeric: Sequence[bool]) -> str:
@@ -100,7 +101,7 @@ def show_instruments(ctx: DemoContext) -> None:
     rows = [
         (
             i.symbol,
-            i.status.value,
+            str(i.status),
             marks.get(i.symbol, "-"),
             i.tSz,
             i.lotSz,

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from botkit.errors import UsageError
+from botkit.numbers import shown
 
 if TYPE_CHECKING:  # the client, models and settings are imported when a command runs
     from pydantic import BaseModel
@@ -60,7 +61,7 @@ def _show(name: str, value: Any) -> str:
         return datetime.fromtimestamp(value / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M:%S")
     if isinstance(value, bool):
         return "yes" if value else "no"
-    return str(getattr(value, "value", value))
+    return shown(getattr(value, "value", value))
 
 
 def render_table(rows: Sequence[BaseModel | dict[str, Any]], columns: Sequence[str]) -> str:

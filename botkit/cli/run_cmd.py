@@ -15,12 +15,13 @@ if TYPE_CHECKING:  # the implementation is imported by the handlers, when a comm
     from botkit.runner.cycle import CycleReport
     from botkit.settings import Settings
 
-__all__ = ["format_cycle", "register"]
+__all__ = ["add_settings_options", "format_cycle", "register", "secrets_of", "settings_of"]
 
 HEALTHY_AFTER_S = 600
 
 
-def _settings(args: argparse.Namespace) -> Settings:
+def settings_of(args: argparse.Namespace) -> Settings:
+    """The settings, with the command's --config, --strategies and --journal applied."""
     from botkit.settings import load_settings
 
     overrides: dict[str, Any] = {}
@@ -31,7 +32,8 @@ def _settings(args: argparse.Namespace) -> Settings:
     return load_settings(config=getattr(args, "config", None), **overrides)
 
 
-def _secrets(settings: Settings) -> list[str]:
+def secrets_of(settings: Settings) -> list[str]:
+    """The credentials, for the log sink to redact."""
     return [
         s.get_secret_value()
         for s in (settings.api_key, settings.api_secret, settings.api_passphrase)
@@ -97,11 +99,11 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError("botkit run: --once and --cycles N exclude each other (pick one)")
     if args.cycles is not None and args.cycles < 1:
         raise UsageError(f"botkit run: --cycles must be 1 or more, got {args.cycles}")
-    settings = _settings(args)
+    settings = settings_of(args)
     configure_logging(
         level="DEBUG" if args.debug else settings.log_level,
         fmt=args.log_format or settings.log_format,
-        secrets=_secrets(settings),
+        secrets=secrets_of(settings),
     )
     metrics = Metrics()
     port = args.metrics_port if args.metrics_port is not None else settings.metrics_port
@@ -132,14 +134,16 @@ def _run(args: argparse.Namespace) -> int:
 
         def reload_settings() -> None:
             try:
-                fresh = _settings(args)
+                fresh = settings_of(args)
             except BotkitError as exc:  # a bad edit must not stop the service
                 logger.error("settings not reloaded: {}", exc)
                 return
             from botkit.pipeline import GuardSettings
 
             runner.guards = GuardSettings.from_settings(fresh)
-            logger.info("settings reloaded (guards and kill switch); other changes need a restart")
+            logger.info(
+                "settings reloaded (guards, kill switch and halt); other changes need a restart"
+            )
 
         def show(report: CycleReport) -> None:
             if parts.dry:
@@ -157,18 +161,32 @@ def _run(args: argparse.Namespace) -> int:
         undo = install_signal_handlers(loop)
         try:
             cycles = 1 if args.once else args.cycles
-            return loop.run(cycles)
+            code = loop.run(cycles)
+            if loop.failures:  # a bounded run: one line saying why it exits non-zero
+                print(f"error: {_failed(args, loop.failures, loop.cycles_run)}", file=sys.stderr)
+            return code
         finally:
             undo()
             notifier.close()
+
+
+def _failed(args: argparse.Namespace, failures: list[str], cycles_run: int) -> str:
+    """The one line a bounded run that failed ends with."""
+    command = "botkit run --once" if args.once else f"botkit run --cycles {args.cycles}"
+    last = failures[-1]
+    if last.startswith("start-up failed"):
+        return f"{command}: {last} (a bounded run does not retry; the service does)"
+    if cycles_run <= 1:
+        return f"{command}: {last}"
+    return f"{command}: {len(failures)} of {cycles_run} cycles failed; the last: {last}"
 
 
 def _plan(args: argparse.Namespace) -> int:
     from botkit.runner.build import assemble
     from botkit.service.logs import configure_logging
 
-    settings = _settings(args)
-    configure_logging(level="WARNING", fmt="text", secrets=_secrets(settings))
+    settings = settings_of(args)
+    configure_logging(level="WARNING", fmt="text", secrets=secrets_of(settings))
     with assemble(settings, dry_run=True) as parts:
         runner = parts.runner
         parts.client.clock.maybe_resync()
@@ -184,9 +202,15 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
+    from botkit.pipeline import GuardSettings, controls
     from botkit.runner.build import open_journal, wall_ms
 
-    settings = _settings(args)
+    settings = settings_of(args)
+    ctl = controls(GuardSettings.from_settings(settings))
+    if ctl.engaged:  # first, whatever the journal says: the operator must see it
+        print("HALTED: nothing is sent" if ctl.halt else "KILL SWITCH ENGAGED: no new risk")
+        for line in ctl.lines():
+            print(line)
     path = Path(settings.journal)
     if not path.exists():
         print(f"unhealthy: no journal at {path} — has the service run yet?")
@@ -206,7 +230,7 @@ def _status(args: argparse.Namespace) -> int:
         orders = sum(c.orders for c in today)
         unsettled = len(journal.unsettled())
         age_s = (now - last.started_ms) / 1000
-        healthy = not last.error and age_s <= args.max_age and unsettled == 0
+        healthy = not last.error and age_s <= args.max_age and unsettled == 0 and not ctl.engaged
         print(
             f"{'healthy' if healthy else 'unhealthy'}: last cycle {last.id} {age_s:.0f}s ago"
             + (f" failed: {last.error}" if last.error else " ok")
@@ -218,10 +242,13 @@ def _status(args: argparse.Namespace) -> int:
         )
         print(f"orders today (UTC, of the last 50 cycles): {orders}; unsettled: {unsettled}")
         print(f"journal: {path}")
+        if not ctl.engaged:
+            print("controls: halt off, kill switch off")
         return 0 if healthy else 1
 
 
-def _common(parser: argparse.ArgumentParser) -> None:
+def add_settings_options(parser: argparse.ArgumentParser) -> None:
+    """--config, --strategies and --journal (read by :func:`settings_of`)."""
     parser.add_argument(
         "--config",
         metavar="FILE",
@@ -243,7 +270,7 @@ def register(sub: Any) -> None:
         description="Run strategies every cycle until stopped (SIGTERM/SIGINT: finish the cycle "
         "in flight and exit 0; SIGHUP: reload strategies and settings).",
     )
-    _common(run)
+    add_settings_options(run)
     run.add_argument("--once", action="store_true", help="run a single cycle and exit")
     run.add_argument("--cycles", type=int, metavar="N", help="run N cycles and exit")
     run.add_argument(
@@ -272,13 +299,15 @@ def register(sub: Any) -> None:
         "it would place, how they were rounded, which were refused and why, and the batches. "
         "Nothing is sent; the plan is journaled as a dry run.",
     )
-    _common(plan)
+    add_settings_options(plan)
     plan.set_defaults(handler=_plan)
 
     status = sub.add_parser(
-        "status", help="is the service healthy? (last cycle, last error, orders today)"
+        "status",
+        help="is the service healthy and trading? (last cycle, last error, orders today,"
+        " halt and kill switch)",
     )
-    _common(status)
+    add_settings_options(status)
     status.add_argument(
         "--max-age",
         type=float,

@@ -110,6 +110,24 @@ class InstrumentStatus(_UpperEnum):
     CANCEL_CLOSE_ONLY = "CANCEL_CLOSE_ONLY"
 
 
+def _status(value: Any) -> Any:
+    """An instrument status: one of the words (any letter case), else kept as its text.
+
+    The spec types ``status`` Integer and lists words; the payload carries a string. A number or
+    an unknown word never fails the instruments read: it is kept (``"3"``, ``"HALTED"``) and the
+    pipeline treats the instrument as not tradable for new orders."""
+    if isinstance(value, InstrumentStatus):
+        return value
+    if value is None or isinstance(value, bool):
+        return str(value).lower() if isinstance(value, bool) else "null"
+    if isinstance(value, str):
+        try:
+            return InstrumentStatus(value.strip())
+        except ValueError:
+            return value.strip()[:40]
+    return str(value)[:40]
+
+
 class OrderHistoryState(_UpperEnum):
     FILLED = "FILLED"
     PARTIALLY_CANCELED = "PARTIALLY_CANCELED"
@@ -428,6 +446,11 @@ class CancelResult(PlaceResult):
 class Instrument(WireModel):
     """A futures product of ``/v3/market/allInstruments`` (2.9) with its order limits."""
 
+    @property
+    def odd_status(self) -> str | None:
+        """The status text when it is none of :class:`InstrumentStatus` (else ``None``)."""
+        return None if isinstance(self.status, InstrumentStatus) else str(self.status)
+
     symbol: str
     bAsset: str = ""
     bCcy: str = ""
@@ -440,7 +463,9 @@ class Instrument(WireModel):
     lotSz: Annotated[Decimal, Field(gt=0, allow_inf_nan=False)]
     minSz: Size = Decimal(0)
     ctVal: Annotated[Decimal, Field(gt=0, allow_inf_nan=False)] = Decimal(1)
-    status: InstrumentStatus = InstrumentStatus.OPEN
+    status: Annotated[InstrumentStatus | str, BeforeValidator(_status)] = InstrumentStatus.OPEN
+    """A known :class:`InstrumentStatus`, or the text of one botkit does not know (not
+    tradable for new orders: :func:`~botkit.pipeline.validate.check_status`)."""
     oDate: Millis = None
     maxPx: Size = None
     minPx: Size = None

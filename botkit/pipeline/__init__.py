@@ -3,13 +3,14 @@
 Pure core: :func:`validate_intent` (rounding + checks returning reasons), :class:`RiskBook`
 (guards), :func:`make_batches` / :func:`match_results`, :func:`build_plan` (intents and a
 snapshot → Plan).
-Edges: :func:`kill_switch_reason` (file check), the submitter (tenacity retries), the executor
-(journal + submit) and :func:`reconcile` (settle unknown outcomes by looking orders up).
+Edges: :func:`controls` (the halt and kill switch files), the submitter (tenacity
+retries), the executor (journal + submit) and :func:`reconcile` (settle unknown outcomes
+by looking orders up).
 """
 
 from botkit.pipeline.batching import MAX_BATCH, make_batches, match_results, order_key
 from botkit.pipeline.execute import ExecutionReport, Executor
-from botkit.pipeline.killswitch import kill_switch_reason
+from botkit.pipeline.killswitch import Controls, controls, halt_reason, kill_switch_reason
 from botkit.pipeline.lookup import find_order
 from botkit.pipeline.plan import Plan, PlannedOrder, Refusal, build_plan
 from botkit.pipeline.reconcile import ReconcileReport, reconcile
@@ -20,6 +21,7 @@ from botkit.pipeline.risk import (
     RiskLimits,
     StrategyPolicy,
     notional,
+    reduces_only,
 )
 from botkit.pipeline.submit import (
     DUPLICATE_CODE,
@@ -45,6 +47,7 @@ __all__ = [
     "MAX_BATCH",
     "BatchReport",
     "Checked",
+    "Controls",
     "ExecutionReport",
     "Executor",
     "GuardSettings",
@@ -64,8 +67,10 @@ __all__ = [
     "StrategyPolicy",
     "Submitter",
     "build_plan",
+    "controls",
     "find_order",
     "floor_to_lot",
+    "halt_reason",
     "kill_switch_reason",
     "make_batches",
     "match_results",
@@ -73,6 +78,7 @@ __all__ = [
     "order_key",
     "price_band",
     "reconcile",
+    "reduces_only",
     "round_price_passive",
     "validate_intent",
 ]

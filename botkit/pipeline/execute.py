@@ -24,6 +24,7 @@ from botkit.errors import StopRequested
 from botkit.exchange.port import ExchangePort
 from botkit.journal.db import Journal
 from botkit.journal.records import NewOrder, OrderOutcome, Outcome
+from botkit.pipeline.band import BAND_CODE, BandCheck
 from botkit.pipeline.batching import make_batches
 from botkit.pipeline.plan import Plan, PlannedOrder, Refusal
 from botkit.pipeline.reconcile import ReconcileReport, reconcile
@@ -46,6 +47,9 @@ class ExecutionReport:
     trips: int = 0
     skipped: tuple[str, ...] = ()
     reconciled: ReconcileReport = field(default_factory=ReconcileReport)
+    unknown_answers: tuple[tuple[tuple[str, ...], str], ...] = ()
+    """(client order ids, why) of each request whose answer did not settle its orders (a
+    malformed answer, a dropped connection, a timeout after sending): they were looked up."""
 
     def count(self, outcome: Outcome) -> int:
         return sum(1 for o in self.outcomes if o.outcome is outcome)
@@ -97,7 +101,9 @@ class Executor:
     ``resync``: re-syncs the client's clock offset (called after an expired timestamp);
     ``sleep``: injected (tests pass a fake); ``rng``: jitter source (seed it for repeatable
     backoff); ``reconcile_grace_ms``: how long a sent request may still be in flight at the
-    exchange (default 15 s: above the client's default 10 s timeout).
+    exchange (default 15 s: above the client's default 10 s timeout); ``band_recheck``: before
+    each send of a batch, re-check its prices against the band read then
+    (:class:`~botkit.pipeline.band.BandCheck`, with the plan's margin).
     """
 
     def __init__(
@@ -113,13 +119,16 @@ class Executor:
         batch_rate: float | None = 5.0,
         monotonic: Callable[[], float] = time.monotonic,
         reconcile_grace_ms: int = 15_000,
+        band_recheck: bool = True,
     ) -> None:
         self.port = port
         self.journal = journal
         self._sleep = sleep
         self._concurrency = max(1, concurrency)
         self._grace_ms = reconcile_grace_ms
+        self._band_recheck = band_recheck
         self._noted: dict[str, str] = {}  # lookup failures journaled, per unsettled order
+        self._unknown: list[tuple[tuple[str, ...], str]] = []  # this run's unknown answers
         pace = _pacing(sleep)
         limiter = RateLimiter(batch_rate, clock=monotonic, sleep=pace) if batch_rate else None
         self.submitter = Submitter(
@@ -137,9 +146,23 @@ class Executor:
             self.journal.mark_sent(ids, note=text)
         elif kind == "unknown":
             self.journal.mark_unknown(ids, text)
+            self._unknown.append((ids, text))
         else:
             self.journal.record_event(
                 kind, text, cl_ord_id=ids[0] if len(ids) == 1 else "", detail={"ids": list(ids)}
+            )
+
+    def _note_band_refusals(self, report: BatchReport, cycle_id: int | None) -> None:
+        """A 10014 (price outside the band) is journaled with the exchange's bounds: the next
+        batch's re-check reads the band again, and the runner re-reads the instrument limits."""
+        refused = [o for o in report.outcomes if o.code == BAND_CODE]
+        if refused:
+            self.journal.record_event(
+                "price_band",
+                f"{len(refused)} order(s) refused by the exchange as outside the price band"
+                f" ({refused[0].msg}); the band is read again before the next batch",
+                cycle_id=cycle_id,
+                detail={"ids": [o.cl_ord_id for o in refused]},
             )
 
     def reconcile(self, *, wait: bool = True) -> ReconcileReport:
@@ -186,19 +209,33 @@ class Executor:
                 reconciled=reconciled,
             )
         journal.add_orders(cycle_id, [_order_row(o, dry=False) for o in fresh], dry=False)
+        self._unknown = []
         batches = [tuple(o.request for o in batch) for batch in make_batches(fresh)]
         reports: list[tuple[int, BatchReport]] = []
+        gate = None
+        if self._band_recheck:
+            gate = BandCheck(
+                self.port,
+                plan.instruments,
+                margin=plan.band_margin,
+                note=lambda ids, text: self._observe("band_recheck", ids, text),
+            )
         if self._concurrency == 1 or len(batches) <= 1:
             for index, batch in enumerate(batches):
-                report = self.submitter.place(batch)
+                report = self.submitter.place(batch, gate=gate)
                 journal.settle(report.outcomes)
+                self._note_band_refusals(report, cycle_id)
                 reports.append((index, report))
         else:
             with ThreadPoolExecutor(max_workers=self._concurrency) as pool:
-                futures = {pool.submit(self.submitter.place, b): i for i, b in enumerate(batches)}
+                futures = {
+                    pool.submit(self.submitter.place, b, gate=gate): i
+                    for i, b in enumerate(batches)
+                }
                 for future in as_completed(futures):
                     report = future.result()
                     journal.settle(report.outcomes)  # as soon as each batch returns
+                    self._note_band_refusals(report, cycle_id)
                     reports.append((futures[future], report))
         ordered = [r for _, r in sorted(reports, key=lambda pair: pair[0])]
         return ExecutionReport(
@@ -211,4 +248,5 @@ class Executor:
             trips=len(plan.trips),
             skipped=skipped,
             reconciled=reconciled,
+            unknown_answers=tuple(self._unknown),
         )

@@ -4,6 +4,10 @@
 instrument and price band, applies the risk guards (and the kill switch) to the orders that
 passed, and groups the accepted ones into batches of at most 10. The result is a value the
 executor journals and sends, and the dry-run prints with :meth:`Plan.render`.
+
+One order that cannot be planned never stops the others: an unexpected failure while checking
+it refuses that strategy's orders of the cycle (reason ``planning_failed``, naming the strategy
+and the error) and every other strategy's orders are planned as usual.
 """
 
 from __future__ import annotations
@@ -13,10 +17,17 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from botkit.exchange.models import OrderRequest
+from botkit.exchange.models import Instrument, OrderRequest
 from botkit.intents import OrderIntent
 from botkit.pipeline.batching import MAX_BATCH, make_batches, order_key
-from botkit.pipeline.risk import GuardTrip, RiskBook, RiskLimits, StrategyPolicy, notional
+from botkit.pipeline.risk import (
+    GuardTrip,
+    RiskBook,
+    RiskLimits,
+    StrategyPolicy,
+    notional,
+    reduces_only,
+)
 from botkit.pipeline.validate import Reason, RoundingNote, validate_intent
 from botkit.snapshot import Snapshot
 
@@ -68,6 +79,13 @@ class Plan:
     batches: tuple[tuple[PlannedOrder, ...], ...] = ()
     skipped: tuple[str, ...] = field(default=())
     kill_switch: str | None = None
+    instruments: Mapping[str, Instrument] = field(default_factory=dict)
+    """The instruments the orders were checked against (the executor re-checks prices)."""
+    band_margin: Decimal = Decimal(0)
+    """The price band's safety margin the orders were checked with (a fraction)."""
+    hold: Reason | None = None
+    """Why every order of the cycle is held back (the halt, or a position mode unknown after a
+    switch), or ``None``."""
 
     @property
     def empty(self) -> bool:
@@ -76,8 +94,12 @@ class Plan:
     def render(self) -> str:
         """A human-readable account of the plan (dry-run and ``botkit plan`` print it)."""
         lines: list[str] = []
+        if self.hold is not None:
+            lines.append(f"NOTHING SENT ({self.hold.code}): {self.hold.message}")
         if self.kill_switch:
-            lines.append(f"KILL SWITCH: {self.kill_switch}")
+            lines.append(
+                f"KILL SWITCH: {self.kill_switch} (reduce-only orders and cancels still go out)"
+            )
         lines.append(
             f"{len(self.accepted)} to send in {len(self.batches)} batch(es),"
             f" {len(self.refused)} refused, {len(self.skipped)} already sent"
@@ -100,7 +122,7 @@ class Plan:
             )
             lines.extend(f"      {reason}" for reason in refusal.reasons)
         for trip in self.trips:
-            if trip.guard == "kill_switch":
+            if trip.guard in ("kill_switch", "halt", "position_mode_unknown"):
                 lines.append(f"guard {trip}")
         return "\n".join(lines)
 
@@ -112,17 +134,22 @@ def build_plan(
     policies: Mapping[str, StrategyPolicy] | None = None,
     limits: RiskLimits | None = None,
     kill_switch: str | None = None,
+    hold: Reason | None = None,
     already_sent: Collection[str] = (),
     batch_size: int = MAX_BATCH,
+    band_margin: Decimal = Decimal(0),
 ) -> Plan:
     """Validate, guard and batch ``intents`` against ``snapshot``.
 
     ``policies``: per strategy (off-tick handling, own limits); ``limits``: the global guards;
-    ``kill_switch``: why new orders are stopped (see :mod:`botkit.pipeline.killswitch`), or
-    ``None``; ``already_sent``: client order ids the journal already holds.
+    ``kill_switch``: why new risk is stopped (see :mod:`botkit.pipeline.killswitch`), or
+    ``None`` — orders that only reduce a position still pass; ``hold``: why *every* order is
+    held back this cycle (the halt, or a position mode unknown after a switch), or ``None``;
+    ``already_sent``: client order ids the journal already holds; ``band_margin``: how far
+    inside the price band a price must lie (a fraction, see :func:`price_band`).
     """
     if not intents:  # the usual quiet cycle: nothing to check (or for a kill switch to stop)
-        return Plan(now_ms=snapshot.now_ms, kill_switch=kill_switch)
+        return Plan(now_ms=snapshot.now_ms, kill_switch=kill_switch, hold=hold)
     policies = policies or {}
     book = RiskBook(
         global_limits=limits or RiskLimits(),
@@ -136,7 +163,12 @@ def build_plan(
     skipped: list[str] = []
     seen: set[str] = set()
     stopped = 0
+    failed: dict[str, Reason] = {}  # strategy -> why its planning failed this cycle
+    held = 0
     for intent in sorted(intents, key=order_key):
+        if intent.strategy in failed:
+            refused.append(Refusal(intent, (failed[intent.strategy],), (), intent.px, intent.sz))
+            continue
         if intent.cl_ord_id in already_sent:
             skipped.append(intent.cl_ord_id)
             continue
@@ -149,46 +181,70 @@ def build_plan(
             refused.append(Refusal(intent, (dup,), (), intent.px, intent.sz))
             continue
         seen.add(intent.cl_ord_id)
+        if hold is not None:  # before validation: what the order is checked against is moot
+            held += 1
+            refused.append(Refusal(intent, (hold,), (), intent.px, intent.sz))
+            continue
         policy = policies.get(intent.strategy, StrategyPolicy())
         instrument = snapshot.instruments.get(intent.symbol)
         ticker = snapshot.tickers.get(intent.symbol)
         mark = ticker.mPx if ticker is not None else None
-        checked = validate_intent(
-            intent,
-            instrument,
-            mark=mark,
-            limit_price=snapshot.limit_prices.get(intent.symbol),
-            position_mode=snapshot.position_mode,
-            off_tick=policy.off_tick,
-        )
-        if not checked.ok or checked.request is None or instrument is None:
-            refused.append(Refusal(intent, checked.reasons, checked.notes, checked.px, checked.sz))
+        try:
+            checked = validate_intent(
+                intent,
+                instrument,
+                mark=mark,
+                limit_price=snapshot.limit_prices.get(intent.symbol),
+                position_mode=snapshot.position_mode,
+                off_tick=policy.off_tick,
+                band_margin=band_margin,
+            )
+            if not checked.ok or checked.request is None or instrument is None:
+                refused.append(
+                    Refusal(intent, checked.reasons, checked.notes, checked.px, checked.sz)
+                )
+                continue
+            if kill_switch is not None and not reduces_only(
+                intent.side, intent.pos_side, intent.reduce_only
+            ):
+                stopped += 1
+                reason = Reason("kill_switch", kill_switch)
+                refused.append(Refusal(intent, (reason,), checked.notes, checked.px, checked.sz))
+                continue
+            order_trips = book.admit(
+                strategy=intent.strategy,
+                cl_ord_id=intent.cl_ord_id,
+                symbol=intent.symbol,
+                side=intent.side,
+                pos_side=intent.pos_side,
+                order_type=intent.type,
+                reduce_only=intent.reduce_only,
+                sz=checked.sz,
+                px=checked.px,
+                mark=mark,
+                ct_val=instrument.ctVal,
+            )
+            if order_trips:
+                trips.extend(order_trips)
+                reasons = tuple(Reason(f"guard_{t.guard}", t.message) for t in order_trips)
+                refused.append(Refusal(intent, reasons, checked.notes, checked.px, checked.sz))
+                continue
+            price = mark if intent.type.value == "MARKET" else checked.px
+            value = None if price is None else notional(checked.sz, instrument.ctVal, price)
+        except Exception as exc:  # one strategy's failure never stops the others
+            why = Reason(
+                "planning_failed",
+                f"planning strategy {intent.strategy} failed ({type(exc).__name__}: {exc});"
+                " none of its orders are sent this cycle — fix the strategy or report the error",
+            )
+            failed[intent.strategy] = why
+            dropped = [o for o in accepted if o.intent.strategy == intent.strategy]
+            accepted = [o for o in accepted if o.intent.strategy != intent.strategy]
+            refused.extend(
+                Refusal(o.intent, (why,), o.notes, o.request.px, o.request.sz) for o in dropped
+            )
+            refused.append(Refusal(intent, (why,), (), intent.px, intent.sz))
             continue
-        if kill_switch is not None:
-            stopped += 1
-            reason = Reason("kill_switch", kill_switch)
-            refused.append(Refusal(intent, (reason,), checked.notes, checked.px, checked.sz))
-            continue
-        order_trips = book.admit(
-            strategy=intent.strategy,
-            cl_ord_id=intent.cl_ord_id,
-            symbol=intent.symbol,
-            side=intent.side,
-            pos_side=intent.pos_side,
-            order_type=intent.type,
-            reduce_only=intent.reduce_only,
-            sz=checked.sz,
-            px=checked.px,
-            mark=mark,
-            ct_val=instrument.ctVal,
-        )
-        if order_trips:
-            trips.extend(order_trips)
-            reasons = tuple(Reason(f"guard_{t.guard}", t.message) for t in order_trips)
-            refused.append(Refusal(intent, reasons, checked.notes, checked.px, checked.sz))
-            continue
-        price = mark if intent.type.value == "MARKET" else checked.px
-        value = None if price is None else notional(checked.sz, instrument.ctVal, price)
         accepted.append(PlannedOrder(intent, checked.request, checked.notes, value))
     if stopped:
         trips.append(
@@ -202,6 +258,18 @@ def build_plan(
                 f"{stopped} order(s) stopped: {kill_switch}",
             )
         )
+    if held and hold is not None:
+        trips.append(
+            GuardTrip(
+                hold.code,
+                "global",
+                None,
+                None,
+                None,
+                Decimal(held),
+                f"{held} order(s) held back: {hold.message}",
+            )
+        )
     return Plan(
         now_ms=snapshot.now_ms,
         accepted=tuple(accepted),
@@ -210,4 +278,7 @@ def build_plan(
         batches=make_batches(accepted, batch_size),
         skipped=tuple(skipped),
         kill_switch=kill_switch,
+        instruments=snapshot.instruments,
+        band_margin=band_margin,
+        hold=hold,
     )

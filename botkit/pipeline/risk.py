@@ -31,6 +31,8 @@ __all__ = [
     "RiskLimits",
     "StrategyPolicy",
     "notional",
+    "reduces_only",
+    "signed_position",
 ]
 
 _ZERO = Decimal(0)
@@ -48,19 +50,23 @@ class StrategyPolicy:
 class GuardSettings:
     """The operator's global guards. The runner fills it from the settings.
 
-    ``kill_switch`` stops every new order; so does the presence of ``kill_switch_file``
-    (checked each cycle by :func:`botkit.pipeline.killswitch.kill_switch_reason`). Reads and
-    journaling go on while it is engaged.
+    ``kill_switch`` (or the presence of ``kill_switch_file``) stops new risk: only orders that
+    :func:`reduces_only` and cancels go out. ``halt`` (or the presence of ``halt_file``) stops
+    everything that would be sent. Both are checked each cycle by
+    :func:`botkit.pipeline.killswitch.controls`; reads and journaling go on either way.
     """
 
     limits: RiskLimits = field(default_factory=RiskLimits)
     kill_switch: bool = False
     kill_switch_file: str | None = None
+    halt: bool = False
+    halt_file: str | None = None
 
     @classmethod
     def from_settings(cls, settings: Settings) -> GuardSettings:
         """The global guards of :class:`botkit.settings.Settings`."""
         file = settings.kill_switch_file
+        halt_file = settings.halt_file
         return cls(
             limits=RiskLimits(
                 max_orders_per_cycle=settings.max_orders_per_cycle,
@@ -70,6 +76,8 @@ class GuardSettings:
             ),
             kill_switch=settings.kill_switch,
             kill_switch_file=None if file is None else str(file),
+            halt=settings.halt,
+            halt_file=None if halt_file is None else str(halt_file),
         )
 
 
@@ -90,12 +98,25 @@ class GuardTrip:
         return f"{self.guard}: {self.message}"
 
 
+def reduces_only(side: OrderSide, pos_side: PosSide, reduce_only: bool) -> bool:
+    """Whether an order can only shrink a position: reduce-only, or a hedge-mode close (SELL of
+    the LONG leg, BUY of the SHORT leg — spec 4.3 rule 4). The kill switch lets these through."""
+    if reduce_only:
+        return True
+    if pos_side is PosSide.LONG:
+        return side is OrderSide.SELL
+    if pos_side is PosSide.SHORT:
+        return side is OrderSide.BUY
+    return False
+
+
 def notional(sz: Decimal, ct_val: Decimal, price: Decimal) -> Decimal:
     """The quote value of ``sz`` contracts: size × contract value × price."""
     return sz * ct_val * price
 
 
-def _signed_position(pos: Position) -> Decimal:
+def signed_position(pos: Position) -> Decimal:
+    """The position in contracts: positive long, negative short (one-way or hedge)."""
     qty = pos.qty or _ZERO
     if pos.posSide is PosSide.LONG:
         return abs(qty)
@@ -129,7 +150,7 @@ class RiskBook:
         self._policies = policies
         self._position: dict[tuple[str, PosSide], Decimal] = defaultdict(Decimal)
         for pos in positions:
-            self._position[(pos.symbol, pos.posSide)] += _signed_position(pos)
+            self._position[(pos.symbol, pos.posSide)] += signed_position(pos)
         # worst-case exposure added by resting orders, per (symbol, leg, side)
         self._resting: dict[tuple[str, PosSide, OrderSide], Decimal] = defaultdict(Decimal)
         for order in open_orders:

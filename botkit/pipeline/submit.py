@@ -42,6 +42,7 @@ from botkit.errors import (
 from botkit.exchange.models import OrderRequest, PlaceResult
 from botkit.exchange.port import ExchangePort
 from botkit.journal.records import OrderOutcome, Outcome
+from botkit.pipeline.band import Gate
 from botkit.pipeline.batching import match_results
 from botkit.pipeline.lookup import find_order
 
@@ -189,10 +190,19 @@ class Submitter:
         )
 
     def _send_once(
-        self, requests: Sequence[OrderRequest]
+        self,
+        requests: Sequence[OrderRequest],
+        gate: Gate | None = None,
+        gated: dict[str, OrderOutcome] | None = None,
     ) -> list[tuple[OrderRequest, PlaceResult]]:
         if self._limiter is not None:
             self._limiter.acquire()
+        if gate is not None and gated is not None:  # each send, re-sends included
+            requests = [r for r in requests if (r.clOrdId or "") not in gated]
+            requests, refused = gate(requests)
+            gated.update((o.cl_ord_id, o) for o in refused)
+            if not requests:
+                return []
         ids = _ids(requests)
         self._emit("send", ids, f"POST /v3/trade/orders with {len(requests)} order(s)")
         try:
@@ -214,8 +224,12 @@ class Submitter:
 
     # --- the batch ---------------------------------------------------------------------------
 
-    def place(self, requests: Sequence[OrderRequest]) -> BatchReport:
-        """Send one batch (≤ 10) and settle what can be settled."""
+    def place(self, requests: Sequence[OrderRequest], *, gate: Gate | None = None) -> BatchReport:
+        """Send one batch (≤ 10) and settle what can be settled. ``gate`` is asked before every
+        send (:class:`~botkit.pipeline.band.BandCheck`): the orders it refuses are settled
+        ``rejected_local`` with its reason (left to reconcile if an earlier send may have
+        placed them), the others go."""
+        gated: dict[str, OrderOutcome] = {}
         outcomes: dict[str, OrderOutcome] = {}
         unsettled: dict[str, str] = {}
         ambiguous: set[str] = set()
@@ -224,12 +238,17 @@ class Submitter:
         sent = 0
         last_error = ""
         while pending:
+            pending = [r for r in pending if (r.clOrdId or "") not in gated]
+            if not pending:
+                break
             ids = _ids(pending)
             sent += 1
             try:
-                pairs = self._retrying(ids)(self._send_once, pending)
+                pairs = self._retrying(ids)(self._send_once, pending, gate, gated)
             except (OutcomeUnknown, MalformedResponse) as exc:
                 last_error = str(exc)
+                pending = [r for r in pending if (r.clOrdId or "") not in gated]
+                ids = _ids(pending)
                 ambiguous.update(ids)
                 self._emit("unknown", ids, last_error)
                 missing = self._settle_by_lookup(pending, outcomes, unsettled, last_error)
@@ -242,10 +261,12 @@ class Submitter:
                 continue
             except ExchangeRejected as exc:
                 last_error = str(exc)
+                pending = [r for r in pending if (r.clOrdId or "") not in gated]
                 self._settle_all(pending, ambiguous, outcomes, unsettled, exc, Outcome.REJECTED)
                 break
             except (TransientError, RequestValidationError) as exc:  # retries spent / never left
                 last_error = str(exc)
+                pending = [r for r in pending if (r.clOrdId or "") not in gated]
                 self._settle_all(pending, ambiguous, outcomes, unsettled, exc, Outcome.FAILED)
                 break
             pending = []
@@ -267,6 +288,11 @@ class Submitter:
                 for req in self._settle_by_lookup(duplicates, outcomes, unsettled, note):
                     cid = req.clOrdId or ""
                     unsettled[cid] = "250 duplicate but not found by lookup"
+        for cid, refusal in gated.items():
+            if cid in ambiguous:  # an earlier send may have placed it: reconcile decides
+                unsettled[cid] = f"not re-sent: {'; '.join(refusal.reasons)}"
+            else:
+                outcomes.setdefault(cid, refusal)
         order = [r.clOrdId or "" for r in requests]
         return BatchReport(
             outcomes=tuple(outcomes[c] for c in order if c in outcomes),

@@ -5,12 +5,22 @@ or logs. :func:`validate_intent` runs them all and returns a :class:`Checked`: t
 :class:`~botkit.exchange.models.OrderRequest` to send with the rounding notes, or every reason the
 order cannot be sent. Rounding never widens risk: a BUY price rounds down to the tick, a SELL
 price up, a size down to the lot; a size that rounds to zero is refused, not sent as zero.
+
+Every amount that leaves is written with exactly the decimals its step allows
+(:func:`on_step`: sizes per ``lotSz``, prices per ``tSz``): ``2.0`` on a lot of 1 goes out as
+``2``, ``61234.50`` on a tick of 0.1 as ``61234.5``; never an exponent, never a trailing zero
+beyond the step. An amount beyond :data:`AMOUNT_LIMIT` (``sz: 10 ** 60``) is a local refusal
+with a reason before any arithmetic touches it, and so is one the arithmetic still cannot handle.
+
+The price band may be narrowed by a safety ``margin`` (a fraction: 0.001 = 10 bps): a price
+must lie at least that far inside the band, so a mark that moves a little between the read and
+the send does not turn an accepted price into a 10014 (docs/strategies.md, "Price band").
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, DecimalException
 
 from pydantic import ValidationError
 
@@ -24,16 +34,20 @@ from botkit.exchange.models import (
     PositionMode,
     PosSide,
 )
-from botkit.intents import OffTick, OrderIntent
+from botkit.intents import AMOUNT_LIMIT, OffTick, OrderIntent
 
 __all__ = [
+    "AMOUNT_LIMIT",
     "Checked",
     "OffTick",
     "Reason",
     "RoundingNote",
+    "band_reason",
     "floor_to_lot",
+    "on_step",
     "price_band",
     "round_price_passive",
+    "step_decimals",
     "validate_intent",
 ]
 
@@ -95,6 +109,20 @@ def floor_to_lot(sz: Decimal, lot: Decimal) -> Decimal:
     return (sz / lot).to_integral_value(rounding=ROUND_FLOOR) * lot
 
 
+def step_decimals(step: Decimal) -> int:
+    """How many decimals a value on ``step``'s grid needs: those of the step's normalized form
+    (``1`` → 0, ``0.1`` → 1, ``0.50`` → 1, ``0.0025`` → 4, ``10`` → 0)."""
+    exponent = step.normalize().as_tuple().exponent
+    return -exponent if isinstance(exponent, int) and exponent < 0 else 0
+
+
+def on_step(value: Decimal, step: Decimal) -> Decimal:
+    """``value`` (a multiple of ``step``) written with exactly the decimals the step allows: the
+    one form every amount leaves in (``format(on_step(v, s), "f")`` has no exponent and no
+    trailing zero beyond the step). ``Decimal("2.0")`` on a lot of 1 is ``Decimal("2")``."""
+    return value.quantize(Decimal(1).scaleb(-step_decimals(step)))
+
+
 def _is_multiple(value: Decimal, step: Decimal) -> bool:
     return value % step == _ZERO
 
@@ -105,13 +133,19 @@ def _limit(value: Decimal | None) -> Decimal | None:
 
 
 def price_band(
-    instrument: Instrument, *, mark: Decimal | None, limit_price: LimitPrice | None
+    instrument: Instrument,
+    *,
+    mark: Decimal | None,
+    limit_price: LimitPrice | None,
+    margin: Decimal = _ZERO,
 ) -> tuple[Decimal | None, Decimal | None]:
     """The lowest and highest price an order may carry now (``None``: no bound known).
 
     From ``ordPxRange`` around the mark (``mark × (1 ∓ range)``), narrowed by
     ``/v3/market/limitPrice`` when known: a BUY may not exceed ``buyLmt``, a SELL may not go
-    below ``sellLmt``; the band is the intersection of what is known.
+    below ``sellLmt``; the band is the intersection of what is known. ``margin`` (a fraction)
+    then moves each bound inward by that share of itself: ``low × (1 + margin)``,
+    ``high × (1 − margin)``.
     """
     low: Decimal | None = None
     high: Decimal | None = None
@@ -123,6 +157,9 @@ def price_band(
             high = limit_price.buyLmt if high is None else min(high, limit_price.buyLmt)
         if limit_price.sellLmt is not None and limit_price.sellLmt > _ZERO:
             low = limit_price.sellLmt if low is None else max(low, limit_price.sellLmt)
+    if margin > _ZERO:
+        low = None if low is None else low * (1 + margin)
+        high = None if high is None else high * (1 - margin)
     return low, high
 
 
@@ -131,6 +168,13 @@ def price_band(
 
 def check_status(intent: OrderIntent, instrument: Instrument) -> Reason | None:
     status = instrument.status
+    if not isinstance(status, InstrumentStatus):
+        return Reason(
+            "instrument_status_unknown",
+            f"{intent.symbol} has status {status!r}, which is none of "
+            f"{', '.join(s.value for s in InstrumentStatus)}: botkit places no new orders on it"
+            " — wait until the exchange reports it OPEN",
+        )
     if status is InstrumentStatus.OPEN:
         return None
     if status is InstrumentStatus.CANCEL_CLOSE_ONLY and intent.reduce_only:
@@ -209,10 +253,13 @@ def _check_price(
     off_tick: OffTick,
     mark: Decimal | None,
     limit_price: LimitPrice | None,
+    margin: Decimal,
 ) -> tuple[Decimal | None, list[RoundingNote], list[Reason]]:
     px = intent.px
     if px is None or not px.is_finite() or px <= _ZERO:
         return px, [], []
+    if px >= AMOUNT_LIMIT:
+        return px, [], [_too_large("px", "price", px)]
     notes: list[RoundingNote] = []
     reasons: list[Reason] = []
     tick = instrument.tSz
@@ -241,24 +288,44 @@ def _check_price(
     max_px = _limit(instrument.maxPx)
     if max_px is not None and px > max_px:
         reasons.append(Reason("px_above_max", f"price {px} is above maxPx {max_px} — lower px"))
-    low, high = price_band(instrument, mark=mark, limit_price=limit_price)
+    reason = band_reason(px, instrument, mark=mark, limit_price=limit_price, margin=margin)
+    if reason is not None:
+        reasons.append(reason)
+    return px, notes, reasons
+
+
+def band_reason(
+    px: Decimal,
+    instrument: Instrument,
+    *,
+    mark: Decimal | None,
+    limit_price: LimitPrice | None,
+    margin: Decimal = _ZERO,
+) -> Reason | None:
+    """Why ``px`` lies outside the price band (with its safety ``margin``), or ``None``."""
+    low, high = price_band(instrument, mark=mark, limit_price=limit_price, margin=margin)
+    inside = f", {margin * 10000:f} bps inside the band" if margin > _ZERO else ""
     if low is not None and px < low:
-        reasons.append(
-            Reason(
-                "px_below_band",
-                f"price {px} is below the allowed band low {low.normalize():f}"
-                f" (mark {mark}, range {instrument.ordPxRange}) — raise px",
-            )
+        return Reason(
+            "px_below_band",
+            f"price {px} is below the allowed band low {low.normalize():f}"
+            f" (mark {mark}, range {instrument.ordPxRange}{inside}) — raise px",
         )
     if high is not None and px > high:
-        reasons.append(
-            Reason(
-                "px_above_band",
-                f"price {px} is above the allowed band high {high.normalize():f}"
-                f" (mark {mark}, range {instrument.ordPxRange}) — lower px",
-            )
+        return Reason(
+            "px_above_band",
+            f"price {px} is above the allowed band high {high.normalize():f}"
+            f" (mark {mark}, range {instrument.ordPxRange}{inside}) — lower px",
         )
-    return px, notes, reasons
+    return None
+
+
+def _too_large(field: str, what: str, value: Decimal) -> Reason:
+    return Reason(
+        f"{field}_too_large",
+        f"{what} {value.normalize():.6g} is beyond any order (at most {AMOUNT_LIMIT:.0e})"
+        f" — fix {field}",
+    )
 
 
 def _check_size(
@@ -267,6 +334,8 @@ def _check_size(
     sz = intent.sz
     if not sz.is_finite() or sz <= _ZERO:
         return sz, [], [Reason("sz_not_positive", f"size {sz} is not above 0 — fix sz")]
+    if sz >= AMOUNT_LIMIT:
+        return sz, [], [_too_large("sz", "size", sz)]
     notes: list[RoundingNote] = []
     lot = instrument.lotSz
     if not _is_multiple(sz, lot):
@@ -308,8 +377,34 @@ def validate_intent(
     limit_price: LimitPrice | None = None,
     position_mode: PositionMode = PositionMode.ONE_WAY,
     off_tick: OffTick = OffTick.ROUND,
+    band_margin: Decimal = _ZERO,
 ) -> Checked:
-    """Round and check ``intent``; every failing rule contributes its own reason."""
+    """Round and check ``intent``; every failing rule contributes its own reason.
+
+    ``band_margin``: how far inside the price band a price must lie (a fraction of the bound).
+    Never raises: arithmetic that fails on an odd amount is a refusal with a reason."""
+    try:
+        return _validate(
+            intent, instrument, mark, limit_price, position_mode, off_tick, band_margin
+        )
+    except DecimalException as exc:
+        reason = Reason(
+            "amount_unusable",
+            f"size {intent.sz} / price {intent.px} cannot be checked ({type(exc).__name__})"
+            " — use plain amounts of sane size",
+        )
+        return Checked(intent, None, intent.px, intent.sz, (), (reason,))
+
+
+def _validate(
+    intent: OrderIntent,
+    instrument: Instrument | None,
+    mark: Decimal | None,
+    limit_price: LimitPrice | None,
+    position_mode: PositionMode,
+    off_tick: OffTick,
+    band_margin: Decimal,
+) -> Checked:
     if instrument is None:
         reason = Reason(
             "unknown_symbol",
@@ -329,12 +424,18 @@ def validate_intent(
     px_reasons: list[Reason] = []
     px = intent.px
     if intent.type is not OrderType.MARKET:  # a MARKET price is refused above; nothing to round
-        px, px_notes, px_reasons = _check_price(intent, instrument, off_tick, mark, limit_price)
+        px, px_notes, px_reasons = _check_price(
+            intent, instrument, off_tick, mark, limit_price, band_margin
+        )
     sz, sz_notes, sz_reasons = _check_size(intent, instrument)
     reasons += px_reasons + sz_reasons
     notes = tuple(px_notes + sz_notes)
     if reasons:
         return Checked(intent, None, px, sz, notes, tuple(reasons))
+    # the one place amounts take their wire form: exactly the decimals of lotSz / tSz
+    sz = on_step(sz, instrument.lotSz)
+    if px is not None:
+        px = on_step(px, instrument.tSz)
     try:
         request = intent.to_request(px=px, sz=sz)
     except ValidationError as exc:  # a field the checks above do not cover

@@ -24,9 +24,13 @@ SCHEMA_ID = "https://botkit.invalid/schema/strategy.json"
 
 
 def check_paths(
-    paths: Iterable[str | Path], *, instruments: Mapping[str, Instrument] | None = None
+    paths: Iterable[str | Path],
+    *,
+    instruments: Mapping[str, Instrument] | None = None,
+    outside_links: bool = False,
 ) -> tuple[list[Strategy], list[ConfigError]]:
-    """The strategies that load and every problem found, in file order."""
+    """The strategies that load and every problem found, in file order. ``outside_links``:
+    follow symlinks out of a file's folder (the ``allow_strategy_symlinks`` setting)."""
     paths = list(paths)
     files, problems = discover(paths)
     if not files and not problems:
@@ -42,7 +46,7 @@ def check_paths(
     first: dict[str, Strategy] = {}
     for path in files:
         try:
-            strategy = load(path, instruments=instruments)
+            strategy = load(path, instruments=instruments, outside_links=outside_links)
         except StrategyFileError as exc:
             problems.extend(exc.problems)
             continue

@@ -23,6 +23,7 @@ from botkit.exchange.models import (
     StpMode,
     TimeInForce,
 )
+from botkit.intents import AMOUNT_LIMIT
 from botkit.rules.actions import MAX_LEGS
 from botkit.rules.context import BOOL, NUM
 from botkit.rules.durations import parse_duration
@@ -86,6 +87,20 @@ class _Compiler:
         inputs.update(compiled.display)
         for root, window in compiled.windows.items():
             self.windows[root] = max(self.windows.get(root, 0), window)
+        return compiled
+
+    def amount(self, path: Path, source: str, scope: Scope, inputs: dict[str, str]) -> Expr:
+        """A size or price expression; a constant one must be a sane amount (the pipeline
+        refuses any amount at or beyond ``AMOUNT_LIMIT`` at run time as well)."""
+        compiled = self.expr(path, source, NUM, scope, inputs)
+        const = compiled.const
+        if isinstance(const, Decimal) and abs(const) >= AMOUNT_LIMIT:
+            self.at(
+                path,
+                f"{path[-1]}: {const.normalize():.6g} is beyond any order"
+                f" (at most {AMOUNT_LIMIT:.0e})",
+                f"write a sane {path[-1]}",
+            )
         return compiled
 
     # --- the strategy ------------------------------------------------------------------------
@@ -287,8 +302,8 @@ class _Compiler:
             self.at((*path, "px"), "a MARKET order takes no px", "remove px or set type: LIMIT")
         scope = self.scope(rule.name, spec.pos_side or rule.pos_side)
         fields = self.fields(path, spec, spec.side, rule, kind)
-        sz = self.expr((*path, "sz"), spec.sz, NUM, scope, inputs)
-        px = None if spec.px is None else self.expr((*path, "px"), spec.px, NUM, scope, inputs)
+        sz = self.amount((*path, "sz"), spec.sz, scope, inputs)
+        px = None if spec.px is None else self.amount((*path, "px"), spec.px, scope, inputs)
         return PlaceOrder(fields, sz, px)
 
     def ladder(
@@ -312,14 +327,14 @@ class _Compiler:
         ladder = Ladder(
             fields,
             count,
-            self.expr((*path, "from_px"), spec.from_px, NUM, scope, inputs),
+            self.amount((*path, "from_px"), spec.from_px, scope, inputs),
             None
             if spec.step_px is None
-            else self.expr((*path, "step_px"), spec.step_px, NUM, scope, inputs),
+            else self.amount((*path, "step_px"), spec.step_px, scope, inputs),
             None
             if spec.to_px is None
-            else self.expr((*path, "to_px"), spec.to_px, NUM, scope, inputs),
-            self.expr((*path, "sz"), spec.sz, NUM, rung, inputs),
+            else self.amount((*path, "to_px"), spec.to_px, scope, inputs),
+            self.amount((*path, "sz"), spec.sz, rung, inputs),
         )
         if isinstance(count.const, Decimal) and not (
             1 <= count.const <= MAX_LEGS and count.const % 1 == 0
@@ -346,10 +361,10 @@ class _Compiler:
         return Grid(
             self.fields(path, spec, OrderSide.BUY, rule, kind),
             self.fields(path, spec, OrderSide.SELL, rule, kind),
-            self.expr((*path, "center"), spec.center, NUM, scope, inputs),
-            self.expr((*path, "step_px"), spec.step_px, NUM, scope, inputs),
+            self.amount((*path, "center"), spec.center, scope, inputs),
+            self.amount((*path, "step_px"), spec.step_px, scope, inputs),
             self.expr((*path, "levels"), spec.levels, NUM, scope, inputs),
-            self.expr((*path, "sz"), spec.sz, NUM, rung, inputs),
+            self.amount((*path, "sz"), spec.sz, rung, inputs),
         )
 
     def close(self, path: Path, spec: CloseSpec, rule: RuleSpec, inputs: dict[str, str]) -> Close:
@@ -390,8 +405,8 @@ class _Compiler:
             pos_sides=sides,
             mgn_mode=self.spec.margin.mode,
             type=kind,
-            sz=None if spec.sz is None else self.expr((*path, "sz"), spec.sz, NUM, scope, inputs),
-            px=None if spec.px is None else self.expr((*path, "px"), spec.px, NUM, scope, inputs),
+            sz=None if spec.sz is None else self.amount((*path, "sz"), spec.sz, scope, inputs),
+            px=None if spec.px is None else self.amount((*path, "px"), spec.px, scope, inputs),
             time_in_force=_first(spec.time_in_force, defaults.time_in_force, _GTC),
             stp_mode=_first(spec.stp_mode, defaults.stp_mode, _STP_NONE),
         )

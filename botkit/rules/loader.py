@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import os
 import re
+import stat
 from collections.abc import Mapping
 from decimal import Decimal
 from pathlib import Path
@@ -25,9 +27,17 @@ from botkit.rules.model import Strategy
 from botkit.rules.schema import NAME_PATTERN, StrategySpec
 from botkit.rules.yamlsrc import SourceMap, parse_yaml
 
-__all__ = ["load", "loads", "version_of"]
+__all__ = [
+    "MAX_FILE_BYTES",
+    "load",
+    "loads",
+    "loads_bytes",
+    "read_strategy_file",
+    "version_of",
+]
 
 MAX_FILE_BYTES = 1_000_000
+"""A strategy file is a few dozen lines: a larger file is refused before it is read."""
 
 
 def version_of(content: bytes | str) -> str:
@@ -178,18 +188,75 @@ def _unique(problems: list[ConfigError]) -> list[ConfigError]:
     return out
 
 
-def load(path: str | Path, *, instruments: Mapping[str, Instrument] | None = None) -> Strategy:
-    """Read and load one strategy file."""
+def load(
+    path: str | Path,
+    *,
+    instruments: Mapping[str, Instrument] | None = None,
+    outside_links: bool = False,
+) -> Strategy:
+    """Read (:func:`read_strategy_file`) and load one strategy file."""
+    raw = read_strategy_file(Path(path), outside_links=outside_links)
+    return loads_bytes(raw, str(path), instruments=instruments)
+
+
+def _file_error(file: str, message: str, hint: str) -> StrategyFileError:
+    return StrategyFileError([ConfigError(message, where=Location(file=file), hint=hint)])
+
+
+_TOO_LARGE_HINT = "a strategy file is a few dozen lines"
+_LINK_HINT = (
+    "copy the file into the folder, or set allow_strategy_symlinks = true "
+    "(BOTKIT_ALLOW_STRATEGY_SYMLINKS) to follow links out of it"
+)
+
+
+def read_strategy_file(path: Path, *, outside_links: bool = False) -> bytes:
+    """The bytes of one strategy file, the one way every command reads them.
+
+    The size is checked on the open file before anything is read, and at most
+    :data:`MAX_FILE_BYTES` + 1 bytes are read (a file growing meanwhile is still refused), so
+    a huge file in the folder costs nothing each cycle. A symlink whose target lies outside
+    the folder holding the link is refused unless ``outside_links`` (the
+    ``allow_strategy_symlinks`` setting). Raises :class:`StrategyFileError` (one located line).
+    """
     file = str(path)
+    target = path
+    if path.is_symlink():
+        try:
+            target = path.resolve(strict=True)
+        except (OSError, RuntimeError):
+            raise _file_error(
+                file, "the file is a symlink to nothing (broken link or loop)", _LINK_HINT
+            ) from None
+        folder = path.absolute().parent.resolve()
+        if not outside_links and not target.is_relative_to(folder):
+            raise _file_error(
+                file, f"the file is a symlink to {target}, outside the folder {folder}", _LINK_HINT
+            )
     try:
-        raw = Path(path).read_bytes()
+        # O_NONBLOCK: a FIFO put in place of the file must not hang the reader
+        fd = os.open(target, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
-        raise StrategyFileError(
-            [ConfigError(f"cannot read the file: {reason}", where=Location(file=file),
-                         hint="check the path and its permissions")]
-        ) from None  # fmt: skip
-    return loads_bytes(raw, file, instruments=instruments)
+        raise _file_error(
+            file, f"cannot read the file: {reason}", "check the path and its permissions"
+        ) from None
+    with os.fdopen(fd, "rb") as stream:
+        info = os.fstat(stream.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise _file_error(file, "not a regular file", "name a *.yaml file")
+        if info.st_size > MAX_FILE_BYTES:
+            raise _file_error(
+                file, f"the file is larger than 1 MB ({info.st_size:,} bytes)", _TOO_LARGE_HINT
+            )
+        try:
+            raw = stream.read(MAX_FILE_BYTES + 1)
+        except OSError as exc:
+            reason = exc.strerror or type(exc).__name__
+            raise _file_error(file, f"cannot read the file: {reason}", "check the disk") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise _file_error(file, "the file is larger than 1 MB", _TOO_LARGE_HINT)
+    return raw
 
 
 def loads_bytes(
@@ -201,10 +268,7 @@ def loads_bytes(
 ) -> Strategy:
     """Load from the file's bytes (UTF-8); the version is the hash of exactly these bytes."""
     if len(raw) > MAX_FILE_BYTES:
-        raise StrategyFileError(
-            [ConfigError("the file is larger than 1 MB", where=Location(file=file),
-                         hint="a strategy file is a few dozen lines")]
-        )  # fmt: skip
+        raise _file_error(file, "the file is larger than 1 MB", _TOO_LARGE_HINT)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from botkit.errors import ConfigError, Location, StrategyFileError
 from botkit.exchange.models import Instrument
-from botkit.rules.loader import loads_bytes, version_of
+from botkit.rules.loader import loads_bytes, read_strategy_file, version_of
 from botkit.rules.model import Strategy
 
 __all__ = ["ReloadReport", "StrategyStore", "discover"]
@@ -109,16 +109,19 @@ class _Entry:
 class StrategyStore:
     """Strategy files by path, each with its last good compiled version."""
 
-    __slots__ = ("_entries", "instruments", "paths")
+    __slots__ = ("_entries", "instruments", "outside_links", "paths")
 
     def __init__(
         self,
         paths: str | Path | Sequence[str | Path],
         *,
         instruments: Mapping[str, Instrument] | None = None,
+        outside_links: bool = False,
     ) -> None:
         self.paths: list[str | Path] = [paths] if isinstance(paths, str | Path) else list(paths)
         self.instruments = instruments
+        self.outside_links = outside_links
+        """Follow symlinks out of the strategies folder (the allow_strategy_symlinks setting)."""
         self._entries: dict[Path, _Entry] = {}
 
     @property
@@ -148,9 +151,9 @@ class StrategyStore:
         for path in files:
             entry = self._entries.get(path)
             try:
-                raw = path.read_bytes()
-            except OSError as exc:
-                errors.append(_read_error(path, exc))
+                raw = read_strategy_file(path, outside_links=self.outside_links)
+            except StrategyFileError as exc:
+                errors.append(exc)
                 if entry is not None and entry.strategy is not None:
                     kept.append(entry.strategy)
                     names[entry.strategy.name] = path
@@ -215,18 +218,6 @@ def _name_taken(name: str, other: Path, path: Path, raw: bytes) -> StrategyFileE
                 f"strategy name '{name}' is already used by {other}",
                 where=_name_location(str(path), raw),
                 hint="give every strategy its own name",
-            )
-        ]
-    )
-
-
-def _read_error(path: Path, exc: OSError) -> StrategyFileError:
-    return StrategyFileError(
-        [
-            ConfigError(
-                f"cannot read the file: {exc.strerror or type(exc).__name__}",
-                where=Location(file=str(path)),
-                hint="check its permissions",
             )
         ]
     )

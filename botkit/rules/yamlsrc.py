@@ -21,7 +21,7 @@ from ruamel.yaml.reader import ReaderError
 
 from botkit.errors import ConfigError, Location
 
-__all__ = ["Path", "Pos", "Scalar", "SourceMap", "parse_yaml"]
+__all__ = ["MAX_LINE_CHARS", "Path", "Pos", "Scalar", "SourceMap", "parse_yaml"]
 
 Path = tuple[str | int, ...]
 """Where a value sits in the document: mapping keys and list indices from the root."""
@@ -217,9 +217,13 @@ def parse_yaml(text: str, file: str) -> tuple[Any, SourceMap]:
     from botkit.errors import StrategyFileError
 
     smap = SourceMap(file=file, text=text)
+    _refuse_long_lines(text, file)
     _refuse_deep_flow(text, file)
     try:
-        root = YAML(typ="rt").compose(text)
+        # the safe (not round-trip) scanner: the round-trip one keeps comments, building each
+        # one a character at a time (a 1 MB comment, or a comment followed by 1 MB of blank
+        # lines, took 16 s); nothing here needs comments, and this one skips them
+        root = YAML(typ="safe", pure=True).compose(text)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = (
@@ -258,6 +262,21 @@ def parse_yaml(text: str, file: str) -> tuple[Any, SourceMap]:
     if builder.problems:
         raise StrategyFileError(builder.problems)
     return data, smap
+
+
+MAX_LINE_CHARS = 10_000
+"""No line of a strategy needs more (an expression is at most 1000 characters)."""
+
+
+def _refuse_long_lines(text: str, file: str) -> None:
+    """Refuse a line longer than :data:`MAX_LINE_CHARS` before the parser reads it."""
+    for number, line in enumerate(text.split("\n"), 1):
+        if len(line) > MAX_LINE_CHARS:
+            raise ConfigError(
+                f"line {number} is {len(line):,} characters long (at most {MAX_LINE_CHARS:,})",
+                where=Location(file=file, line=number, column=MAX_LINE_CHARS + 1),
+                hint="break it up: a strategy line holds a key and a short value or expression",
+            )
 
 
 _MAX_FLOW_DEPTH = 64

@@ -91,6 +91,7 @@ def assemble(
         journal,
         resync=client.resync_clock,
         reconcile_grace_ms=grace_ms(settings),
+        band_recheck=settings.price_band_recheck,
         sleep=sleep,
     )
     execution: Execution = (
@@ -99,7 +100,10 @@ def assemble(
     clock = client.clock
     runner = Runner(
         port=client,
-        store=StrategyStore(strategies or [settings.strategies_dir]),
+        store=StrategyStore(
+            strategies or [settings.strategies_dir],
+            outside_links=settings.allow_strategy_symlinks,
+        ),
         journal=journal,
         execution=execution,
         now_ms=clock.now_ms,
@@ -108,5 +112,6 @@ def assemble(
         clock_offset_ms=lambda: clock.offset_ms if clock.last_sync else None,
         metrics=metrics,
         evaluations=settings.journal_evaluations,
+        band_margin_bps=settings.price_band_margin_bps,
     )
     return Assembly(runner, client, journal, dry, stack)

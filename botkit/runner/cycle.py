@@ -15,6 +15,7 @@ import operator
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Literal
 
 from loguru import logger
@@ -24,13 +25,16 @@ from botkit.exchange.models import OpenOrder
 from botkit.exchange.port import ExchangePort
 from botkit.intents import CancelIntent, Intent, LeverageIntent, OrderIntent, PositionModeIntent
 from botkit.journal import Evaluated, Journal
+from botkit.journal.records import Outcome
 from botkit.pipeline import (
+    Controls,
     ExecutionReport,
     GuardSettings,
     Plan,
+    Reason,
     StrategyPolicy,
     build_plan,
-    kill_switch_reason,
+    controls,
 )
 from botkit.rules import (
     Evaluation,
@@ -43,15 +47,18 @@ from botkit.rules import (
 )
 from botkit.rules.store import ReloadReport, StrategyStore
 from botkit.runner.activity import ActivityCache
-from botkit.runner.execution import Execution, SideEffect
+from botkit.runner.execution import Execution, SideEffect, describe
 from botkit.runner.reader import Needs, SnapshotReader, needs_of
 from botkit.service.metrics import Metrics
 from botkit.snapshot import Snapshot
 
-__all__ = ["CycleReport", "EvaluationRecords", "Runner"]
+__all__ = ["DEFAULT_BAND_MARGIN_BPS", "CycleReport", "EvaluationRecords", "Runner"]
 
 READ_RETRY_MS = 30_000
 """After a failed account read, due strategies are tried again this soon (within their slot)."""
+
+DEFAULT_BAND_MARGIN_BPS = Decimal(10)
+"""Default safety margin inside the price band: 10 bps of the bound (the setting's default)."""
 
 LIMITS_MOVED_CODES = frozenset({10002, 10014})
 """Exchange codes that suggest the instrument limits or the band moved: re-read them."""
@@ -137,6 +144,9 @@ class Runner:
 
     ``metrics``: where cycles and orders are counted (the service's Prometheus registry);
     ``None`` counts nothing (a backtest, a one-off plan).
+
+    ``band_margin_bps``: how far inside the price band a price must lie, in basis points of the
+    band's bound (the ``price_band_margin_bps`` setting).
     """
 
     def __init__(
@@ -153,6 +163,7 @@ class Runner:
         metrics: Metrics | None = None,
         monotonic: Callable[[], float] = time.monotonic,
         evaluations: EvaluationRecords = "all",
+        band_margin_bps: Decimal = DEFAULT_BAND_MARGIN_BPS,
     ) -> None:
         self.port = port
         self.store = store
@@ -176,6 +187,10 @@ class Runner:
         if evaluations not in ("all", "changes"):
             raise ValueError(f"evaluations must be 'all' or 'changes', got {evaluations!r}")
         self._changes = _Changes() if evaluations == "changes" else None
+        if not Decimal(0) <= band_margin_bps < Decimal(10_000):
+            raise ValueError(f"band_margin_bps must be in 0..10000, got {band_margin_bps}")
+        self.band_margin = band_margin_bps / Decimal(10_000)
+        self._controls = Controls()
 
     # --- scheduling --------------------------------------------------------------------------
 
@@ -255,6 +270,19 @@ class Runner:
             )
             return
         if orders:
+            halt = controls(self.guards).halt
+            if halt is not None:
+                effect = self._not_sent(
+                    strategy.name,
+                    "<file removed>",
+                    "cancel",
+                    f"cancel {len(orders)} order(s)",
+                    "halt",
+                    halt,
+                    None,
+                )
+                logger.warning("strategy {} removed: {}", strategy.name, effect.detail)
+                return
             effect = self.execution.cancel(strategy.name, "<file removed>", orders, None)
             logger.info("strategy {} removed: {}", strategy.name, effect.detail)
 
@@ -318,16 +346,25 @@ class Runner:
                 seconds=self._monotonic() - started,
             )
         evaluations, rule_errors, intents = self._record(cycle_id, done, errors)
-        effects = self._side_effects(cycle_id, intents, snapshot) if intents else ()
+        ctl = self._check_controls(cycle_id)
+        effects: tuple[SideEffect, ...] = ()
+        hold = None if ctl.halt is None else Reason("halt", ctl.halt)
+        if intents:
+            effects, snapshot, unknown = self._side_effects(cycle_id, intents, snapshot, ctl)
+            hold = hold or unknown
         orders = [i for i in intents if isinstance(i, OrderIntent)]
         plan = build_plan(
             orders,
             snapshot,
             policies={s.name: self._policy(s) for s in due} if intents else None,
             limits=self.guards.limits,
-            kill_switch=kill_switch_reason(self.guards),
+            kill_switch=ctl.kill_switch,
+            hold=hold,
+            band_margin=self.band_margin,
         )
+        _log_planning_failures(plan)
         execution = self.execution.orders(plan, cycle_id)
+        log_failures(cycle_id, execution)
         if execution.outcomes and any(o.code in LIMITS_MOVED_CODES for o in execution.outcomes):
             self.reader.invalidate_instruments()
         return CycleReport(
@@ -418,22 +455,114 @@ class Runner:
             evaluations.append(evaluation)
         return evaluations, rule_errors, intents
 
+    def _check_controls(self, cycle_id: int) -> Controls:
+        """The halt and kill switch now; a change since the last cycle is logged and journaled
+        once (``controls`` event)."""
+        ctl = controls(self.guards)
+        if ctl != self._controls:
+            for line in ctl.lines():
+                (logger.warning if "ENGAGED" in line else logger.info)("{}", line)
+            self.journal.record_event("controls", "; ".join(ctl.lines()), cycle_id=cycle_id)
+            self._controls = ctl
+        return ctl
+
+    def _not_sent(
+        self,
+        strategy: str,
+        rule: str,
+        action: str,
+        what: str,
+        control: str,
+        reason: str,
+        cycle_id: int | None,
+    ) -> SideEffect:
+        """A cancel or setting change the halt or kill switch kept back, journaled."""
+        effect = SideEffect(strategy, rule, action, False, f"{what} not sent: {reason}")
+        self.journal.record_event(
+            control,
+            f"{strategy}/{rule}: {effect.detail}",
+            cycle_id=cycle_id,
+            strategy=strategy,
+            rule=rule,
+        )
+        return effect
+
     def _side_effects(
-        self, cycle_id: int, intents: Sequence[object], snapshot: Snapshot
-    ) -> tuple[SideEffect, ...]:
-        """Position mode and leverage first, then cancels, before new orders are placed."""
+        self, cycle_id: int, intents: Sequence[Intent], snapshot: Snapshot, ctl: Controls
+    ) -> tuple[tuple[SideEffect, ...], Snapshot, Reason | None]:
+        """Position-mode switches first, then leverage, then cancels, before new orders are
+        planned; the snapshot the orders are then planned against; a reason to hold every order.
+
+        The halt sends none of them; the kill switch sends only the cancels. A position-mode
+        switch changes what every order must carry (posSide), so the orders of the cycle are
+        planned against the mode the account has once the switches went out: the mode asked
+        for when every switch was accepted (the last one wins), else the mode read again from
+        the exchange. When that read fails too, every order of the cycle is held back with the
+        reason ``position_mode_unknown`` (journaled) and the rules decide again next cycle.
+        """
         effects: list[SideEffect] = []
-        for intent in intents:
-            if isinstance(intent, PositionModeIntent | LeverageIntent):
-                effects.append(self.execution.configure(intent, cycle_id))
+        stop = ("halt", ctl.halt) if ctl.halt else ("kill_switch", ctl.kill_switch)
+        switches = [i for i in intents if isinstance(i, PositionModeIntent)]
+        levers = [i for i in intents if isinstance(i, LeverageIntent)]
+        sent: list[SideEffect] = []
+        changes: list[PositionModeIntent | LeverageIntent] = [*switches, *levers]
+        for setting in changes:
+            if stop[1] is not None:
+                effects.append(
+                    self._not_sent(
+                        setting.strategy,
+                        setting.rule,
+                        "configure",
+                        describe(setting),
+                        stop[0],
+                        stop[1],
+                        cycle_id,
+                    )
+                )
+                continue
+            effect = self.execution.configure(setting, cycle_id)
+            effects.append(effect)
+            if isinstance(setting, PositionModeIntent):
+                sent.append(effect)
+        hold: Reason | None = None
+        if sent:
+            if all(e.ok for e in sent):
+                mode = switches[-1].mode
+                snapshot = snapshot.with_parts(position_mode=mode)
+            else:
+                snapshot = snapshot.reread("position_mode")
+                try:
+                    mode = snapshot.position_mode
+                except ExchangeError as exc:
+                    hold = Reason(
+                        "position_mode_unknown",
+                        f"a position-mode switch failed and the mode could not be read again"
+                        f" ({exc}) — the orders wait for the next cycle",
+                    )
+            if hold is None:
+                logger.info("orders of cycle {} are planned in {} mode", cycle_id, mode.value)
         for intent in intents:
             if isinstance(intent, CancelIntent):
                 orders = _attributed(snapshot.open_orders, intent)
-                if orders:
+                if not orders:
+                    continue
+                if ctl.halt is not None:
                     effects.append(
-                        self.execution.cancel(intent.strategy, intent.rule, orders, cycle_id)
+                        self._not_sent(
+                            intent.strategy,
+                            intent.rule,
+                            "cancel",
+                            f"cancel {len(orders)} order(s)",
+                            "halt",
+                            ctl.halt,
+                            cycle_id,
+                        )
                     )
-        return tuple(effects)
+                    continue
+                effects.append(
+                    self.execution.cancel(intent.strategy, intent.rule, orders, cycle_id)
+                )
+        return tuple(effects), snapshot, hold
 
     def _observe(self, report: CycleReport, seconds: float) -> None:
         metrics = self.metrics
@@ -452,6 +581,62 @@ class Runner:
                 metrics.orders.labels(outcome="rejected_local").inc(report.execution.refused)
         if report.ok:
             metrics.last_success.set(report.now_ms / 1000)
+
+
+_SHOWN_IDS = 5
+
+
+def _ids(ids: Sequence[str]) -> str:
+    more = f" and {len(ids) - _SHOWN_IDS} more" if len(ids) > _SHOWN_IDS else ""
+    return ", ".join(ids[:_SHOWN_IDS]) + more
+
+
+def log_failures(cycle_id: int | None, execution: ExecutionReport) -> None:
+    """Log at WARNING what did not go as sent, one line per reason (not per order): orders the
+    exchange rejected (by code and message), orders that failed, each answer that settled
+    nothing (malformed, dropped, timed out: its orders are looked up), and orders still
+    unknown at the end of the cycle."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for o in execution.outcomes:
+        if o.outcome is Outcome.REJECTED:
+            key = ("rejected by the exchange", f"{o.code} {o.msg}".strip())
+        elif o.outcome is Outcome.FAILED:
+            key = ("failed (not placed)", o.error or f"{o.code} {o.msg}".strip())
+        else:
+            continue
+        groups.setdefault(key, []).append(o.cl_ord_id)
+    for (what, why), grouped in groups.items():
+        logger.warning(
+            "cycle {}: {} order(s) {}: {} ({})", cycle_id, len(grouped), what, why, _ids(grouped)
+        )
+    for asked, why in execution.unknown_answers:
+        logger.warning(
+            "cycle {}: the answer about {} order(s) settled nothing ({}); looking them up ({})",
+            cycle_id,
+            len(asked),
+            why,
+            _ids(asked),
+        )
+    if execution.unsettled:
+        logger.warning(
+            "cycle {}: {} order(s) still unknown after the lookups: reconcile looks them up "
+            "again ({})",
+            cycle_id,
+            len(execution.unsettled),
+            _ids(execution.unsettled),
+        )
+
+
+def _log_planning_failures(plan: Plan) -> None:
+    """Each strategy whose planning failed this cycle, once, with its name (its orders are
+    journaled refused with the reason; the other strategies' orders go on)."""
+    said: set[str] = set()
+    for refusal in plan.refused:
+        strategy = refusal.intent.strategy
+        for reason in refusal.reasons:
+            if reason.code == "planning_failed" and strategy not in said:
+                said.add(strategy)
+                logger.bind(strategy=strategy).error("planning failed: {}", reason.message)
 
 
 def _planner_parts(snapshot: Snapshot) -> None:

@@ -17,7 +17,7 @@ from botkit.intents import LeverageIntent, PositionModeIntent
 from botkit.journal import Journal
 from botkit.pipeline import ExecutionReport, Executor, Plan
 
-__all__ = ["DryRunExecution", "Execution", "LiveExecution", "SideEffect"]
+__all__ = ["DryRunExecution", "Execution", "LiveExecution", "SideEffect", "describe"]
 
 CANCEL_BATCH = 10
 
@@ -40,8 +40,8 @@ class Execution(Protocol):
         """Settle what an earlier run left unsettled (start-up, crash recovery)."""
         ...
 
-    def orders(self, plan: Plan, cycle_id: int) -> ExecutionReport:
-        """Journal the plan and (live) send it."""
+    def orders(self, plan: Plan, cycle_id: int | None) -> ExecutionReport:
+        """Journal the plan and (live) send it (``cycle_id`` ``None``: an operator's command)."""
         ...
 
     def cancel(
@@ -57,7 +57,8 @@ class Execution(Protocol):
         ...
 
 
-def _describe(intent: LeverageIntent | PositionModeIntent) -> str:
+def describe(intent: LeverageIntent | PositionModeIntent) -> str:
+    """What a leverage or position-mode change does, in words."""
     if isinstance(intent, LeverageIntent):
         return (
             f"set leverage {intent.lever}x on {intent.symbol} "
@@ -85,7 +86,7 @@ class LiveExecution:
     def reconcile(self) -> None:
         self.executor.reconcile()
 
-    def orders(self, plan: Plan, cycle_id: int) -> ExecutionReport:
+    def orders(self, plan: Plan, cycle_id: int | None) -> ExecutionReport:
         return self.executor.run(plan, cycle_id=cycle_id, dry=False)
 
     def _record(self, effect: SideEffect, cycle_id: int | None) -> SideEffect:
@@ -135,10 +136,10 @@ class LiveExecution:
                 intent.rule,
                 "configure",
                 False,
-                f"{_describe(intent)} failed: {exc}",
+                f"{describe(intent)} failed: {exc}",
             )
         else:
-            effect = SideEffect(intent.strategy, intent.rule, "configure", True, _describe(intent))
+            effect = SideEffect(intent.strategy, intent.rule, "configure", True, describe(intent))
         return self._record(effect, cycle_id)
 
 
@@ -154,7 +155,7 @@ class DryRunExecution:
     def reconcile(self) -> None:
         """A dry run sends nothing, so it leaves nothing to settle and settles nothing."""
 
-    def orders(self, plan: Plan, cycle_id: int) -> ExecutionReport:
+    def orders(self, plan: Plan, cycle_id: int | None) -> ExecutionReport:
         return self.executor.run(plan, cycle_id=cycle_id, dry=True)
 
     def _record(self, effect: SideEffect, cycle_id: int | None) -> SideEffect:
@@ -177,5 +178,5 @@ class DryRunExecution:
     def configure(
         self, intent: LeverageIntent | PositionModeIntent, cycle_id: int | None
     ) -> SideEffect:
-        effect = SideEffect(intent.strategy, intent.rule, "configure", True, _describe(intent))
+        effect = SideEffect(intent.strategy, intent.rule, "configure", True, describe(intent))
         return self._record(effect, cycle_id)

@@ -26,10 +26,18 @@ from typing import Protocol
 from loguru import logger
 
 from botkit.errors import AuthFailed, ExchangeError, JournalError, StopRequested
+from botkit.journal.records import Outcome
 from botkit.runner.cycle import CycleReport, Runner
 from botkit.service.notify import Notifier
 
-__all__ = ["Loop", "RealTimeWaiter", "Waiter", "install_signal_handlers", "status_line"]
+__all__ = [
+    "Loop",
+    "RealTimeWaiter",
+    "Waiter",
+    "cycle_failure",
+    "install_signal_handlers",
+    "status_line",
+]
 
 MAX_NAP_S = 5.0
 
@@ -72,23 +80,57 @@ class RealTimeWaiter:
 
 
 def status_line(report: CycleReport) -> str:
-    """One line for systemd's STATUS= and the terminal."""
+    """One line for systemd's STATUS= and the terminal: what became of the cycle's orders, each
+    outcome counted (accepted, rejected by the exchange, unknown, failed, refused locally)."""
     if report.cycle_id is None:
         return "idle: no strategy due"
     if report.error:
         return f"cycle {report.cycle_id}: {report.error}"
     execution = report.execution
-    placed = len(execution.outcomes) if execution else 0
-    refused = execution.refused if execution else 0
+    head = f"cycle {report.cycle_id}: {len(report.due)} strategies, "
+    if execution is None:
+        orders = "no orders"
+    elif execution.dry:
+        planned = report.plan.accepted if report.plan is not None else ()
+        orders = f"{len(planned)} orders planned (dry run), {execution.refused} refused locally"
+    else:
+        orders = (
+            f"orders: {execution.count(Outcome.ACCEPTED)} accepted, "
+            f"{execution.count(Outcome.REJECTED)} rejected, {len(execution.unsettled)} unknown, "
+            f"{execution.count(Outcome.FAILED)} failed, {execution.refused} refused locally"
+        )
     return (
-        f"cycle {report.cycle_id}: {len(report.due)} strategies, {placed} orders sent, "
-        f"{refused} refused locally, {len(report.effects)} cancels/changes"
+        head
+        + orders
+        + f"; {len(report.effects)} cancels/changes"
         + (f", {len(report.strategy_errors)} strategy errors" if report.strategy_errors else "")
     )
 
 
+def cycle_failure(report: CycleReport) -> str:
+    """Why a cycle failed ("" when it did not): its reads failed, or orders failed or were left
+    with an unknown outcome. Orders the exchange rejected or that were refused locally are
+    decisions, not failures."""
+    if report.error:
+        return report.error
+    execution = report.execution
+    if execution is None:
+        return ""
+    parts = []
+    if failed := execution.count(Outcome.FAILED):
+        parts.append(f"{failed} order(s) failed")
+    if execution.unsettled:
+        parts.append(f"{len(execution.unsettled)} order(s) with an unknown outcome")
+    return ", ".join(parts)
+
+
 class Loop:
-    """Drives a :class:`Runner` until stopped."""
+    """Drives a :class:`Runner` until stopped.
+
+    A bounded run (``cycles`` given: ``--once``, ``--cycles N``) does not retry a start-up it
+    cannot complete, counts a cycle that failed (:func:`cycle_failure`, or an unexpected
+    error) and returns 1 when any did, :attr:`failures` saying why; the service (unbounded)
+    retries start-up and goes on after a failed cycle."""
 
     def __init__(
         self,
@@ -121,6 +163,8 @@ class Loop:
         """The name of the signal that asked to stop, for the log."""
         self.cycles_run = 0
         self.last_report: CycleReport | None = None
+        self.failures: list[str] = []
+        """Why each failed cycle (or the start-up) of a bounded run failed."""
 
     def request_stop(self) -> None:
         self.stop.set()
@@ -130,8 +174,9 @@ class Loop:
         self.reload_requested.set()
         self.wake.set()
 
-    def _start(self) -> bool:
-        """Sync the clock and settle what an earlier run left unsettled; True when ready."""
+    def _start(self, bounded: bool) -> bool:
+        """Sync the clock and settle what an earlier run left unsettled; True when ready.
+        The service retries until it gets there; a bounded run gives up at the first failure."""
         while not self.stop.is_set():
             try:
                 self.sync()
@@ -143,6 +188,10 @@ class Loop:
                 logger.info("stop requested during start-up: exiting before the first cycle")
                 return False
             except ExchangeError as exc:
+                if bounded:
+                    logger.error("start-up sync failed: {}", exc)
+                    self.failures.append(f"start-up failed: {exc}")
+                    return False
                 logger.error("start-up sync failed, retrying in {}s: {}", self.retry_sync_s, exc)
                 self.notifier.status(f"waiting for the exchange: {exc}")
                 self.notifier.watchdog()
@@ -157,10 +206,12 @@ class Loop:
 
     def run(self, cycles: int | None = None) -> int:
         """Run ``cycles`` cycles (forever when None) or until stopped. Returns the exit code:
-        0, or 1 when a bounded run finds no strategy to run."""
+        0, or 1 when a bounded run finds no strategy to run or a cycle (or the start-up) of it
+        failed (:attr:`failures` says why)."""
+        bounded = cycles is not None
         try:
-            if not self._start():
-                return 0
+            if not self._start(bounded):
+                return 1 if self.failures else 0
             while not self.stop.is_set():
                 self.wake.clear()  # a signal from here on ends the coming wait early
                 if self.reload_requested.is_set():
@@ -183,8 +234,13 @@ class Loop:
                         " open are looked up at the next start"
                     )
                     break
-                except Exception:  # a bug must not end the service: log it, wait, go on
+                except Exception as exc:  # a bug must not end the service: log it, wait, go on
                     logger.exception("cycle failed unexpectedly; the next one will be tried")
+                    if cycles is not None:  # a bounded run counts it (and does not try forever)
+                        self.cycles_run += 1
+                        self.failures.append(f"unexpected {type(exc).__name__}: {exc}")
+                        if self.cycles_run >= cycles or self.stop.is_set():
+                            break
                     self.waiter.wait_until(self.runner.now_ms() + int(MAX_NAP_S * 1000), self.wake)
                     continue
                 self.last_report = report
@@ -196,6 +252,8 @@ class Loop:
                     return 1  # a bounded run would otherwise wait for a cycle forever
                 if report.cycle_id is not None:
                     self.cycles_run += 1
+                    if bounded and (why := cycle_failure(report)):
+                        self.failures.append(f"cycle {report.cycle_id}: {why}")
                     line = status_line(report)
                     self.notifier.status(line)
                     logger.info(line)
@@ -209,7 +267,7 @@ class Loop:
                 if target is None:  # nothing loaded: look for files again in a while
                     target = self.runner.now_ms() + int(MAX_NAP_S * 1000)
                 self.waiter.wait_until(target, self.wake)
-            return 0
+            return 1 if self.failures else 0
         finally:
             if self.stop_signal:
                 logger.info("{} received: the cycle in flight finished; exiting", self.stop_signal)

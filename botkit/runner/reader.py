@@ -96,6 +96,7 @@ class SnapshotReader:
         self._sleep = sleep
         self._instruments: dict[str, Instrument] = {}
         self._instruments_read_ms: int | None = None
+        self._odd_named: set[tuple[str, str]] = set()
 
     def _wait(self, state: RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome else None
@@ -145,7 +146,21 @@ class SnapshotReader:
         if read_at is None or now_ms - read_at >= self.policy.instruments_ttl_ms:
             self._instruments = {i.symbol: i for i in self._get(self.port.instruments)}
             self._instruments_read_ms = now_ms
+            self._name_odd_statuses()
         return self._instruments
+
+    def _name_odd_statuses(self) -> None:
+        """Log each instrument whose status botkit does not know, once per (symbol, status)."""
+        for symbol, instrument in sorted(self._instruments.items()):
+            odd = instrument.odd_status
+            if odd is not None and (symbol, odd) not in self._odd_named:
+                self._odd_named.add((symbol, odd))
+                logger.warning(
+                    "instrument {} has status {!r}, which botkit does not know: no new orders"
+                    " are placed on it until the exchange reports it OPEN",
+                    symbol,
+                    odd,
+                )
 
     def _history(self, page: Callable[..., Sequence[T]], now_ms: int, window_ms: int) -> list[T]:
         start = now_ms - (window_ms or self.policy.history_window_ms)

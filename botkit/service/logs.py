@@ -14,6 +14,8 @@ from urllib.parse import quote
 
 from loguru import logger
 
+from botkit.service.repeats import Repeats
+
 __all__ = ["LogFormat", "RedactingSink", "configure_logging", "redact"]
 
 LogFormat = Literal["auto", "text", "json"]
@@ -69,10 +71,13 @@ def configure_logging(
     fmt: LogFormat = "auto",
     secrets: Iterable[str] = (),
     stream: TextIO | None = None,
+    repeats: Repeats | None = None,
 ) -> None:
     """Send all botkit logging to ``stream`` (stderr), redacting ``secrets``.
 
     ``auto`` picks text on a terminal and JSON lines otherwise (systemd's journal).
+    ``repeats``: write each message once and count the repeats (a backtest's per-candle
+    warnings); the caller prints :meth:`Repeats.summary` at the end.
     """
     out = stream if stream is not None else sys.stderr
     if fmt == "auto":
@@ -80,13 +85,24 @@ def configure_logging(
     logger.remove()
     sink = RedactingSink(out, secrets)
     if fmt == "json":
-        logger.add(sink, level=level, serialize=True, backtrace=False, diagnose=False)
+        logger.add(
+            sink,
+            level=level,
+            serialize=True,
+            filter=repeats,
+            backtrace=False,
+            diagnose=False,
+        )
     else:
+
+        def text_filter(record: dict[str, object]) -> bool:
+            return _with_context(record) and (repeats is None or repeats(record))
+
         logger.add(
             sink,
             level=level,
             format=_TEXT_FORMAT,
-            filter=_with_context,  # type: ignore[arg-type]
+            filter=text_filter,  # type: ignore[arg-type]
             colorize=out.isatty(),
             backtrace=False,
             diagnose=False,

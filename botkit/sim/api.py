@@ -118,6 +118,8 @@ class SimApi:
 
     def call(self, method: str, path: str, query: Mapping[str, str], body: Any | None) -> Any:
         """Answer one request: the envelope's ``data``, or :class:`SimError`."""
+        if self.engine.drift:  # a mark that moves between two reads (prices.drift_per_request)
+            self.engine.apply_drift()
         verb = method.upper()
         handler = self._routes.get((verb, path))
         if handler is not None:

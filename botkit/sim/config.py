@@ -28,6 +28,7 @@ __all__ = [
     "BalanceConfig",
     "FeesConfig",
     "InstrumentConfig",
+    "OrderRulesConfig",
     "PricesConfig",
     "SimConfig",
     "default_config_text",
@@ -98,6 +99,19 @@ class PricesConfig(_Strict):
     candle_history_minutes: int = Field(default=1440 * 7, ge=60)
     depth_per_fill: NonNegDecimal = Decimal(0)
     """At most this many contracts of a resting order fill per price event (0 = no limit)."""
+    drift_per_request: Annotated[
+        Decimal, Field(ge=Decimal("-0.01"), le=Decimal("0.01"), allow_inf_nan=False)
+    ] = Decimal(0)
+    """Before answering each request the marks move by this fraction (rounded to the tick): a
+    mark that moves between two reads of one cycle (``-0.0005``: 5 bps down per request)."""
+
+
+class OrderRulesConfig(_Strict):
+    """How strictly the simulator reads an order's amounts."""
+
+    strict_text: bool = True
+    """Refuse (400) an ``sz`` / ``px`` whose text has an exponent, a sign, or more decimals than
+    ``lotSz`` / ``tSz`` allow (``"2.0"`` on a lot of 1), as a strict exchange does."""
 
 
 class InstrumentConfig(_Strict):
@@ -162,6 +176,7 @@ class SimConfig(_Strict):
     balance: BalanceConfig = Field(default_factory=BalanceConfig)
     fees: FeesConfig = Field(default_factory=FeesConfig)
     prices: PricesConfig = Field(default_factory=PricesConfig)
+    orders: OrderRulesConfig = Field(default_factory=OrderRulesConfig)
     position_mode: PositionMode = PositionMode.ONE_WAY
     instruments: list[InstrumentConfig] = Field(min_length=1)
     auth: AuthConfig = Field(default_factory=AuthConfig)
@@ -251,6 +266,7 @@ def _known_keys(loc: tuple[Any, ...]) -> list[str]:
         "balance": BalanceConfig,
         "fees": FeesConfig,
         "prices": PricesConfig,
+        "orders": OrderRulesConfig,
         "instruments": InstrumentConfig,
         "auth": AuthConfig,
     }

@@ -98,6 +98,8 @@ class SimEngine:
         self._step_ms = config.prices.step_ms
         self._last_step = now
         self._placed_since_prune = 0
+        self.drift = config.prices.drift_per_request
+        """Fraction every mark moves by before each request is answered (0: none)."""
 
     # --- instruments and prices ----------------------------------------------------------
     def instrument(self, symbol: str) -> InstrumentConfig:
@@ -131,6 +133,20 @@ class SimEngine:
         self.mark_rev += 1
         if px <= book.best_bid or px >= book.best_ask:
             self.matcher.match(symbol, px, now)
+
+    def apply_drift(self) -> None:
+        """Move every mark by ``drift`` of itself, rounded to its tick (at least one tick when
+        ``drift`` is not 0), and fill what the new marks cross: the market moving between two
+        requests of one cycle."""
+        for symbol, inst in self.instruments.items():
+            mark = self.prices[symbol].mark
+            tick = inst.tSz
+            move = (mark * self.drift / tick).to_integral_value() * tick
+            if move == _ZERO:
+                move = tick if self.drift > _ZERO else -tick
+            px = min(max(mark + move, inst.minPx), inst.maxPx)
+            if px != mark:
+                self.set_mark(symbol, px)
 
     def step(self) -> None:
         """Advance the random walk of every mark to ``clock.now_ms()`` (``step_ms`` per step).
@@ -241,7 +257,14 @@ class SimEngine:
         inst = self.instrument(order.symbol)
         symbol = inst.symbol
         mark = self.prices[symbol].mark
-        reason = check_static(order, inst, self.status[symbol], mark, self.position_mode)
+        reason = check_static(
+            order,
+            inst,
+            self.status[symbol],
+            mark,
+            self.position_mode,
+            strict_text=self.config.orders.strict_text,
+        )
         if reason is not None:
             raise SimError(*reason)
         pos_side = order.pos_side or PosSide.BOTH

@@ -11,6 +11,7 @@ margin) live in the engine.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 
@@ -27,7 +28,7 @@ from botkit.exchange.models import (
 from botkit.sim import codes
 from botkit.sim.config import InstrumentConfig
 
-__all__ = ["OrderInput", "PriceBand", "band", "check_static", "is_closing"]
+__all__ = ["OrderInput", "PriceBand", "band", "check_static", "is_closing", "text_on_step"]
 
 Reason = tuple[int, str]
 
@@ -47,6 +48,10 @@ class OrderInput:
     reduce_only: bool = False
     tif: TimeInForce = TimeInForce.GTC
     stp: StpMode = StpMode.NONE
+    sz_text: str | None = None
+    """``sz`` as written on the wire (None: not known, no text check)."""
+    px_text: str | None = None
+    """``px`` as written on the wire (None: not known or no price)."""
 
 
 def is_closing(order: OrderInput, mode: PositionMode) -> bool:
@@ -98,8 +103,11 @@ def check_static(
     status: InstrumentStatus,
     mark: Decimal,
     mode: PositionMode,
+    *,
+    strict_text: bool = False,
 ) -> Reason | None:
-    """The first instrument rule ``order`` breaks, or None."""
+    """The first instrument rule ``order`` breaks, or None. ``strict_text``: also refuse amount
+    text with an exponent or more decimals than the step allows (:func:`text_on_step`)."""
     symbol = inst.symbol
     if status is InstrumentStatus.CLOSED:
         return codes.SYMBOL_NOT_TRADING, f"Symbol {symbol} is not trading (status CLOSED)"
@@ -115,7 +123,40 @@ def check_static(
             codes.CLOSE_ONLY,
             f"Symbol {symbol} is close-only: only reduce-only (closing) orders are accepted",
         )
-    return _check_size(order, inst) or _check_price(order, inst, mark)
+    reason = _check_size(order, inst) or _check_price(order, inst, mark)
+    if reason is None and strict_text:  # on the grid and in the band: now the text itself
+        reason = text_on_step("sz", order.sz_text, inst.lotSz, "lotSz") or text_on_step(
+            "px", order.px_text, inst.tSz, "tSz"
+        )
+    return reason
+
+
+_PLAIN = re.compile(r"[0-9]+(?:\.([0-9]+))?")
+
+
+def text_on_step(field: str, text: str | None, step: Decimal, name: str) -> Reason | None:
+    """A strict exchange's reading of an amount's text: plain digits with at most as many
+    decimals as ``step`` has once its trailing zeros are dropped (lotSz 1 → none, tSz 0.50 →
+    one); no sign, no exponent, no spaces. ``"2.0"`` on a lot of 1 is refused."""
+    if text is None:
+        return None
+    match = _PLAIN.fullmatch(text)
+    if match is None:
+        return (
+            codes.BAD_PARAM,
+            f"Param error: {field} {text!r} is not a plain decimal number (digits, one point,"
+            " no exponent)",
+        )
+    decimals = len(match.group(1) or "")
+    exponent = step.normalize().as_tuple().exponent
+    allowed = -exponent if isinstance(exponent, int) and exponent < 0 else 0
+    if decimals > allowed:
+        return (
+            codes.BAD_PARAM,
+            f"Param error: {field} {text!r} has {decimals} decimal(s); {name} {_fmt(step)}"
+            f" allows {allowed}",
+        )
+    return None
 
 
 def _check_sides(order: OrderInput, mode: PositionMode) -> Reason | None:

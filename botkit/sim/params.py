@@ -140,21 +140,29 @@ def parse_order(raw: Any) -> OrderInput | Rejected:
         kind = _required("type", enum_param(raw, "type", OrderType))
         symbol = _required("symbol", str_param(raw, "symbol"))
         sz = _required("sz", decimal_param(raw, "sz"))
+        px = decimal_param(raw, "px")
         return OrderInput(
             symbol=symbol.upper(),
             side=side,
             type=kind,
             sz=sz,
-            px=decimal_param(raw, "px"),
+            px=px,
             mgn_mode=enum_param(raw, "mgnMode", MarginMode),
             pos_side=enum_param(raw, "posSide", PosSide),
             cl_ord_id=str_param(raw, "clOrdId"),
             reduce_only=flag_param(raw, "reduceOnly"),
             tif=enum_param(raw, "timeInForce", TimeInForce) or TimeInForce.GTC,
             stp=enum_param(raw, "stpMode", StpMode) or StpMode.NONE,
+            sz_text=_text(raw.get("sz")),
+            px_text=None if px is None else _text(raw.get("px")),
         )
     except SimError as exc:
         return Rejected(cl_text, exc.code, exc.msg)
+
+
+def _text(value: Any) -> str:
+    """An amount as written: a JSON string as is, a JSON number as its text."""
+    return value if isinstance(value, str) else str(value)
 
 
 def merged(query: Mapping[str, Any], body: Any) -> dict[str, Any]:

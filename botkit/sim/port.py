@@ -287,6 +287,8 @@ class SimPort(PortReads):
             )
         items: list[OrderInput | Rejected] = [
             OrderInput(
+                sz_text=(wire := o.to_wire())["sz"],  # what the HTTP client would send
+                px_text=wire.get("px"),
                 symbol=o.symbol,
                 side=o.side,
                 type=o.type,

@@ -65,7 +65,7 @@ def test_intent_is_committed_before_the_request_leaves(journal: Journal, tmp_pat
     assert rec is not None
     assert rec.ord_id == ex.ord_ids["s1-r1-0"]
     assert rec.request == {
-        "clOrdId": "s1-r1-0", "mgnMode": "CROSS", "posSide": "BOTH", "px": "100", "side": "BUY",
+        "clOrdId": "s1-r1-0", "mgnMode": "CROSS", "posSide": "BOTH", "px": "100.0", "side": "BUY",
         "sz": "1", "symbol": "BTC_USDT_PERP", "type": "LIMIT",
     }  # fmt: skip
     assert_one_final_outcome_each(journal)
@@ -89,7 +89,7 @@ def test_refusals_and_guard_trips_are_journaled_with_reasons_and_figures(
         "guard_max_notional_per_order",
     ]
     (trip,) = journal.trips(cycle_id=cycle)
-    assert (trip.guard, trip.limit, trip.value) == ("max_notional_per_order", "5", "10.000")
+    assert (trip.guard, trip.limit, trip.value) == ("max_notional_per_order", "5", "10.0000")
     assert_one_final_outcome_each(journal)
 
 

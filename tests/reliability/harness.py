@@ -78,6 +78,8 @@ class Recorder:
         self.duplicate_answers: Counter[str] = Counter()
         """clOrdIds sent again while the exchange had them (its 250 answer)."""
         self.rejected: Counter[str] = Counter()
+        self.reasons: dict[str, tuple[int, str]] = {}
+        """clOrdId → (code, msg) of the exchange's last refusal of it."""
         self.unanswerable: set[str] = set()
         """clOrdIds the exchange fails to answer about (503 on any lookup naming them)."""
 
@@ -100,6 +102,7 @@ class Recorder:
                         self.duplicate_answers[cid] += 1
                     else:
                         self.rejected[cid] += 1
+                        self.reasons[cid] = (code, str(item.get("msg", "")))
         return data
 
     @property
@@ -134,12 +137,17 @@ class Tally:
     faults: int = 0
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
+    refused: int = 0
+    """Orders the exchange refused (any per-order code but 250 duplicate)."""
+    refusals_allowed: bool = True
+    """False in a row whose every order botkit must check locally: a refusal is red."""
 
     @property
     def ok(self) -> bool:
         """The three figures that must be 0, and some orders actually placed."""
         clean = self.duplicates == 0 and self.unsettled == 0 and self.mismatches == 0
-        return clean and self.placed > 0
+        refused = self.refused and not self.refusals_allowed
+        return clean and self.placed > 0 and not refused
 
 
 def tally(
@@ -172,7 +180,14 @@ def tally(
         slots_missed=max(0, slots - len({r.slot for r in rows})),
         faults=faults,
         seconds=seconds,
+        refused=sum(recorder.rejected.values()),
     )
+    if recorder.rejected:
+        codes = Counter(f"{c} {m[:60]}" for c, m in recorder.reasons.values())
+        result.notes.append(
+            f"refused by the exchange: {sum(recorder.rejected.values())}"
+            f" ({', '.join(f'{n}× {t}' for t, n in codes.most_common(3))})"
+        )
     if mismatched:
         result.notes.append("mismatched: " + ", ".join(sorted(mismatched)[:5]))
     return result

@@ -15,7 +15,7 @@ import random
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -87,14 +87,25 @@ def run_in_process(
     timeout_s: float = 10.0,
     loopback: bool = False,
     folder: Path | None = None,
+    extra_strategies: Mapping[str, str] | None = None,
+    refusals: bool = True,
 ) -> InProcessRun:
     """Run ``cycles`` cycles of the ladder strategy under the row's faults; tally the result.
 
     ``loopback`` serves the simulator on 127.0.0.1 (uvicorn) instead of the in-process transport
-    (the socket-level faults: real dropped connections and read timeouts).
+    (the socket-level faults: real dropped connections and read timeouts). ``extra_strategies``
+    (file name → text) run beside the ladder; ``refusals=False`` makes the row red when the
+    exchange refuses any order (a row whose load botkit must check locally).
     """
     with tempfile.TemporaryDirectory(prefix="botkit-matrix-") as tmp:
-        return _run(row, arm, cycles, seed, timeout_s, loopback, Path(folder or tmp))
+        folder = Path(folder or tmp)
+        for name, text in (extra_strategies or {}).items():
+            (folder / "strategies").mkdir(parents=True, exist_ok=True)
+            (folder / "strategies" / name).write_text(text)
+        run = _run(row, arm, cycles, seed, timeout_s, loopback, folder)
+    if not refusals:
+        run.tally.refusals_allowed = False
+    return run
 
 
 @dataclass

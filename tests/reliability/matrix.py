@@ -82,7 +82,13 @@ def run_matrix(
         if keep(row.name, row.tags):
             cycles = max(4, round(scale.cycles * row.cycles_factor))
             run = run_in_process(
-                row.name, row.arm, cycles=cycles, timeout_s=row.timeout_s, loopback=row.loopback
+                row.name,
+                row.arm,
+                cycles=cycles,
+                timeout_s=row.timeout_s,
+                loopback=row.loopback,
+                extra_strategies=dict(row.extra_strategies),
+                refusals=row.refusals,
             )
             show(run.tally)
     if processes and keep(SIGKILL_ROW):

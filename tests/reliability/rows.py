@@ -7,6 +7,7 @@ every cycle; the process rows (SIGKILL, SIGTERM) live in :mod:`tests.reliability
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 from botkit.sim.inprocess import SimHandle
@@ -28,6 +29,10 @@ class Row:
     cycles_factor: float = 1.0
     """Some rows (loopback, slow answers) run fewer cycles to stay within the time budget."""
     tags: frozenset[str] = field(default_factory=frozenset)
+    extra_strategies: tuple[tuple[str, str], ...] = ()
+    """Strategy files (name, text) that run beside the ladder."""
+    refusals: bool = True
+    """False: any order the exchange refuses makes the row red (its load botkit must check)."""
 
 
 def _once(*rules: tuple[str, dict[str, Any]]) -> Arm:
@@ -56,6 +61,56 @@ def _place(kind: str, p: float, **options: Any) -> tuple[str, dict[str, Any]]:
 
 def _every(kind: str, p: float, **options: Any) -> tuple[str, dict[str, Any]]:
     return kind, {"path": ANY, "probability": p, **options}
+
+
+def _drift(fraction: str) -> Arm:
+    """Before every request the marks move by ``fraction`` (the simulator's
+    ``prices.drift_per_request``): the mark moves between two reads of one cycle."""
+
+    def arm(sim: SimHandle, cycle: int) -> None:
+        if cycle == 0:
+            sim.engine.drift = Decimal(fraction)
+
+    return arm
+
+
+# Whole sizes written with decimals, or computed: they must leave as "2", "4", never "2.0".
+AWKWARD_SIZES = """strategy: awkward-sizes
+symbol: BTC_USDT_PERP
+every: 1m
+rules:
+  - name: cancel-old
+    when: strategy.open_orders > 0
+    cancel: {}
+  - name: written
+    when: price.mark > 0
+    place:
+      order: {side: BUY, type: LIMIT, px: price.mark * 0.970, sz: 2.0}
+  - name: four
+    when: price.mark > 0
+    place:
+      order: {side: BUY, type: LIMIT, px: price.mark * 0.9700, sz: 4.00}
+  - name: computed
+    when: price.mark > 0
+    place:
+      ladder: {side: BUY, count: 4, from_px: price.mark * 0.969, step_px: 10.50,
+               sz: 1 + i * 0.5}
+"""
+
+# BUY orders from the band's low edge up, about 7 bps apart, while the mark rises between reads.
+AT_THE_BAND_EDGE = """strategy: band-edge
+symbol: BTC_USDT_PERP
+every: 1m
+rules:
+  - name: cancel-old
+    when: strategy.open_orders > 0
+    cancel: {}
+  - name: low-edge
+    when: price.mark > 0
+    place:
+      ladder: {side: BUY, count: 10, from_px: price.sell_limit,
+               to_px: price.sell_limit * 1.006, sz: 1}
+"""
 
 
 ROWS: tuple[Row, ...] = (
@@ -132,6 +187,18 @@ ROWS: tuple[Row, ...] = (
             _place("latency", 0.05, delay_ms=15_000),
             _every("expired", 0.03),
         ),
+    ),
+    Row(
+        "awkward values",
+        "strategies placing whole sizes written with decimals and BUYs at the band's low edge"
+        " every cycle, the mark rising 3 bps before each request: 0 orders refused by the"
+        " exchange (a mode switch beside one-way orders is not in this row yet)",
+        _drift("0.0003"),
+        extra_strategies=(
+            ("awkward-sizes.yaml", AWKWARD_SIZES),
+            ("band-edge.yaml", AT_THE_BAND_EDGE),
+        ),
+        refusals=False,
     ),
     Row(
         "loopback: dropped after",

@@ -59,7 +59,9 @@ def test_notify_ready_after_sync_then_status_and_watchdog_each_cycle_and_stoppin
     assert messages[0] == "READY=1\nSTATUS=synced with the exchange"
     statuses = [m for m in messages if m.startswith("STATUS=cycle")]
     assert len(statuses) == 2
-    assert statuses[0].startswith("STATUS=cycle 1: 1 strategies, 1 orders sent")
+    assert statuses[0].startswith(
+        "STATUS=cycle 1: 1 strategies, orders: 1 accepted, 0 rejected, 0 unknown, 0 failed"
+    )
     assert messages.count("WATCHDOG=1") >= 2
     assert messages[-1] == "STOPPING=1"
 
@@ -101,3 +103,31 @@ def test_status_line_of_an_idle_and_a_failed_cycle() -> None:
     assert status_line(CycleReport(now_ms=0)) == "idle: no strategy due"
     failed = CycleReport(now_ms=0, cycle_id=7, error="read failed: boom")
     assert status_line(failed) == "cycle 7: read failed: boom"
+
+
+def test_a_bounded_run_whose_orders_failed_returns_1_and_says_why(rig: Rig) -> None:
+    rig.write("one.yaml", ONE_ORDER)
+    rig.sim.faults.add("rate_limit", method="POST", path="/v3/trade/orders", retry_after=0)
+    loop = Loop(rig.runner, SimulatedTime(rig.clock))
+    assert loop.run(cycles=2) == 1
+    assert loop.failures == ["cycle 1: 1 order(s) failed", "cycle 2: 1 order(s) failed"]
+
+
+def test_a_bounded_run_counts_an_unexpected_error_as_a_failed_cycle_and_ends(
+    rig: Rig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rig.write("one.yaml", ONE_ORDER)
+
+    calls: list[int] = []
+
+    def broken() -> CycleReport:
+        calls.append(1)
+        if len(calls) > 1:  # (before the fix the loop tried forever: stop it here)
+            loop.request_stop()
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(rig.runner, "run_cycle", broken)
+    loop = Loop(rig.runner, SimulatedTime(rig.clock))
+    assert loop.run(cycles=1) == 1
+    assert loop.failures == ["unexpected RuntimeError: a bug"]
+    assert len(calls) == 1

@@ -108,6 +108,8 @@ def test_an_unexpected_error_in_a_cycle_is_logged_and_the_loop_goes_on(
 
     monkeypatch.setattr(rig.runner, "run_cycle", flaky)
     loop = Loop(rig.runner, SimulatedTime(rig.clock))
-    assert loop.run(cycles=2) == 0
+    # the loop goes on after the bug; a bounded run counts that cycle as failed (exit 1)
+    assert loop.run(cycles=2) == 1
     assert loop.cycles_run == 2
-    assert len(calls) == 3
+    assert len(calls) == 2
+    assert loop.failures == ["unexpected RuntimeError: a bug"]

@@ -11,6 +11,7 @@ from botkit.exchange.models import (
     CurrencyV1,
     CurrencyV2,
     Instrument,
+    InstrumentStatus,
     LimitPrice,
     Market,
     RiskLimitTier,
@@ -98,7 +99,7 @@ def test_instruments_carry_every_spec_field_with_wire_types(sim: Sim) -> None:
     assert set(raw) == set(spec_fields)
     assert (raw["lotSz"], raw["minSz"], raw["tSz"], raw["oDate"]) == (1, 1, "0.1", "1577836800000")
     inst = Instrument.model_validate(raw)
-    assert (inst.ctVal, inst.status.value) == (Decimal("0.001"), "OPEN")
+    assert (inst.ctVal, inst.status) == (Decimal("0.001"), InstrumentStatus.OPEN)
     assert len(sim.get("/v3/market/allInstruments")) == 3
     sim.engine.set_status(BTC, "PAUSED")
     assert sim.get("/v3/market/allInstruments", symbol=BTC)[0]["status"] == "PAUSED"

@@ -1,0 +1,184 @@
+"""``botkit cancel`` and ``botkit flatten``: an operator's hands on the account.
+
+Each shows what it will do and asks for confirmation on a terminal (``--yes`` for scripts; with
+neither a terminal nor ``--yes`` it refuses, having read nothing). Both run through the service's
+own parts (:func:`~botkit.runner.build.assemble`: the same journal opening as ``botkit run``, the
+same execution adapter, planner and executor), so every cancel and close is journaled like the
+service's own. The halt stops them (one line, nothing sent); the kill switch does not: they only
+reduce risk. ``dry_run = true`` in the settings makes them journal what they would do and send
+nothing, as it does for the service.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING, Any
+
+from botkit.cli.run_cmd import add_settings_options, secrets_of, settings_of
+from botkit.errors import BotkitError, UsageError
+
+if TYPE_CHECKING:
+    from botkit.runner.build import Assembly
+    from botkit.runner.manual import Preview, Result, Selection
+
+__all__ = ["register"]
+
+EXIT_REFUSED = 2
+
+
+class _Refused(BotkitError):
+    """The command will not act (halt engaged, confirmation not given): one line, exit 2."""
+
+
+def _selection(args: argparse.Namespace, parts: Assembly, *, positions: bool) -> Selection:
+    """The selection of the arguments, checked against the exchange and the strategy files."""
+    from botkit.runner.manual import Selection
+
+    command = args.command_name
+    if args.symbol is not None:
+        known = parts.runner.reader.instruments(parts.runner.now_ms())
+        if args.symbol not in known:
+            raise UsageError(
+                f"botkit {command}: no instrument {args.symbol!r} at the exchange"
+                " — see 'botkit exchange instruments'"
+            )
+        return Selection(symbol=args.symbol)
+    if args.strategy is not None:
+        parts.runner.store.refresh(None)
+        loaded = parts.runner.store.strategies.get(args.strategy)
+        if loaded is None and positions:
+            raise UsageError(
+                f"botkit {command}: no strategy {args.strategy!r} is loaded from"
+                f" {parts.runner.store.paths[0]} — its positions are not known; use --symbol"
+            )
+        symbols = None if loaded is None else frozenset(loaded.symbols)
+        return Selection(strategy=args.strategy, symbols=symbols)
+    return Selection()
+
+
+def _confirm(args: argparse.Namespace) -> bool:
+    """Whether to go ahead: ``--yes``, else the operator's answer on the terminal."""
+    if args.yes:
+        return True
+    try:
+        answer = input("proceed? [y/N] ")
+    except EOFError:
+        answer = ""
+    return answer.strip().lower() in ("y", "yes")
+
+
+def _print_result(command: str, result: Result, dry: bool) -> None:
+    from botkit.journal import Outcome
+
+    if result.cancel is not None:
+        print(f"{'dry run: would ' if dry else ''}{result.cancel.detail}")
+    for row in result.rows:
+        code = f" {row.code}" if row.code not in (None, 200) else ""
+        why = f" — {'; '.join(row.reasons)}" if row.reasons else ""
+        outcome = row.outcome.value if row.outcome is not None else "unsettled"
+        msg = f" {row.msg}" if row.msg and row.outcome is not Outcome.ACCEPTED else ""
+        print(
+            f"{row.cl_ord_id} {row.symbol} {row.side} {row.sz or row.intent_sz} MARKET"
+            f" reduce-only: {outcome}{code}{msg}{why}"
+        )
+    for order in result.still_open:
+        print(f"still open: {order.clOrdId or order.ordId} {order.symbol}")
+    for position in result.still_held:
+        print(f"still held: {position.symbol} {position.posSide.value} {position.qty}")
+    if dry:
+        print(f"dry run: botkit {command} sent nothing (dry_run is set)")
+    elif result.ok:
+        print(f"botkit {command}: done")
+    else:
+        print(f"botkit {command}: NOT complete — see above and 'botkit journal tail'")
+
+
+def _handle(args: argparse.Namespace) -> int:
+    from botkit.pipeline import GuardSettings, controls
+    from botkit.runner.build import assemble
+    from botkit.runner.manual import ManualRun
+    from botkit.service.logs import configure_logging
+
+    command: str = args.command_name
+    flatten = command == "flatten"
+    if not args.yes and not sys.stdin.isatty():
+        raise _Refused(
+            f"botkit {command}: not confirmed — stdin is not a terminal; add --yes to"
+            f" {command} without asking"
+        )
+    settings = settings_of(args)
+    halt = controls(GuardSettings.from_settings(settings)).halt
+    if halt is not None:
+        raise _Refused(f"botkit {command}: nothing sent — {halt}")
+    configure_logging(level="WARNING", fmt="text", secrets=secrets_of(settings))
+    with assemble(settings) as parts:
+        parts.client.clock.maybe_resync()
+        runner = parts.runner
+        manual = ManualRun(
+            port=parts.client,
+            journal=parts.journal,
+            execution=runner.execution,
+            reader=runner.reader,
+            now_ms=runner.now_ms,
+        )
+        selection = _selection(args, parts, positions=flatten)
+        preview: Preview = manual.preview(selection, positions=flatten)
+        if preview.empty:
+            what = "open order or position" if flatten else "open order"
+            print(f"botkit {command}: no {what} for {selection} — nothing to do")
+            return 0
+        print(f"botkit {command} ({selection}) will:")
+        for line in preview.lines():
+            print(line)
+        if not _confirm(args):
+            print(f"botkit {command}: not confirmed — nothing sent")
+            return 1
+        result = (
+            manual.flatten(selection, preview) if flatten else manual.cancel(selection, preview)
+        )
+        _print_result(command, result, parts.dry)
+        return 0 if result.ok or parts.dry else 1
+
+
+def _run(args: argparse.Namespace) -> int:
+    try:
+        return _handle(args)
+    except _Refused as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_REFUSED
+
+
+def _parser(sub: Any, name: str, help_text: str, description: str) -> None:
+    parser: argparse.ArgumentParser = sub.add_parser(name, help=help_text, description=description)
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--strategy", metavar="NAME", help="the orders of this strategy")
+    which.add_argument("--symbol", metavar="SYMBOL", help="everything on this symbol")
+    which.add_argument("--all", action="store_true", help="everything on the account")
+    parser.add_argument(
+        "--yes", action="store_true", help="do not ask for confirmation (for scripts)"
+    )
+    add_settings_options(parser)
+    parser.set_defaults(handler=_run, command_name=name)
+
+
+def register(sub: Any) -> None:
+    _parser(
+        sub,
+        "cancel",
+        "cancel open orders: a strategy's, a symbol's or all (asks first; --yes)",
+        "Cancel open orders — those a strategy placed (--strategy, found by their client order"
+        " ids), those on a symbol (--symbol) or every one (--all). Shows them and asks before"
+        " sending; journaled like the service's own cancels. Refused under the halt; allowed"
+        " under the kill switch.",
+    )
+    _parser(
+        sub,
+        "flatten",
+        "cancel open orders, then close positions reduce-only at market (asks first; --yes)",
+        "Cancel the open orders of the selection, then close its positions with reduce-only"
+        " MARKET orders (sizes per lot, split at marketMaxQty), journaled like any order: intent"
+        " before sending, outcomes, unknown outcomes looked up. --strategy closes the positions"
+        " of the symbols that strategy trades (a position is per symbol, shared by every"
+        " strategy on it). Refused under the halt; allowed under the kill switch.",
+    )

@@ -1,0 +1,68 @@
+"""``botkit status`` as a monitoring check runs it (a real process): it says when the halt or the
+kill switch is engaged, on its first line, and exits 1."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from botkit.journal import Journal
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _wall_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def _status(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    journal = tmp_path / "journal.sqlite"
+    if not journal.exists():
+        with Journal(journal, clock=_wall_ms) as j:  # a recent, successful cycle
+            j.end_cycle(j.begin_cycle(dry=False, clock_offset_ms=None))
+    (tmp_path / "botkit.toml").write_text("")
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("BOTKIT_")}
+    clean.update(BOTKIT_CONFIG=str(tmp_path / "botkit.toml"), BOTKIT_JOURNAL=str(journal), **env)
+    return subprocess.run(
+        [sys.executable, "-m", "botkit", "status"],
+        cwd=tmp_path,
+        env=clean,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_status_is_healthy_and_says_both_controls_are_off(tmp_path: Path) -> None:
+    result = _status(tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.startswith("healthy: last cycle")
+    assert "controls: halt off, kill switch off" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("env", "first", "line"),
+    [
+        ({"BOTKIT_KILL_SWITCH": "true"}, "KILL SWITCH ENGAGED", "kill switch: ENGAGED"),
+        ({"BOTKIT_KILL_SWITCH_FILE": "STOP"}, "KILL SWITCH ENGAGED", "kill switch file STOP"),
+        ({"BOTKIT_HALT": "true"}, "HALTED", "halt: ENGAGED — halt engaged by setting"),
+        ({"BOTKIT_HALT_FILE": "HALT"}, "HALTED", "halt file HALT exists"),
+    ],
+    ids=["kill-setting", "kill-file", "halt-setting", "halt-file"],
+)
+def test_status_says_the_control_is_engaged_first_and_exits_1(
+    tmp_path: Path, env: dict[str, str], first: str, line: str
+) -> None:
+    for name in ("STOP", "HALT"):
+        (tmp_path / name).touch()
+    result = _status(tmp_path, **env)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert result.stdout.splitlines()[0].startswith(first)
+    assert line in result.stdout
+    assert "Traceback" not in result.stderr

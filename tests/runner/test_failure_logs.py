@@ -1,0 +1,113 @@
+"""Failures reach the log: the cycle line counts each outcome honestly, and rejections,
+answers that settle nothing and orders left unknown are logged at WARNING, one line per reason.
+
+The runner on the in-process simulator; the exchange refuses orders for a reason botkit does
+not check locally (reduce-only with no position to close), or faults are injected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from loguru import logger
+
+from botkit.runner.loop import status_line
+from tests.runner.conftest import Rig, make_rig
+
+REFUSED = """\
+    strategy: refused
+    symbol: BTC_USDT_PERP
+    every: 1m
+    rules:
+      - name: sell-reduce
+        when: position.qty == 0
+        place:
+          ladder: {side: SELL, count: 5, from_px: price.mark * 1.01,
+                   step_px: price.mark * 0.001, sz: 1, reduce_only: true}
+"""
+FIVE_BUYS = (
+    REFUSED.replace("refused", "buys")
+    .replace("SELL", "BUY")
+    .replace("reduce_only: true", "reduce_only: false")
+    .replace("1.01", "0.99")
+)
+
+
+@pytest.fixture
+def rig(tmp_path: Path) -> Iterator[Rig]:
+    r = make_rig(tmp_path)
+    yield r
+    r.client.close()
+    r.journal.close()
+
+
+@pytest.fixture
+def warnings() -> Iterator[list[str]]:
+    lines: list[str] = []
+    sink = logger.add(lambda m: lines.append(str(m.record["message"])), level="WARNING")
+    yield lines
+    logger.remove(sink)
+
+
+def test_orders_the_exchange_rejects_are_counted_as_rejected_and_logged_once_per_reason(
+    rig: Rig, warnings: list[str]
+) -> None:
+    rig.write("r.yaml", REFUSED)
+    report = rig.runner.run_cycle()
+    assert status_line(report) == (
+        "cycle 1: 1 strategies, orders: 0 accepted, 5 rejected, 0 unknown, 0 failed, "
+        "0 refused locally; 0 cancels/changes"
+    )
+    assert len(warnings) == 1
+    assert warnings[0].startswith(
+        "cycle 1: 5 order(s) rejected by the exchange: 10018 No position to close"
+    )
+    assert warnings[0].count(report.execution.outcomes[0].cl_ord_id) == 1  # type: ignore[union-attr]
+
+
+def test_accepted_orders_are_counted_as_accepted_and_log_nothing(
+    rig: Rig, warnings: list[str]
+) -> None:
+    rig.write("b.yaml", FIVE_BUYS)
+    report = rig.runner.run_cycle()
+    assert "orders: 5 accepted, 0 rejected, 0 unknown, 0 failed" in status_line(report)
+    assert warnings == []
+
+
+def test_a_malformed_batch_answer_is_logged_at_warning(rig: Rig, warnings: list[str]) -> None:
+    rig.write("b.yaml", FIVE_BUYS)
+    rig.sim.faults.add("html", method="POST", path="/v3/trade/orders", nth=1)
+    report = rig.runner.run_cycle()
+    assert "orders: 5 accepted" in status_line(report)  # looked up, then sent again
+    assert len(warnings) == 1
+    assert warnings[0].startswith("cycle 1: the answer about 5 order(s) settled nothing (")
+    assert "looking them up" in warnings[0]
+
+
+def test_orders_whose_fate_stays_unknown_are_counted_and_logged(
+    rig: Rig, warnings: list[str]
+) -> None:
+    rig.write("b.yaml", FIVE_BUYS)
+    rig.sim.faults.add("drop_after", method="POST", path="/v3/trade/orders", nth=1)
+    # the snapshot reads open orders once; every later read (the lookups) is refused
+    rig.sim.faults.add(
+        "rate_limit", method="GET", path="/v3/trade/order/opens", retry_after=0,
+        requests=list(range(2, 100)),
+    )  # fmt: skip
+    report = rig.runner.run_cycle()
+    assert "orders: 0 accepted, 0 rejected, 5 unknown, 0 failed" in status_line(report)
+    assert warnings[0].startswith("cycle 1: the answer about 5 order(s) settled nothing")
+    assert warnings[-1].startswith(
+        "cycle 1: 5 order(s) still unknown after the lookups: reconcile looks them up again ("
+    )
+
+
+def test_orders_that_failed_are_counted_as_failed_and_logged(rig: Rig, warnings: list[str]) -> None:
+    rig.write("b.yaml", FIVE_BUYS)
+    rig.sim.faults.add("rate_limit", method="POST", path="/v3/trade/orders", retry_after=0)
+    report = rig.runner.run_cycle()
+    assert "orders: 0 accepted, 0 rejected, 0 unknown, 5 failed" in status_line(report)
+    assert len(warnings) == 1
+    assert warnings[0].startswith("cycle 1: 5 order(s) failed (not placed): ")
