@@ -25,7 +25,9 @@
     │   └── MalformedResponse     not JSON, no envelope, or a payload the models refuse
     │       ├── MalformedWriteResponse  …to a write that got HTTP 2xx: also OutcomeUnknown
     │       └── BatchMismatch     batch results do not match the orders by position and clOrdId
-    └── JournalError              the journal database cannot be opened, migrated or written
+    ├── JournalError              the journal database cannot be opened, migrated or written
+    └── StopRequested             a stop (SIGTERM / SIGINT) came during a wait, backoff or retry:
+                                  unwind now; what is still open stays unsettled for reconcile
 
 Per-order outcomes of a batch are *values* (``PlaceResult`` with its own code), not exceptions:
 one rejected order never aborts its batch.
@@ -61,6 +63,7 @@ __all__ = [
     "RequestValidationError",
     "ServerUnavailable",
     "SettingsError",
+    "StopRequested",
     "StrategyFileError",
     "TimestampExpired",
     "TransientError",
@@ -258,3 +261,12 @@ class BatchMismatch(MalformedResponse):
 
 class JournalError(BotkitError):
     """The journal database cannot be opened, migrated or written."""
+
+
+class StopRequested(BotkitError):
+    """A stop was asked (SIGTERM / SIGINT) while waiting: a backoff, a retry, reconcile's grace.
+
+    Raised by the service's interruptible sleep (:class:`botkit.runner.stop.Stop`), so every wait
+    that sleeps through the injected ``sleep`` ends at once. Nothing in flight is settled by it:
+    orders whose fate is open stay unsettled and start-up reconcile looks them up.
+    """

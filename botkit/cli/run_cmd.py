@@ -92,6 +92,7 @@ def _run(args: argparse.Namespace) -> int:
 
     from botkit.runner.build import assemble
     from botkit.runner.loop import Loop, RealTimeWaiter, install_signal_handlers
+    from botkit.runner.stop import Stop
     from botkit.service.logs import configure_logging
     from botkit.service.metrics import Metrics
     from botkit.service.notify import Notifier
@@ -120,7 +121,8 @@ def _run(args: argparse.Namespace) -> int:
         logger.info("metrics on http://127.0.0.1:{}/metrics", port)
     dry = True if args.dry_run else None
     notifier = Notifier()
-    with assemble(settings, dry_run=dry, metrics=metrics) as parts:
+    stop = Stop()  # one stop for every wait: the loop's, and each backoff / retry / grace
+    with assemble(settings, dry_run=dry, metrics=metrics, sleep=stop.sleep) as parts:
         mode = ("dry run, " if parts.dry else "") + (
             "live exchange" if settings.exchange == "live" else "embedded simulator (paper)"
         )
@@ -156,6 +158,7 @@ def _run(args: argparse.Namespace) -> int:
             sync=parts.client.clock.maybe_resync,
             on_reload=reload_settings,
             on_cycle=show,
+            stop=stop.event,
         )
         undo = install_signal_handlers(loop)
         try:
@@ -222,7 +225,9 @@ def _status(args: argparse.Namespace) -> int:
             print(f"unhealthy: the journal {path} holds no cycle yet")
             return 1
         last = cycles[0] if cycles[0].id >= cycles[-1].id else cycles[-1]
-        now = wall_ms()
+        # the journal runs on the exchange clock: the wall clock corrected by the offset the
+        # service measured at its last cycle (a local clock off by an hour does not age it)
+        now = wall_ms() + (last.clock_offset_ms or 0)
         last_error = next((c for c in sorted(cycles, key=lambda c: -c.id) if c.error), None)
         day_start = now - now % 86_400_000
         today = [c for c in cycles if c.started_ms >= day_start and not c.dry]

@@ -7,6 +7,7 @@ in process through the same client, signatures and all. Dry run swaps only the e
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +19,7 @@ from botkit.pipeline import Executor, GuardSettings
 from botkit.rules.store import StrategyStore
 from botkit.runner.cycle import Runner
 from botkit.runner.execution import DryRunExecution, Execution, LiveExecution
+from botkit.runner.reader import SnapshotReader
 from botkit.service.metrics import Metrics
 from botkit.settings import Settings
 
@@ -25,7 +27,7 @@ __all__ = ["Assembly", "assemble", "grace_ms", "open_journal", "wall_ms"]
 
 
 def wall_ms() -> int:
-    """The local wall clock in Unix ms (the journal's clock)."""
+    """The local wall clock in Unix ms (for commands that only read the journal)."""
     return time.time_ns() // 1_000_000
 
 
@@ -35,11 +37,13 @@ def grace_ms(settings: Settings) -> int:
     return int(settings.request_timeout * 1500)
 
 
-def open_journal(settings: Settings) -> Journal:
+def open_journal(settings: Settings, *, clock: Callable[[], int] = wall_ms) -> Journal:
     """The journal database of the settings, its folder created if needed (by the journal,
-    which turns a folder it cannot create into a one-line JournalError)."""
+    which turns a folder it cannot create into a one-line JournalError). ``clock``: what the
+    rows are stamped with; the service passes the exchange clock (see :func:`assemble`), a
+    command that only reads may leave the wall clock."""
     path = Path(settings.journal)
-    return Journal(path, clock=wall_ms, synchronous=settings.journal_synchronous)
+    return Journal(path, clock=clock, synchronous=settings.journal_synchronous)
 
 
 @dataclass
@@ -69,19 +73,26 @@ def assemble(
     client: ExchangeClient | None = None,
     metrics: Metrics | None = None,
     strategies: list[Path] | None = None,
+    sleep: Callable[[float], None] = time.sleep,
 ) -> Assembly:
-    """Wire a :class:`Runner` for ``settings`` (``dry_run`` overrides the setting)."""
+    """Wire a :class:`Runner` for ``settings`` (``dry_run`` overrides the setting).
+
+    ``sleep``: how the pipeline waits (backoffs, retries, reconcile's grace); the service passes
+    its :meth:`~botkit.runner.stop.Stop.sleep` so a stop request cuts every wait short.
+    The journal runs on the exchange clock (the client's synced estimate), the clock the runner
+    decides with: fire times, cooldowns, ``max_fires`` and every journal time compare on it."""
     stack = ExitStack()
     dry = settings.dry_run if dry_run is None else dry_run
     if client is None:
         client = stack.enter_context(make_client(settings))
-    journal = stack.enter_context(open_journal(settings))
+    journal = stack.enter_context(open_journal(settings, clock=client.clock.now_ms))
     executor = Executor(
         client,
         journal,
         resync=client.resync_clock,
         reconcile_grace_ms=grace_ms(settings),
         band_recheck=settings.price_band_recheck,
+        sleep=sleep,
     )
     execution: Execution = (
         DryRunExecution(executor, journal) if dry else LiveExecution(executor, client, journal)
@@ -97,6 +108,7 @@ def assemble(
         execution=execution,
         now_ms=clock.now_ms,
         guards=GuardSettings.from_settings(settings),
+        reader=SnapshotReader(client, sleep=sleep),
         clock_offset_ms=lambda: clock.offset_ms if clock.last_sync else None,
         metrics=metrics,
         evaluations=settings.journal_evaluations,

@@ -20,7 +20,7 @@ from typing import Literal
 
 from loguru import logger
 
-from botkit.errors import BotkitError, ExchangeError
+from botkit.errors import BotkitError, ExchangeError, StopRequested
 from botkit.exchange.models import OpenOrder
 from botkit.exchange.port import ExchangePort
 from botkit.intents import CancelIntent, Intent, LeverageIntent, OrderIntent, PositionModeIntent
@@ -212,9 +212,35 @@ class Runner:
     # --- scheduling --------------------------------------------------------------------------
 
     def next_due_ms(self) -> int | None:
-        """When the next strategy is due (exchange time), or None when none is loaded."""
-        times = [self._next_due.get(s.name, 0) for s in self.store.strategies.values() if s.enabled]
+        """When the next strategy is due (exchange time), or None when none is loaded. Never
+        more than one period of that strategy after now: a clock that moved back since the time
+        was set does not stretch the wait (see :meth:`_reschedule`)."""
+        now = self.now_ms()
+        times = [
+            min(self._next_due.get(s.name, 0), now + s.period_ms)
+            for s in self.store.strategies.values()
+            if s.enabled
+        ]
         return min(times) if times else None
+
+    def _reschedule(self, now: int) -> None:
+        """A strategy due more than one period after ``now`` was scheduled on a clock that has
+        since moved back (a glitched server time, a local clock stepped forward, then back):
+        due again at its next slot, and said once (WARNING)."""
+        next_due = self._next_due
+        for strategy in self.store.strategies.values():
+            due = next_due.get(strategy.name)
+            if due is not None and due > now + strategy.period_ms:
+                next_due[strategy.name] = strategy.next_due_ms(now)
+                logger.bind(strategy=strategy.name).warning(
+                    "next run was set for {} ms, {} s after now ({} ms) but the period is {} s:"
+                    " the clock moved back; due again at {} ms",
+                    due,
+                    (due - now) // 1000,
+                    now,
+                    strategy.period_ms // 1000,
+                    next_due[strategy.name],
+                )
 
     def force_due(self) -> None:
         """Make every strategy due at the next cycle (SIGHUP)."""
@@ -283,6 +309,7 @@ class Runner:
         started = self._monotonic()
         now = self.now_ms()
         reload = self.reload(now)
+        self._reschedule(now)
         next_due = self._next_due
         due = [
             s
@@ -299,6 +326,9 @@ class Runner:
         )
         try:
             report = self._cycle(cycle_id, now, due, reload, started)
+        except StopRequested as exc:  # SIGTERM during a backoff: the cycle ends here
+            self.journal.end_cycle(cycle_id, error=f"cut short: {exc}")
+            raise
         except Exception as exc:  # the cycle row still gets its end, with the error
             self.journal.end_cycle(cycle_id, error=f"unexpected: {type(exc).__name__}: {exc}")
             raise
