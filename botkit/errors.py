@@ -25,7 +25,12 @@
     │   └── MalformedResponse     not JSON, no envelope, or a payload the models refuse
     │       ├── MalformedWriteResponse  …to a write that got HTTP 2xx: also OutcomeUnknown
     │       └── BatchMismatch     batch results do not match the orders by position and clOrdId
-    ├── JournalError              the journal database cannot be opened, migrated or written
+    ├── JournalError              the journal database cannot be opened, migrated or written:
+    │   │                         the service stops (trading on could send an order twice)
+    │   ├── JournalLocked         another process holds the journal (its pid, host, since
+    │   │                         when): this one refuses to start
+    │   └── JournalUntrusted      the journal is corrupt, or no longer the file this process
+    │                             opened (deleted, replaced): stop, never read or write on
     └── StopRequested             a stop (SIGTERM / SIGINT) came during a wait, backoff or retry:
                                   unwind now; what is still open stays unsettled for reconcile
 
@@ -52,6 +57,8 @@ __all__ = [
     "ExchangeError",
     "ExchangeRejected",
     "JournalError",
+    "JournalLocked",
+    "JournalUntrusted",
     "Location",
     "MalformedResponse",
     "MalformedWriteResponse",
@@ -261,6 +268,16 @@ class BatchMismatch(MalformedResponse):
 
 class JournalError(BotkitError):
     """The journal database cannot be opened, migrated or written."""
+
+
+class JournalLocked(JournalError):
+    """Another live process holds the journal (one process per journal): refuse to start."""
+
+
+class JournalUntrusted(JournalError):
+    """The journal is corrupt (SQLite says malformed / not a database), or the file at its path
+    is no longer the one this process opened (deleted, moved, replaced). Nothing it says can be
+    believed and nothing written to it would be found again: the service stops."""
 
 
 class StopRequested(BotkitError):

@@ -162,18 +162,21 @@ class PaperOptions:
 
 
 def _fresh_journal(path: Path, clock: Callable[[], int]) -> Journal:
-    """The demo's own journal, emptied first: each demo run tells one story."""
-    from botkit.journal import Journal
+    """The demo's own journal, emptied first: each demo run tells one story. It is held first
+    (a demo, or a service, already on it is refused before anything is removed)."""
+    from botkit.journal import Journal, lock_journal
 
+    lock = lock_journal(path, "botkit demo")
     for suffix in ("", "-wal", "-shm"):
         try:
             Path(f"{path}{suffix}").unlink(missing_ok=True)
         except OSError as exc:
+            lock.release()
             raise UsageError(
                 f"--journal {path}: cannot start it afresh ({exc.strerror or exc}): "
                 "name a file in a folder you can write, such as var/demo-journal.sqlite"
             ) from None
-    return Journal(path, clock=clock, synchronous="NORMAL")
+    return Journal(path, clock=clock, synchronous="NORMAL", lock=lock)
 
 
 def trade_on_paper(ctx: DemoContext) -> None:

@@ -33,12 +33,10 @@ def settings_of(args: argparse.Namespace) -> Settings:
 
 
 def secrets_of(settings: Settings) -> list[str]:
-    """The credentials, for the log sink to redact."""
-    return [
-        s.get_secret_value()
-        for s in (settings.api_key, settings.api_secret, settings.api_passphrase)
-        if s is not None
-    ]
+    """The credentials, for the log sink and the journal to redact."""
+    from botkit.runner.build import secrets_of as credentials
+
+    return credentials(settings)
 
 
 def _evaluation_lines(evaluation: Evaluation) -> list[str]:
@@ -189,7 +187,7 @@ def _plan(args: argparse.Namespace) -> int:
 
     settings = settings_of(args)
     configure_logging(level="WARNING", fmt="text", secrets=secrets_of(settings))
-    with assemble(settings, dry_run=True) as parts:
+    with assemble(settings, dry_run=True, command="botkit plan") as parts:
         runner = parts.runner
         parts.client.clock.maybe_resync()
         report = runner.run_cycle()
@@ -207,7 +205,7 @@ def _plan(args: argparse.Namespace) -> int:
 
 def _status(args: argparse.Namespace) -> int:
     from botkit.pipeline import GuardSettings, controls
-    from botkit.runner.build import open_journal, wall_ms
+    from botkit.runner.build import read_journal, wall_ms
 
     settings = settings_of(args)
     ctl = controls(GuardSettings.from_settings(settings))
@@ -219,7 +217,7 @@ def _status(args: argparse.Namespace) -> int:
     if not path.exists():
         print(f"unhealthy: no journal at {path} — has the service run yet?")
         return 1
-    with open_journal(settings) as journal:
+    with read_journal(settings) as journal:  # no lock: works while the service runs
         cycles = journal.cycles(limit=50)
         if not cycles:
             print(f"unhealthy: the journal {path} holds no cycle yet")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from botkit.exchange.client import ExchangeClient
 from botkit.exchange.factory import make_client
-from botkit.journal import Journal
+from botkit.journal import Journal, lock_journal
 from botkit.pipeline import Executor, GuardSettings
 from botkit.rules.store import StrategyStore
 from botkit.runner.cycle import Runner
@@ -23,7 +23,15 @@ from botkit.runner.reader import SnapshotReader
 from botkit.service.metrics import Metrics
 from botkit.settings import Settings
 
-__all__ = ["Assembly", "assemble", "grace_ms", "open_journal", "wall_ms"]
+__all__ = [
+    "Assembly",
+    "assemble",
+    "grace_ms",
+    "open_journal",
+    "read_journal",
+    "secrets_of",
+    "wall_ms",
+]
 
 
 def wall_ms() -> int:
@@ -37,13 +45,38 @@ def grace_ms(settings: Settings) -> int:
     return int(settings.request_timeout * 1500)
 
 
-def open_journal(settings: Settings, *, clock: Callable[[], int] = wall_ms) -> Journal:
-    """The journal database of the settings, its folder created if needed (by the journal,
-    which turns a folder it cannot create into a one-line JournalError). ``clock``: what the
-    rows are stamped with; the service passes the exchange clock (see :func:`assemble`), a
-    command that only reads may leave the wall clock."""
+def secrets_of(settings: Settings) -> list[str]:
+    """The configured credentials: what the log sink and the journal redact."""
+    return [
+        s.get_secret_value()
+        for s in (settings.api_key, settings.api_secret, settings.api_passphrase)
+        if s is not None
+    ]
+
+
+def open_journal(
+    settings: Settings, *, command: str = "botkit", clock: Callable[[], int] = wall_ms
+) -> Journal:
+    """The journal of the settings, **for writing**: held by this process (``command`` names it
+    in the refusal a second process gets, :class:`~botkit.errors.JournalLocked`), credentials
+    redacted from what it stores, its folder created if needed (a folder it cannot create is a
+    one-line JournalError). Every command that writes the journal opens it here. ``clock``:
+    what the rows are stamped with; the service passes the exchange clock (see
+    :func:`assemble`)."""
     path = Path(settings.journal)
-    return Journal(path, clock=clock, synchronous=settings.journal_synchronous)
+    return Journal(
+        path,
+        clock=clock,
+        synchronous=settings.journal_synchronous,
+        secrets=secrets_of(settings),
+        lock=None if str(path) == ":memory:" else lock_journal(path, command),
+    )
+
+
+def read_journal(settings: Settings) -> Journal:
+    """The journal of the settings for reading (``botkit status``): no lock, so it works while
+    the service holds the journal."""
+    return Journal(Path(settings.journal), clock=wall_ms)
 
 
 @dataclass
@@ -74,18 +107,23 @@ def assemble(
     metrics: Metrics | None = None,
     strategies: list[Path] | None = None,
     sleep: Callable[[float], None] = time.sleep,
+    command: str = "botkit run",
 ) -> Assembly:
     """Wire a :class:`Runner` for ``settings`` (``dry_run`` overrides the setting).
 
     ``sleep``: how the pipeline waits (backoffs, retries, reconcile's grace); the service passes
     its :meth:`~botkit.runner.stop.Stop.sleep` so a stop request cuts every wait short.
     The journal runs on the exchange clock (the client's synced estimate), the clock the runner
-    decides with: fire times, cooldowns, ``max_fires`` and every journal time compare on it."""
+    decides with: fire times, cooldowns, ``max_fires`` and every journal time compare on it.
+    The journal is held (:func:`open_journal`, ``command`` names this process) before any
+    exchange request: a second process on it stops there."""
     stack = ExitStack()
     dry = settings.dry_run if dry_run is None else dry_run
-    if client is None:
+    if client is None:  # sends nothing yet: the journal is held before the first request
         client = stack.enter_context(make_client(settings))
-    journal = stack.enter_context(open_journal(settings, clock=client.clock.now_ms))
+    journal = stack.enter_context(
+        open_journal(settings, clock=client.clock.now_ms, command=command)
+    )
     executor = Executor(
         client,
         journal,

@@ -20,7 +20,7 @@ from typing import Literal
 
 from loguru import logger
 
-from botkit.errors import BotkitError, ExchangeError, StopRequested
+from botkit.errors import BotkitError, ExchangeError, JournalError, StopRequested
 from botkit.exchange.models import OpenOrder
 from botkit.exchange.port import ExchangePort
 from botkit.intents import CancelIntent, Intent, LeverageIntent, OrderIntent, PositionModeIntent
@@ -305,7 +305,9 @@ class Runner:
         apply_on_delete(self.execution, strategy.name, orders)
 
     def run_cycle(self) -> CycleReport:
-        """One cycle. Never raises for an exchange, strategy or journal-read problem."""
+        """One cycle. Never raises for an exchange or strategy problem; a journal problem
+        (:class:`~botkit.errors.JournalError`: unwritable, unreadable, corrupt, deleted) is
+        raised — trading on without a journal could send an order twice."""
         started = self._monotonic()
         now = self.now_ms()
         reload = self.reload(now)
@@ -436,6 +438,8 @@ class Runner:
                 done.append((strategy, evaluate(strategy, snapshot, activity, snapshot.now_ms)))
             except ExchangeError:
                 raise  # a part of the snapshot could not be read: the cycle's read failed
+            except JournalError:
+                raise  # the journal, not the strategy: the service stops
             except BotkitError as exc:
                 errors[strategy.name] = str(exc)
                 logger.bind(strategy=strategy.name).error("evaluation failed: {}", exc)
@@ -461,6 +465,8 @@ class Runner:
                         rules=_evaluated(recorded),
                         dry=dry,
                     )
+            except JournalError:
+                raise  # the journal, not the strategy: the service stops
             except BotkitError as exc:
                 errors[strategy.name] = str(exc)
                 logger.bind(strategy=strategy.name).error("evaluation failed: {}", exc)
