@@ -522,6 +522,13 @@ class Journal:
         with self._read() as conn:
             return queries.known_ids(conn, ids)
 
+    def ord_ids(self, ids: Collection[str]) -> dict[str, str]:
+        """clOrdId → ordId (``""`` while unsettled) of each of ``ids`` journaled as live."""
+        if not ids:
+            return {}
+        with self._read() as conn:
+            return queries.ord_ids(conn, ids)
+
     def order(self, cl_ord_id: str) -> OrderRecord | None:
         """The live order with this client order id (else the latest dry-run one)."""
         rows = self.orders(OrderFilter(cl_ord_id=cl_ord_id))

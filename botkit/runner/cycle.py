@@ -51,6 +51,7 @@ from botkit.runner.execution import Execution, SideEffect, describe
 from botkit.runner.orphans import OrphanReport
 from botkit.runner.ownership import Ownership, apply_on_delete
 from botkit.runner.reader import Needs, SnapshotReader, needs_of
+from botkit.runner.shared import SharedIdWatch
 from botkit.service.metrics import Metrics
 from botkit.snapshot import Snapshot
 
@@ -207,6 +208,11 @@ class Runner:
             Ownership(port, store, journal, execution, halted=lambda: controls(self.guards).halt)
             if orphans
             else None
+        )
+        # another bot under the same client order ids: watched by the process holding the
+        # journal, when it trades (see botkit.runner.shared)
+        self.shared_ids = (
+            SharedIdWatch(journal) if journal.exclusive and not execution.dry else None
         )
 
     # --- scheduling --------------------------------------------------------------------------
@@ -388,6 +394,7 @@ class Runner:
         _log_planning_failures(plan)
         execution = self.execution.orders(plan, cycle_id)
         log_failures(cycle_id, execution)
+        self._watch_shared_ids(snapshot, cycle_id, execution)
         if execution.outcomes and any(o.code in LIMITS_MOVED_CODES for o in execution.outcomes):
             self.reader.invalidate_instruments()
         if self.ownership is not None:
@@ -405,6 +412,27 @@ class Runner:
             rule_errors=tuple(rule_errors),
             seconds=self._monotonic() - started,
         )
+
+    def _watch_shared_ids(
+        self, snapshot: Snapshot, cycle_id: int, execution: ExecutionReport
+    ) -> None:
+        """Check the open orders for ids another bot shares: those of the first cycle (read
+        for it if the cycle did not), then those any later cycle read anyway; and the cycle's
+        outcomes for orders the exchange already had at their first request."""
+        watch = self.shared_ids
+        if watch is None:
+            return
+        if execution.outcomes:
+            watch.check_outcomes(execution.outcomes, self.store.strategies, cycle_id)
+        orders = snapshot.open_orders if snapshot.has_read("open_orders") else None
+        if orders is None and not watch.checked:
+            try:
+                orders = snapshot.open_orders
+            except ExchangeError as exc:
+                logger.warning("open orders unavailable for the shared-id check: {}", exc)
+                return
+        if orders is not None:
+            watch.check(orders, self.store.strategies, cycle_id)
 
     def _policy(self, strategy: Strategy) -> StrategyPolicy:
         """The strategy's pipeline policy, built once per loaded version."""
