@@ -30,7 +30,7 @@ from types import TracebackType
 
 from botkit.errors import JournalError, JournalLocked, JournalUntrusted, printable
 
-__all__ = ["JournalLock", "create_private", "lock_journal", "lock_path"]
+__all__ = ["JournalLock", "create_private", "identity", "lock_journal", "lock_path"]
 
 PRIVATE_MODE = 0o600
 
@@ -52,6 +52,15 @@ def create_private(path: str | Path) -> bool:
     finally:
         os.close(fd)
     return True
+
+
+def identity(path: str | Path) -> tuple[int, int] | None:
+    """The (device, inode) of the file at ``path``, or None when there is none."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino)
 
 
 def _holder_text(command: str) -> str:
@@ -87,13 +96,7 @@ class JournalLock:
     def verify(self) -> None:
         """Raise :class:`JournalUntrusted` when the lock file at the path is no longer the one
         this process locked (removed or replaced): a second process could lock it now."""
-        if self._fd is None:
-            return
-        try:
-            info = os.stat(self.path)
-        except OSError:
-            info = None
-        if info is None or (info.st_dev, info.st_ino) != self._identity:
+        if self._fd is not None and identity(self.path) != self._identity:
             raise JournalUntrusted(
                 f"journal {self.journal}: its lock file {self.path} was removed or replaced while"
                 " this process held it — another process may now hold the journal; stopping"
