@@ -1,8 +1,8 @@
 """One process per journal, and a journal the service can no longer trust stops it — with real
 ``botkit run`` processes against the simulator served on loopback.
 
-* a second ``botkit run`` (or ``plan``, ``demo``) on a held journal refuses in one line naming
-  the holder; ``botkit status`` and ``botkit journal`` still read; after SIGKILL of the holder
+* a second ``botkit run`` (or ``plan``, ``demo``, ``cancel``, ``flatten``) on a held journal
+  refuses in one line naming the holder; ``botkit status`` and ``botkit journal`` still read; after SIGKILL of the holder
   the next run starts (the OS dropped the lock);
 * random bytes over the journal, or the journal deleted or replaced, under a running service:
   it exits 1 with one line, without a traceback;
@@ -101,9 +101,11 @@ def test_a_second_run_on_a_held_journal_refuses_naming_the_holder(service: Servi
         assert f"is in use by pid {first.pid} on host {socket.gethostname()} since" in lines[0]
         assert "(botkit run)" in lines[0]
         assert "Traceback" not in second.stdout + second.stderr
-        plan = _botkit(service, "plan")
-        assert plan.returncode == 1
-        assert f"pid {first.pid}" in plan.stderr
+        for other in (("plan",), ("cancel", "--all", "--yes"), ("flatten", "--all", "--yes")):
+            refused = _botkit(service, *other)
+            assert refused.returncode == 1, refused.stderr
+            assert f"is in use by pid {first.pid}" in refused.stderr
+            assert len(refused.stderr.strip().splitlines()) == 1
 
         # readers keep working while the service holds the journal
         status = _botkit(service, "status")
