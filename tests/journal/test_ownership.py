@@ -2,8 +2,8 @@
 ``botkit run`` processes against the simulator served on loopback.
 
 * a second ``botkit run`` (or ``plan``, ``demo``, ``cancel``, ``flatten``) on a held journal
-  refuses in one line naming the holder; ``botkit status`` and ``botkit journal`` still read; after SIGKILL of the holder
-  the next run starts (the OS dropped the lock);
+  refuses in one line naming the holder; ``botkit status`` and ``botkit journal`` still read;
+  after SIGKILL of the holder the next run starts (the OS dropped the lock);
 * random bytes over the journal, or the journal deleted or replaced, under a running service:
   it exits 1 with one line, without a traceback;
 * journal, WAL, shared-memory and lock files are mode 0600 under ``umask 000``.
