@@ -25,7 +25,14 @@
     │   └── MalformedResponse     not JSON, no envelope, or a payload the models refuse
     │       ├── MalformedWriteResponse  …to a write that got HTTP 2xx: also OutcomeUnknown
     │       └── BatchMismatch     batch results do not match the orders by position and clOrdId
-    └── JournalError              the journal database cannot be opened, migrated or written
+    ├── JournalError              the journal database cannot be opened, migrated or written:
+    │   │                         the service stops (trading on could send an order twice)
+    │   ├── JournalLocked         another process holds the journal (its pid, host, since
+    │   │                         when): this one refuses to start
+    │   └── JournalUntrusted      the journal is corrupt, or no longer the file this process
+    │                             opened (deleted, replaced): stop, never read or write on
+    └── StopRequested             a stop (SIGTERM / SIGINT) came during a wait, backoff or retry:
+                                  unwind now; what is still open stays unsettled for reconcile
 
 Per-order outcomes of a batch are *values* (``PlaceResult`` with its own code), not exceptions:
 one rejected order never aborts its batch.
@@ -50,6 +57,8 @@ __all__ = [
     "ExchangeError",
     "ExchangeRejected",
     "JournalError",
+    "JournalLocked",
+    "JournalUntrusted",
     "Location",
     "MalformedResponse",
     "MalformedWriteResponse",
@@ -61,6 +70,7 @@ __all__ = [
     "RequestValidationError",
     "ServerUnavailable",
     "SettingsError",
+    "StopRequested",
     "StrategyFileError",
     "TimestampExpired",
     "TransientError",
@@ -258,3 +268,22 @@ class BatchMismatch(MalformedResponse):
 
 class JournalError(BotkitError):
     """The journal database cannot be opened, migrated or written."""
+
+
+class JournalLocked(JournalError):
+    """Another live process holds the journal (one process per journal): refuse to start."""
+
+
+class JournalUntrusted(JournalError):
+    """The journal is corrupt (SQLite says malformed / not a database), or the file at its path
+    is no longer the one this process opened (deleted, moved, replaced). Nothing it says can be
+    believed and nothing written to it would be found again: the service stops."""
+
+
+class StopRequested(BotkitError):
+    """A stop was asked (SIGTERM / SIGINT) while waiting: a backoff, a retry, reconcile's grace.
+
+    Raised by the service's interruptible sleep (:class:`botkit.runner.stop.Stop`), so every wait
+    that sleeps through the injected ``sleep`` ends at once. Nothing in flight is settled by it:
+    orders whose fate is open stay unsettled and start-up reconcile looks them up.
+    """

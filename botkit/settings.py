@@ -137,6 +137,19 @@ class Settings(BaseSettings):
     request_timeout: float = Field(
         default=10.0, gt=0, le=300, description="seconds to wait for connect / read / write"
     )
+    request_deadline: float | None = Field(
+        default=None,
+        gt=0,
+        le=600,
+        description="seconds one request may take in all, connect to last byte; unset: "
+        "request_timeout",
+    )
+    max_answer_bytes: int = Field(
+        default=8 * 1024 * 1024,
+        ge=1024,
+        le=1024**3,
+        description="largest answer accepted, in bytes; a larger one is refused as malformed",
+    )
     clock_resync_interval: float = Field(
         default=300.0, ge=0, description="seconds between server-clock re-syncs; 0: on demand"
     )

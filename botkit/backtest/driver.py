@@ -35,7 +35,7 @@ from botkit.backtest.bars import Bar, CandleSeries
 from botkit.backtest.path import PathPoint, candle_path
 from botkit.backtest.result import BacktestResult, EquityPoint, FillRow, OrderRow, PositionRow
 from botkit.exchange.paging import iter_history
-from botkit.journal import Journal, OrderFilter, Outcome
+from botkit.journal import Journal, OrderFilter, Outcome, lock_journal
 from botkit.pipeline import Executor
 from botkit.rules import Strategy
 from botkit.rules.store import ReloadReport, StrategyStore
@@ -71,8 +71,10 @@ as always, and every read sees everything before it."""
 
 def backtest_journal(path: str | Path, clock: ManualClock) -> Journal:
     """The journal of a backtest: on the replay's ``clock``, ``synchronous=OFF`` (nothing real
-    is at stake), bookkeeping grouped by :data:`GROUP_ROWS`. ``close()`` writes what waits."""
-    return Journal(path, clock=clock.now_ms, synchronous="OFF", group_rows=GROUP_ROWS)
+    is at stake), bookkeeping grouped by :data:`GROUP_ROWS`, held by this process when it is a
+    file (:func:`~botkit.journal.lock_journal`). ``close()`` writes what waits."""
+    lock = None if str(path) == ":memory:" else lock_journal(path, "botkit backtest")
+    return Journal(path, clock=clock.now_ms, synchronous="OFF", group_rows=GROUP_ROWS, lock=lock)
 
 
 class FixedStore(StrategyStore):

@@ -114,7 +114,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
 def _internal(exc: Exception) -> str:
     """One line for an unexpected exception, with any configured credential redacted."""
-    from botkit.service.logs import redact
+    from botkit.redaction import redact
 
     secrets = [v for k, v in os.environ.items() if k.upper().startswith("BOTKIT_API_")]
     text = redact(" ".join(str(exc).split())[:300], secrets)

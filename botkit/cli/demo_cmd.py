@@ -10,6 +10,7 @@ example strategies, summarise orders and PnL) are appended to :data:`STEPS`.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -162,18 +163,30 @@ class PaperOptions:
 
 
 def _fresh_journal(path: Path, clock: Callable[[], int]) -> Journal:
-    """The demo's own journal, emptied first: each demo run tells one story."""
-    from botkit.journal import Journal
+    """The demo's own journal, emptied first: each demo run tells one story. It is held first
+    (a demo, or a service, already on it is refused before anything is removed)."""
+    from botkit.journal import Journal, lock_journal
 
+    def cannot(exc: OSError) -> UsageError:
+        return UsageError(
+            f"--journal {path}: cannot start it afresh ({exc.strerror or exc}): "
+            "name a file in a folder you can write, such as var/demo-journal.sqlite"
+        )
+
+    try:  # a path the system refuses is the usage error below, not a journal error
+        os.stat(path)
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise cannot(exc) from None
+    lock = lock_journal(path, "botkit demo")
     for suffix in ("", "-wal", "-shm"):
         try:
             Path(f"{path}{suffix}").unlink(missing_ok=True)
         except OSError as exc:
-            raise UsageError(
-                f"--journal {path}: cannot start it afresh ({exc.strerror or exc}): "
-                "name a file in a folder you can write, such as var/demo-journal.sqlite"
-            ) from None
-    return Journal(path, clock=clock, synchronous="NORMAL")
+            lock.release()
+            raise cannot(exc) from None
+    return Journal(path, clock=clock, synchronous="NORMAL", lock=lock)
 
 
 def trade_on_paper(ctx: DemoContext) -> None:

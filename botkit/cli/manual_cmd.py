@@ -112,7 +112,7 @@ def _handle(args: argparse.Namespace) -> int:
     if halt is not None:
         raise _Refused(f"botkit {command}: nothing sent — {halt}")
     configure_logging(level="WARNING", fmt="text", secrets=secrets_of(settings))
-    with assemble(settings) as parts:
+    with assemble(settings, command=f"botkit {command}") as parts:  # holds the journal
         parts.client.clock.maybe_resync()
         runner = parts.runner
         manual = ManualRun(

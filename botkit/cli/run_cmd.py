@@ -33,12 +33,10 @@ def settings_of(args: argparse.Namespace) -> Settings:
 
 
 def secrets_of(settings: Settings) -> list[str]:
-    """The credentials, for the log sink to redact."""
-    return [
-        s.get_secret_value()
-        for s in (settings.api_key, settings.api_secret, settings.api_passphrase)
-        if s is not None
-    ]
+    """The credentials, for the log sink and the journal to redact."""
+    from botkit.runner.build import secrets_of as credentials
+
+    return credentials(settings)
 
 
 def _evaluation_lines(evaluation: Evaluation) -> list[str]:
@@ -92,6 +90,7 @@ def _run(args: argparse.Namespace) -> int:
 
     from botkit.runner.build import assemble
     from botkit.runner.loop import Loop, RealTimeWaiter, install_signal_handlers
+    from botkit.runner.stop import Stop
     from botkit.service.logs import configure_logging
     from botkit.service.metrics import Metrics
     from botkit.service.notify import Notifier
@@ -120,7 +119,8 @@ def _run(args: argparse.Namespace) -> int:
         logger.info("metrics on http://127.0.0.1:{}/metrics", port)
     dry = True if args.dry_run else None
     notifier = Notifier()
-    with assemble(settings, dry_run=dry, metrics=metrics) as parts:
+    stop = Stop()  # one stop for every wait: the loop's, and each backoff / retry / grace
+    with assemble(settings, dry_run=dry, metrics=metrics, sleep=stop.sleep) as parts:
         mode = ("dry run, " if parts.dry else "") + (
             "live exchange" if settings.exchange == "live" else "embedded simulator (paper)"
         )
@@ -156,6 +156,7 @@ def _run(args: argparse.Namespace) -> int:
             sync=parts.client.clock.maybe_resync,
             on_reload=reload_settings,
             on_cycle=show,
+            stop=stop.event,
         )
         undo = install_signal_handlers(loop)
         try:
@@ -186,7 +187,7 @@ def _plan(args: argparse.Namespace) -> int:
 
     settings = settings_of(args)
     configure_logging(level="WARNING", fmt="text", secrets=secrets_of(settings))
-    with assemble(settings, dry_run=True) as parts:
+    with assemble(settings, dry_run=True, command="botkit plan") as parts:
         runner = parts.runner
         parts.client.clock.maybe_resync()
         report = runner.run_cycle()
@@ -204,7 +205,7 @@ def _plan(args: argparse.Namespace) -> int:
 
 def _status(args: argparse.Namespace) -> int:
     from botkit.pipeline import GuardSettings, controls
-    from botkit.runner.build import open_journal, wall_ms
+    from botkit.runner.build import read_journal, wall_ms
 
     settings = settings_of(args)
     ctl = controls(GuardSettings.from_settings(settings))
@@ -216,13 +217,15 @@ def _status(args: argparse.Namespace) -> int:
     if not path.exists():
         print(f"unhealthy: no journal at {path} — has the service run yet?")
         return 1
-    with open_journal(settings) as journal:
+    with read_journal(settings) as journal:  # no lock: works while the service runs
         cycles = journal.cycles(limit=50)
         if not cycles:
             print(f"unhealthy: the journal {path} holds no cycle yet")
             return 1
         last = cycles[0] if cycles[0].id >= cycles[-1].id else cycles[-1]
-        now = wall_ms()
+        # the journal runs on the exchange clock: the wall clock corrected by the offset the
+        # service measured at its last cycle (a local clock off by an hour does not age it)
+        now = wall_ms() + (last.clock_offset_ms or 0)
         last_error = next((c for c in sorted(cycles, key=lambda c: -c.id) if c.error), None)
         day_start = now - now % 86_400_000
         today = [c for c in cycles if c.started_ms >= day_start and not c.dry]

@@ -52,7 +52,8 @@ class ExchangeClient(MarketDataEndpoints):
     """The live HTTP adapter of :class:`~botkit.exchange.port.ExchangePort`; see module doc.
 
     ``ExchangeClient(base_url, key=..., secret=..., passphrase=..., signing="v3" | "pf",
-    clock=ClockSync(...), transport=None, timeout=10.0, recv_window=None)``.
+    clock=ClockSync(...), transport=None, timeout=10.0, recv_window=None, deadline=None,
+    max_answer_bytes=8 MiB)``: ``deadline`` bounds each request as a whole (default: ``timeout``).
     """
 
     # --- account (signed) ----------------------------------------------------------------

@@ -8,7 +8,8 @@ live in :mod:`botkit.exchange.market_data` (unsigned) and :mod:`botkit.exchange.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Any, TypeVar, get_args, get_origin
 from urllib.parse import quote
@@ -19,7 +20,7 @@ from pydantic import SecretStr, TypeAdapter, ValidationError
 from botkit.errors import RequestContext
 from botkit.exchange import http
 from botkit.exchange.clock import ClockSync, SyncSample
-from botkit.exchange.session import Session
+from botkit.exchange.session import MAX_ANSWER_BYTES, Session
 from botkit.exchange.signing import Scheme
 
 __all__ = ["ClientBase", "as_list", "first", "model_problem", "path_segment"]
@@ -55,6 +56,9 @@ class ClientBase:
         transport: httpx.BaseTransport | None = None,
         timeout: float = 10.0,
         recv_window: int | None = None,
+        deadline: float | None = None,
+        max_answer_bytes: int = MAX_ANSWER_BYTES,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.clock = clock if clock is not None else ClockSync()
         self._session = Session(
@@ -67,6 +71,9 @@ class ClientBase:
             transport=transport,
             timeout=timeout,
             recv_window=recv_window,
+            deadline=deadline,
+            max_answer_bytes=max_answer_bytes,
+            monotonic=monotonic,
         )
         self.clock.bind(self._session.server_time)
 

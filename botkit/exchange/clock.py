@@ -1,24 +1,43 @@
-"""``ClockSync``: the offset between our clock and the exchange's, for request timestamps.
+"""``ClockSync``: our estimate of the exchange's clock, for request timestamps and the runner.
 
 The exchange refuses a signed request whose timestamp is 5 s or more away from its own clock.
 :meth:`ClockSync.resync` asks for the server time (``GET /timestamp``) and takes the midpoint of
-the round trip as the moment the server read its clock::
+the round trip as the moment the server read its clock; from then on the estimate runs on the
+*monotonic* clock, so a local wall clock that steps (NTP, a resumed VM, an operator) does not
+move it::
 
-    offset = server - (t_send + t_recv) / 2        now_ms() = local() + offset
+    offset = server - (t_send + t_recv) / 2       (on the monotonic clock)
+    now_ms() = monotonic() + offset                (before the first sync: the local clock)
 
-The local clock is injected (a callable returning Unix ms) so tests drive it by hand; the
-default, :func:`system_ms`, is the only place that reads the real clock. Nothing here ever sets
-the system clock. Thread-safe: one lock around the offset.
+One glitched answer must not move the estimate: a sample more than ``jump_ms`` (plus its round
+trip) away from the current estimate is confirmed by ``confirm_samples`` more before it is
+believed; the median of them all is taken, so one wild answer is outvoted. Either way it is
+logged (WARNING): "the exchange clock moved, confirmed" or "a server time … was ignored".
+
+The clocks are injected (callables returning ms) so tests drive them by hand; :func:`system_ms`
+and :func:`monotonic_ms` are the only places that read the real ones. A ``local`` clock given
+without a ``monotonic`` one serves as both (a test's manual clock drives everything). Nothing
+here ever sets the system clock. Thread-safe: one lock around the estimate.
 """
 
 from __future__ import annotations
 
+import statistics
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["ClockSync", "LocalClock", "ServerTimeFetcher", "SyncSample", "system_ms"]
+from loguru import logger
+
+__all__ = [
+    "ClockSync",
+    "LocalClock",
+    "ServerTimeFetcher",
+    "SyncSample",
+    "monotonic_ms",
+    "system_ms",
+]
 
 LocalClock = Callable[[], int]
 """Returns the local time in Unix milliseconds."""
@@ -26,15 +45,34 @@ LocalClock = Callable[[], int]
 ServerTimeFetcher = Callable[[], int]
 """Asks the exchange for its time (``GET /timestamp``), in Unix milliseconds."""
 
+JUMP_MS = 5_000
+"""A new sample further than this (plus its round trip) from the estimate is doubted: the
+exchange's own tolerance, beyond which signed requests would fail anyway."""
+
+CONFIRM_SAMPLES = 2
+"""Extra samples taken to confirm (or outvote) a doubted one."""
+
 
 def system_ms() -> int:
     """The real clock, Unix milliseconds (UTC)."""
     return time.time_ns() // 1_000_000
 
 
+def monotonic_ms() -> int:
+    """The real monotonic clock in ms (never steps; only differences mean anything)."""
+    return time.monotonic_ns() // 1_000_000
+
+
+def _midpoint_offset(server: int, t_send: int, t_recv: int) -> int:
+    """``server - (t_send + t_recv) / 2``, rounded half away from zero in integer arithmetic."""
+    twice = 2 * server - t_send - t_recv
+    return (twice + (1 if twice >= 0 else -1)) // 2 if twice % 2 else twice // 2
+
+
 @dataclass(frozen=True, slots=True)
 class SyncSample:
-    """One measurement: the offset found, the round trip it took, and when (local ms)."""
+    """One measurement: the offset found (server minus local), the round trip it took, when
+    (local ms) and the server time read."""
 
     offset_ms: int
     rtt_ms: int
@@ -43,10 +81,10 @@ class SyncSample:
 
 
 class ClockSync:
-    """Keeps the offset to the server clock; re-syncs on demand and every ``interval_ms``.
+    """Keeps the estimate of the server clock; re-syncs on demand and every ``interval_ms``.
 
     ``fetch`` is usually bound later by the client (:meth:`bind`), which owns the HTTP side.
-    ``interval_ms=0`` means: sync once, then only on demand.
+    ``interval_ms=0`` means: sync once, then only on demand. ``monotonic``: see module doc.
     """
 
     def __init__(
@@ -54,20 +92,31 @@ class ClockSync:
         fetch: ServerTimeFetcher | None = None,
         *,
         local: LocalClock = system_ms,
+        monotonic: LocalClock | None = None,
         interval_ms: int = 300_000,
+        jump_ms: int = JUMP_MS,
+        confirm_samples: int = CONFIRM_SAMPLES,
     ) -> None:
         if interval_ms < 0:
             raise ValueError("interval_ms must be >= 0")
+        if jump_ms < 0 or confirm_samples < 0:
+            raise ValueError("jump_ms and confirm_samples must be >= 0")
         self._fetch = fetch
         self._local = local
+        if monotonic is None:
+            monotonic = monotonic_ms if local is system_ms else local
+        self._mono = monotonic
         self.interval_ms = interval_ms
+        self.jump_ms = jump_ms
+        self.confirm_samples = confirm_samples
         self._lock = threading.Lock()
-        self._offset_ms = 0
+        self._mono_offset: int | None = None  # server minus monotonic, once synced
         self._last: SyncSample | None = None
+        self._last_mono = 0
         self._stale = False
 
     def __repr__(self) -> str:
-        return f"ClockSync(offset_ms={self._offset_ms}, interval_ms={self.interval_ms})"
+        return f"ClockSync(offset_ms={self.offset_ms}, interval_ms={self.interval_ms})"
 
     def bind(self, fetch: ServerTimeFetcher) -> None:
         """Set where the server time comes from (the client does this), unless already set."""
@@ -76,12 +125,14 @@ class ClockSync:
 
     @property
     def offset_ms(self) -> int:
-        """Server minus local, in ms (0 until the first sync)."""
-        return self._offset_ms
+        """Server minus local, in ms, now (0 until the first sync)."""
+        if self._mono_offset is None:
+            return 0
+        return self.now_ms() - self._local()
 
     @property
     def last_sync(self) -> SyncSample | None:
-        """The latest measurement, or None before the first."""
+        """The latest measurement believed, or None before the first."""
         return self._last
 
     def local_ms(self) -> int:
@@ -89,33 +140,78 @@ class ClockSync:
         return self._local()
 
     def now_ms(self) -> int:
-        """Our best estimate of the server's clock now: local + offset."""
-        return self._local() + self._offset_ms
+        """Our best estimate of the server's clock now."""
+        offset = self._mono_offset
+        if offset is None:
+            return self._local()
+        return self._mono() + offset
 
     def set_offset(self, offset_ms: int) -> None:
-        """Use a known offset (tests, or a value measured elsewhere)."""
+        """Use a known offset to the local clock (tests, or a value measured elsewhere)."""
         local = self._local()
+        mono = self._mono()
         with self._lock:
-            self._offset_ms = offset_ms
+            self._mono_offset = local + offset_ms - mono
             self._last = SyncSample(offset_ms, 0, local, local + offset_ms)
+            self._last_mono = mono
+
+    def _sample(self, fetch: ServerTimeFetcher) -> tuple[int, SyncSample]:
+        m_send, t_send = self._mono(), self._local()
+        server = fetch()
+        m_recv, t_recv = self._mono(), self._local()
+        rtt = max(m_recv - m_send, 0)
+        sample = SyncSample(
+            offset_ms=_midpoint_offset(server, t_send, t_recv),
+            rtt_ms=rtt,
+            at_local_ms=t_recv,
+            server_ms=server,
+        )
+        return _midpoint_offset(server, m_send, m_recv), sample
 
     def resync(self) -> SyncSample:
-        """Measure the offset now. Errors of the fetch propagate; the old offset stays."""
-        if self._fetch is None:
+        """Measure the offset now. Errors of the fetch propagate; the old estimate stays.
+
+        Returns the sample believed (a doubted one outvoted returns the one that agreed)."""
+        fetch = self._fetch
+        if fetch is None:
             raise RuntimeError("ClockSync has no server-time source; bind() one first")
-        t_send = self._local()
-        server = self._fetch()
-        t_recv = self._local()
-        rtt = max(t_recv - t_send, 0)
-        # Midpoint of the round trip, rounded half away from zero in integer arithmetic.
-        twice = 2 * server - t_send - t_recv
-        offset = (twice + (1 if twice >= 0 else -1)) // 2 if twice % 2 else twice // 2
-        sample = SyncSample(offset_ms=offset, rtt_ms=rtt, at_local_ms=t_recv, server_ms=server)
+        mono_offset, sample = self._sample(fetch)
+        current = self._mono_offset
+        if current is not None and abs(mono_offset - current) > self.jump_ms + sample.rtt_ms:
+            mono_offset, sample = self._confirm(fetch, current, mono_offset, sample)
         with self._lock:
-            self._offset_ms = offset
+            self._mono_offset = mono_offset
             self._last = sample
+            self._last_mono = self._mono()
             self._stale = False
         return sample
+
+    def _confirm(
+        self, fetch: ServerTimeFetcher, current: int, doubted: int, first: SyncSample
+    ) -> tuple[int, SyncSample]:
+        """A sample far from the estimate: take more, keep the median of them all."""
+        samples = [(doubted, first)]
+        samples += [self._sample(fetch) for _ in range(self.confirm_samples)]
+        median = statistics.median_low(o for o, _ in samples)
+        chosen = next(pair for pair in samples if pair[0] == median)
+        jump = doubted - current
+        if abs(median - current) > self.jump_ms + chosen[1].rtt_ms:
+            logger.warning(
+                "the exchange clock moved by {} ms (server time {} ms), confirmed by {} more"
+                " samples: using the new offset",
+                median - current,
+                chosen[1].server_ms,
+                self.confirm_samples,
+            )
+            return chosen
+        logger.warning(
+            "ignored a server time {} ms off our estimate (server said {} ms); {} more samples"
+            " agree with the estimate",
+            jump,
+            first.server_ms,
+            self.confirm_samples,
+        )
+        return current, chosen[1]
 
     def mark_stale(self) -> None:
         """The exchange refused a timestamp: re-sync before the next signed request."""
@@ -123,13 +219,12 @@ class ClockSync:
 
     def due(self) -> bool:
         """True before the first sync, after :meth:`mark_stale`, and when ``interval_ms`` has
-        passed since the last."""
-        last = self._last
-        if last is None or self._stale:
+        passed since the last (on the monotonic clock)."""
+        if self._last is None or self._stale:
             return True
         if self.interval_ms == 0:
             return False
-        return self._local() - last.at_local_ms >= self.interval_ms
+        return self._mono() - self._last_mono >= self.interval_ms
 
     def maybe_resync(self) -> SyncSample | None:
         """Re-sync if :meth:`due`; return the new sample, or None when nothing was done."""

@@ -62,4 +62,6 @@ def make_client(
         transport=transport,
         timeout=settings.request_timeout,
         recv_window=settings.recv_window,
+        deadline=settings.request_deadline,
+        max_answer_bytes=settings.max_answer_bytes,
     )

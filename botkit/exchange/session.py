@@ -5,26 +5,46 @@ signing scheme and the :class:`~botkit.exchange.clock.ClockSync`. The body is se
 (compact JSON), those exact bytes are signed and sent; the query string sent is
 :func:`~botkit.exchange.signing.encode_query` of the parameters, exactly what was signed. The
 session never retries: the pipeline decides (tenacity), from the error class.
+
+Every request has an overall ``deadline`` (seconds, connect to last byte; httpx's ``timeout``
+only bounds each connect / read / write). The answer is read as a stream, in pieces, and the
+clock is looked at after each: past the deadline the request is abandoned — a read as
+:class:`~botkit.errors.ReadTimedOut`, a write as :class:`~botkit.errors.OutcomeUnknown` (it may
+have been processed: the orders are looked up). A server that sends nothing is cut by the
+per-read ``timeout``, so no request outlives ``deadline`` by more than one read. The answer may
+hold at most ``max_answer_bytes`` (after decompression, ``Content-Length`` checked first); a
+larger one is refused as malformed (for a write accepted with 2xx: an unknown outcome) without
+ever being held whole.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import httpx
 from pydantic import SecretStr
 
 from botkit import __version__
-from botkit.errors import RequestContext, SettingsError, TimestampExpired
+from botkit.errors import (
+    OutcomeUnknown,
+    ReadTimedOut,
+    RequestContext,
+    SettingsError,
+    TimestampExpired,
+)
 from botkit.exchange import http
 from botkit.exchange.clock import ClockSync
 from botkit.exchange.signing import Scheme, encode_query, pf_headers, v3_headers
 
-__all__ = ["Session"]
+__all__ = ["MAX_ANSWER_BYTES", "Session"]
 
 _TIMESTAMP_PATH = "/timestamp"
+
+MAX_ANSWER_BYTES = 8 * 1024 * 1024
+"""The default cap on one answer's size (8 MiB; the largest real answers are well under 1 MiB)."""
 
 
 class Session:
@@ -42,6 +62,9 @@ class Session:
         transport: httpx.BaseTransport | None = None,
         timeout: float = 10.0,
         recv_window: int | None = None,
+        deadline: float | None = None,
+        max_answer_bytes: int = MAX_ANSWER_BYTES,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         url = base_url.strip().rstrip("/")
         if not url.startswith(("http://", "https://")):
@@ -58,9 +81,17 @@ class Session:
         self._key = key
         self._secret = secret
         self._passphrase = passphrase
+        self.deadline = deadline if deadline is not None else timeout
+        if self.deadline <= 0 or max_answer_bytes < 1:
+            raise SettingsError(
+                "request deadline and answer cap must be positive",
+                hint="set BOTKIT_REQUEST_DEADLINE above 0 and BOTKIT_MAX_ANSWER_BYTES to 1 or more",
+            )
+        self.max_answer_bytes = max_answer_bytes
+        self._monotonic = monotonic
         self._http = httpx.Client(
             transport=transport,
-            timeout=httpx.Timeout(timeout),
+            timeout=httpx.Timeout(min(timeout, self.deadline)),
             headers={"User-Agent": f"botkit/{__version__}", "Accept": "application/json"},
             follow_redirects=False,
         )
@@ -103,9 +134,13 @@ class Session:
             method, url, headers=headers, content=body_text.encode() if body_text else None
         )
         write = http.is_write(method)
+        give_up_at = self._monotonic() + self.deadline
         try:
-            response = self._http.send(request)
-            content = response.read()
+            response = self._http.send(request, stream=True)
+            try:
+                content = self._read(response, give_up_at, context, write=write)
+            finally:
+                response.close()
         except httpx.TransportError as exc:
             raise http.map_transport_error(exc, context, write=write) from exc
         try:
@@ -122,6 +157,37 @@ class Session:
             self.clock.mark_stale()  # the server clock moved: re-sync before the next signing
             raise
         return data, dataclasses.replace(context, http_status=response.status_code)
+
+    def _read(
+        self, response: httpx.Response, give_up_at: float, context: RequestContext, *, write: bool
+    ) -> bytes:
+        """The body, read in pieces: cut at the deadline, refused past the size cap."""
+        cap = self.max_answer_bytes
+        ctx = dataclasses.replace(context, http_status=response.status_code)
+        declared = http.integer(response.headers.get("content-length"), max_digits=18)
+        if declared is not None and declared > cap:
+            raise http.malformed(_too_big(declared, cap), ctx, write=write)
+        chunks: list[bytes] = []
+        size = 0
+        for chunk in response.iter_bytes():
+            size += len(chunk)
+            if size > cap:
+                raise http.malformed(_too_big(size, cap, more=True), ctx, write=write)
+            chunks.append(chunk)
+            if self._monotonic() > give_up_at:
+                raise self._late(ctx, size, write=write)
+        return b"".join(chunks)
+
+    def _late(self, context: RequestContext, size: int, *, write: bool) -> Exception:
+        text = (
+            f"no complete answer within the request deadline of {self.deadline:g} s "
+            f"({size} bytes received)"
+        )
+        if write:
+            return OutcomeUnknown(
+                f"{text}; the request may have been processed: look the orders up", context=context
+            )
+        return ReadTimedOut(text, context=context)
 
     def server_time(self) -> int:
         """``GET /timestamp`` in ms (unsigned); the clock's source of truth."""
@@ -166,3 +232,8 @@ class Session:
             body=body,
             recv_window=self.recv_window,
         )
+
+
+def _too_big(size: int, cap: int, *, more: bool = False) -> str:
+    what = f"more than {cap}" if more else str(size)
+    return f"answer of {what} bytes is larger than max_answer_bytes ({cap}); refused"

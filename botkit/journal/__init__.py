@@ -2,11 +2,13 @@
 
 ``Journal(path, clock=...)`` opens (and migrates) the database; the pipeline writes intents before
 requests leave and outcomes after; ``botkit journal`` reads it. ``group_rows=N`` groups the
-per-cycle bookkeeping rows into fewer commits (same rows; see :class:`Journal`). See
-docs/journal.md.
+per-cycle bookkeeping rows into fewer commits (same rows; see :class:`Journal`). A process that
+writes a journal holds it first (:func:`lock_journal`, passed as ``Journal(..., lock=...)``): one
+process per journal. See docs/journal.md.
 """
 
 from botkit.journal.db import Journal, Synchronous, TripLike
+from botkit.journal.lock import JournalLock, lock_journal
 from botkit.journal.records import (
     CycleSummary,
     Evaluated,
@@ -29,6 +31,7 @@ __all__ = [
     "Evaluated",
     "EventRecord",
     "Journal",
+    "JournalLock",
     "NewOrder",
     "OrderFilter",
     "OrderOutcome",
@@ -40,4 +43,5 @@ __all__ = [
     "Synchronous",
     "TripLike",
     "TripRecord",
+    "lock_journal",
 ]

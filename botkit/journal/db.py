@@ -22,15 +22,17 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
 
-from botkit.errors import JournalError
+from botkit.errors import JournalError, JournalUntrusted, printable
 from botkit.intents import Activity
 from botkit.journal import queries, strategies, writes
+from botkit.journal.conn import RedactingConnection, is_corrupt, journal_failure, untrusted
+from botkit.journal.lock import JournalLock, create_private, identity
 from botkit.journal.pending import Pending
 from botkit.journal.records import (
     CycleSummary,
@@ -47,6 +49,7 @@ from botkit.journal.records import (
 from botkit.journal.schema import MIGRATIONS, SCHEMA_VERSION
 from botkit.journal.tx import Transaction, write_failed
 from botkit.journal.writes import TripLike
+from botkit.redaction import Redactor
 
 __all__ = ["Journal", "Synchronous", "TripLike"]
 
@@ -73,8 +76,17 @@ class Journal:
       Other processes (``botkit journal tail``) see bookkeeping rows up to ``N`` rows late.
       A failed write keeps the pending rows for the next one.
 
+    ``secrets`` (the API key, secret and passphrase): every text the journal stores passes
+    through the log sink's :class:`~botkit.redaction.Redactor` first, so a credential an exchange
+    echoes in a message never reaches the file. ``lock``: the process lock of
+    :func:`~botkit.journal.lock.lock_journal`, held for this journal and released by
+    :meth:`close` — every process that writes a journal holds it. A file journal is created mode
+    0600; :meth:`verify` checks that the path still names the file opened (the journal calls it
+    at each cycle and before each intent), and a corrupt file is
+    :class:`~botkit.errors.JournalUntrusted`.
+
     Both modes leave exactly the same rows with the same ids: cycle ids come from a counter read
-    from the table at open (one bot owns a journal: no other process adds cycles), an ended
+    from the table at open (one process holds a journal: no other adds cycles), an ended
     cycle still pending is written ended (no ``UPDATE``), and the rows keep their call order.
     """
 
@@ -85,6 +97,8 @@ class Journal:
         clock: Callable[[], int],
         synchronous: Synchronous = "FULL",
         group_rows: int = 0,
+        secrets: Iterable[str] = (),
+        lock: JournalLock | None = None,
     ) -> None:
         if synchronous not in ("OFF", "NORMAL", "FULL"):
             raise ValueError(f"synchronous must be OFF, NORMAL or FULL, not {synchronous!r}")
@@ -97,20 +111,29 @@ class Journal:
         self._lock = threading.RLock()
         self._group_rows = group_rows
         self._pending = Pending(group_rows)
+        self._owner = lock
+        self._identity: tuple[int, int] | None = None
+        redactor = Redactor(secrets)
         try:
             if self.path != ":memory:":
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+                create_private(self.path)  # mode 0600; SQLite gives -wal and -shm the same
             self._conn = sqlite3.connect(
                 self.path,
                 isolation_level=None,
                 check_same_thread=False,
                 timeout=30,
                 cached_statements=256,
+                factory=RedactingConnection if redactor else sqlite3.Connection,
             )
+            if isinstance(self._conn, RedactingConnection):
+                self._conn.redactor = redactor
             self._conn.execute("PRAGMA busy_timeout = 30000")
             self._conn.execute("PRAGMA auto_vacuum = INCREMENTAL")  # effective on a new file
             self._conn.execute("PRAGMA journal_mode = WAL")
             self._conn.execute(f"PRAGMA synchronous = {synchronous}")
+            if self.path != ":memory:":
+                self._check_integrity()
             self._migrate()
             (count,) = self._conn.execute(
                 "SELECT COUNT(*) FROM orders WHERE outcome IS NULL AND dry = 0"
@@ -118,16 +141,30 @@ class Journal:
             self._unsettled = int(count)
             self._activity_rev = 0
             self._last_cycle_id = self._max_cycle_id()
+            if self.path != ":memory:":
+                self._identity = identity(self.path)
         except (JournalError, sqlite3.Error, OSError) as exc:
             conn = getattr(self, "_conn", None)
             if conn is not None:
                 conn.close()
+            if lock is not None:
+                lock.release()
             if isinstance(exc, JournalError):
                 raise
+            if is_corrupt(exc):
+                raise untrusted(self.path, exc) from exc
             raise JournalError(
                 f"journal {self.path}: cannot open ({exc}) — check the path, its permissions"
                 " and free disk space"
             ) from exc
+
+    def _check_integrity(self) -> None:
+        """``PRAGMA quick_check`` at open (about 1 ms per MB): a corrupt journal is refused at
+        start, not found out mid-cycle."""
+        rows = self._conn.execute("PRAGMA quick_check(1)").fetchall()
+        if rows != [("ok",)]:
+            problem = printable(str(rows[0][0]) if rows else "no answer")[:200]
+            raise untrusted(self.path, problem)
 
     def _max_cycle_id(self) -> int:
         """The id SQLite gives the next cycle row is this plus one (the largest plus one)."""
@@ -169,12 +206,49 @@ class Journal:
             return int(self._conn.execute("PRAGMA user_version").fetchone()[0])
 
     def close(self) -> None:
-        """Write the pending bookkeeping rows, then close (closed even when that write fails)."""
+        """Write the pending bookkeeping rows, then close (closed even when that write fails),
+        then release the process lock (if this journal holds one)."""
         with self._lock:
             try:
                 self.flush()
             finally:
-                self._conn.close()
+                try:
+                    self._conn.close()
+                finally:
+                    if self._owner is not None:
+                        self._owner.release()
+
+    @property
+    def exclusive(self) -> bool:
+        """Whether this journal holds the process lock (:func:`~botkit.journal.lock_journal`)."""
+        return self._owner is not None and self._owner.held
+
+    def verify(self) -> None:
+        """Raise :class:`~botkit.errors.JournalUntrusted` unless the file at the journal's path
+        is still the one opened (same device and inode: not deleted, moved or replaced) and the
+        lock file is still the one locked (two ``stat`` calls), then drop SQLite's page cache
+        so the cycle's reads and writes go to the file and SQLite finds damage there (a
+        corrupt page is :class:`~botkit.errors.JournalUntrusted`); about 15 µs, plus reading
+        the pages the cycle touches from the OS cache again. Called by
+        :meth:`begin_cycle` (write-through) and :meth:`add_orders`, so nothing is written into
+        a file nobody will read again."""
+        if self._identity is None:
+            return
+        now = identity(self.path)
+        if now != self._identity:
+            what = "deleted or moved" if now is None else "replaced by another file"
+            raise JournalUntrusted(
+                f"journal {self.path} was {what} while this process had it open — stopping:"
+                " what it wrote since is in a file nobody will read. Put the original back if"
+                " you still have it; the next start opens what is at the path"
+            )
+        if self._owner is not None:
+            self._owner.verify()
+        with self._lock:
+            try:  # drop the cached pages: what follows reads the file, and meets any damage
+                self._conn.execute("PRAGMA shrink_memory")
+            except sqlite3.Error as exc:
+                raise journal_failure(self.path, exc, "read", "") from exc
 
     def flush(self) -> None:
         """Write the pending bookkeeping rows now (group commit; nothing to do otherwise)."""
@@ -210,7 +284,7 @@ class Journal:
             try:
                 yield self._conn
             except sqlite3.Error as exc:
-                raise JournalError(f"journal {self.path}: read failed ({exc})") from exc
+                raise journal_failure(self.path, exc, "read", "") from exc
 
     # --- cycles and evaluations --------------------------------------------------------------
 
@@ -227,6 +301,7 @@ class Journal:
                 if full:
                     self.flush()
             return cycle_id
+        self.verify()
         with self._tx() as conn:
             cur = conn.execute(
                 "INSERT INTO cycles (started_ms, dry, clock_offset_ms, note) VALUES (?, ?, ?, ?)",
@@ -297,6 +372,7 @@ class Journal:
         """
         if not orders:
             return
+        self.verify()
         now = self._clock()
         with self._tx() as conn:
             writes.insert_orders(conn, cycle_id, orders, dry=dry, now=now)
@@ -474,6 +550,13 @@ class Journal:
         with self._read() as conn:
             return queries.known_ids(conn, ids)
 
+    def ord_ids(self, ids: Collection[str]) -> dict[str, str]:
+        """clOrdId → ordId (``""`` while unsettled) of each of ``ids`` journaled as live."""
+        if not ids:
+            return {}
+        with self._read() as conn:
+            return queries.ord_ids(conn, ids)
+
     def order(self, cl_ord_id: str) -> OrderRecord | None:
         """The live order with this client order id (else the latest dry-run one)."""
         rows = self.orders(OrderFilter(cl_ord_id=cl_ord_id))
@@ -538,7 +621,7 @@ class Journal:
                 self._conn.execute("PRAGMA incremental_vacuum")
                 self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             except sqlite3.Error as exc:
-                raise JournalError(f"journal {self.path}: vacuum failed ({exc})") from exc
+                raise journal_failure(self.path, exc, "vacuum", "") from exc
         return PruneReport(*counts)
 
 

@@ -133,6 +133,19 @@ def known_ids(conn: sqlite3.Connection, ids: Collection[str]) -> set[str]:
     return found
 
 
+def ord_ids(conn: sqlite3.Connection, ids: Collection[str]) -> dict[str, str]:
+    """clOrdId → the exchange's ordId (``""`` while unknown) of each of ``ids`` the journal
+    holds as a live order."""
+    found: dict[str, str] = {}
+    items = list(ids)
+    for start in range(0, len(items), 500):
+        chunk = items[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        sql = f"SELECT cl_ord_id, ord_id FROM orders WHERE dry = 0 AND cl_ord_id IN ({marks})"  # noqa: S608
+        found.update((row[0], row[1] or "") for row in conn.execute(sql, chunk))
+    return found
+
+
 _EVENT_COLUMNS = "id, ts_ms, cycle_id, kind, strategy, rule, cl_ord_id, text, detail"
 
 

@@ -14,17 +14,16 @@ from contextlib import suppress
 from types import TracebackType
 
 from botkit.errors import JournalError
+from botkit.journal.conn import journal_failure
 from botkit.journal.pending import Pending
 
 __all__ = ["Transaction", "write_failed"]
 
 
 def write_failed(path: str, exc: sqlite3.Error) -> JournalError:
-    """The error of a failed write of the journal at ``path``."""
-    return JournalError(
-        f"journal {path}: write failed ({exc}) — check free disk space and that one bot owns"
-        " this journal"
-    )
+    """The error of a failed write of the journal at ``path`` (:class:`JournalUntrusted` when
+    SQLite says the file is corrupt)."""
+    return journal_failure(path, exc, "write", "check free disk space")
 
 
 class Transaction:

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 
+from botkit.errors import StopRequested
 from botkit.exchange.port import ExchangePort
 from botkit.journal.db import Journal
 from botkit.journal.records import NewOrder, OrderOutcome, Outcome
@@ -81,6 +82,19 @@ def _order_row(order: PlannedOrder, *, dry: bool) -> NewOrder:
     )
 
 
+def _pacing(sleep: Callable[[float], None]) -> Callable[[float], None]:
+    """The rate limiter's spacing between batches (a fraction of a second) is not a wait a stop
+    request cuts short: the cycle in flight still sends its batches, spaced, and records them."""
+
+    def pace(seconds: float) -> None:
+        try:
+            sleep(seconds)
+        except StopRequested:
+            time.sleep(seconds)
+
+    return pace
+
+
 class Executor:
     """Journals and sends plans through ``port``.
 
@@ -119,7 +133,8 @@ class Executor:
         self._noted: dict[str, str] = {}  # lookup failures journaled, per unsettled order
         self._rechecker = Rechecker(reconcile_grace_ms)
         self._unknown: list[tuple[tuple[str, ...], str]] = []  # this run's unknown answers
-        limiter = RateLimiter(batch_rate, clock=monotonic, sleep=sleep) if batch_rate else None
+        pace = _pacing(sleep)
+        limiter = RateLimiter(batch_rate, clock=monotonic, sleep=pace) if batch_rate else None
         self.submitter = Submitter(
             port,
             resync=resync,

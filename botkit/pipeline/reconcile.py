@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass
 
+from loguru import logger
 from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from botkit.errors import ExchangeError, TransientError
@@ -76,11 +77,22 @@ def reconcile(
         newest = max((o.sent_ms or o.ts_ms) for o in orders)  # sent_ms: the latest send
         wait_ms = newest + grace_ms - clock()
         if wait_ms > 0 and wait:
-            journal.record_event(
-                "reconcile",
-                f"waiting {wait_ms} ms: the exchange may still accept requests sent"
-                f" {grace_ms} ms ago or less",
+            # Never more than the grace itself, however the clocks moved since the send (a
+            # send time "in the future" means the clock stepped back, not a longer wait); the
+            # injected sleep is the service's interruptible one (a stop request ends it).
+            if wait_ms > grace_ms:
+                logger.warning(
+                    "reconcile: the last send is journaled {} s in the future (the clock moved"
+                    " back); waiting the grace only",
+                    (wait_ms - grace_ms) // 1000,
+                )
+                wait_ms = grace_ms
+            text = (
+                f"waiting {wait_ms / 1000:g} s for {len(orders)} unsettled order(s) whose request"
+                " may still be in flight, then looking them up"
             )
+            logger.info("reconcile: {}", text)
+            journal.record_event("reconcile", text)
             sleep(wait_ms / 1000)
         now = clock()  # after the wait (which may have been cut short)
         young = [o.cl_ord_id for o in orders if (o.sent_ms or o.ts_ms) + grace_ms > now]

@@ -54,6 +54,8 @@ from botkit.pipeline.lookup import find_order
 
 __all__ = [
     "DUPLICATE_CODE",
+    "DUPLICATE_NOTE",
+    "SHARED_ID_NOTE",
     "BatchReport",
     "Observer",
     "RateLimiter",
@@ -62,6 +64,13 @@ __all__ = [
 ]
 
 DUPLICATE_CODE = 250
+DUPLICATE_NOTE = "the exchange answered 250 duplicate"
+SHARED_ID_NOTE = (
+    "the exchange answered 250 duplicate to the first request of this client order id: another"
+    " process placed it (another botkit with another journal on this account?)"
+)
+"""The ``error`` of an order settled by lookup after a 250 to its *first* request: the order
+the journal now calls its own was placed by someone else (see :mod:`botkit.runner.shared`)."""
 """Per-order code of a client order id the exchange already has (notes)."""
 
 Observer = Callable[[str, tuple[str, ...], str], None]
@@ -305,9 +314,12 @@ class Submitter:
                     unsettled[cid] = f"rejected on re-send ({res.code} {res.msg})"
                 else:
                     outcomes[cid] = OrderOutcome(cid, Outcome.REJECTED, code=res.code, msg=res.msg)
-            if duplicates:
-                note = "the exchange answered 250 duplicate"
-                for req in self._settle_by_lookup(duplicates, outcomes, unsettled, note):
+            # a 250 to the first request of an id (none of this batch's earlier requests may
+            # have placed it) means another process placed it: the ids are shared
+            shared = [r for r in duplicates if (r.clOrdId or "") not in ambiguous]
+            again = [r for r in duplicates if (r.clOrdId or "") in ambiguous]
+            for group, note in ((shared, SHARED_ID_NOTE), (again, DUPLICATE_NOTE)):
+                for req in self._settle_by_lookup(group, outcomes, unsettled, note):
                     cid = req.clOrdId or ""
                     unsettled[cid] = "250 duplicate but not found by lookup"
         for cid, refusal in gated.items():

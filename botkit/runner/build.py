@@ -7,17 +7,19 @@ in process through the same client, signatures and all. Dry run swaps only the e
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from botkit.exchange.client import ExchangeClient
 from botkit.exchange.factory import make_client
-from botkit.journal import Journal
+from botkit.journal import Journal, lock_journal
 from botkit.pipeline import Executor, GuardSettings
 from botkit.rules.store import StrategyStore
 from botkit.runner.cycle import Runner
 from botkit.runner.execution import DryRunExecution, Execution, LiveExecution
+from botkit.runner.reader import SnapshotReader
 from botkit.service.metrics import Metrics
 from botkit.settings import Settings
 
@@ -28,12 +30,14 @@ __all__ = [
     "assemble",
     "grace_ms",
     "open_journal",
+    "read_journal",
+    "secrets_of",
     "wall_ms",
 ]
 
 
 def wall_ms() -> int:
-    """The local wall clock in Unix ms (the journal's clock)."""
+    """The local wall clock in Unix ms (for commands that only read the journal)."""
     return time.time_ns() // 1_000_000
 
 
@@ -50,17 +54,45 @@ def acceptance_window_ms(settings: Settings) -> int:
 
 def grace_ms(settings: Settings) -> int:
     """How long after an order's latest send the exchange may still accept it: the acceptance
-    window of its request plus the request timeout (the time the request may take to get
-    there and be answered). 15 s by default (5 s + 10 s). Reconcile waits it out before it
-    calls an order never placed; an order with an unknown outcome is re-sent only after it."""
-    return acceptance_window_ms(settings) + int(settings.request_timeout * 1000)
+    window of its request plus the time the request may take (``request_deadline``, else
+    ``request_timeout``). 15 s by default (5 s + 10 s). Reconcile waits it out before it calls
+    an order never placed; an order with an unknown outcome is re-sent only after it."""
+    took = max(settings.request_timeout, settings.request_deadline or 0.0)
+    return acceptance_window_ms(settings) + int(took * 1000)
 
 
-def open_journal(settings: Settings) -> Journal:
-    """The journal database of the settings, its folder created if needed (by the journal,
-    which turns a folder it cannot create into a one-line JournalError)."""
+def secrets_of(settings: Settings) -> list[str]:
+    """The configured credentials: what the log sink and the journal redact."""
+    return [
+        s.get_secret_value()
+        for s in (settings.api_key, settings.api_secret, settings.api_passphrase)
+        if s is not None
+    ]
+
+
+def open_journal(
+    settings: Settings, *, command: str = "botkit", clock: Callable[[], int] = wall_ms
+) -> Journal:
+    """The journal of the settings, **for writing**: held by this process (``command`` names it
+    in the refusal a second process gets, :class:`~botkit.errors.JournalLocked`), credentials
+    redacted from what it stores, its folder created if needed (a folder it cannot create is a
+    one-line JournalError). Every command that writes the journal opens it here. ``clock``:
+    what the rows are stamped with; the service passes the exchange clock (see
+    :func:`assemble`)."""
     path = Path(settings.journal)
-    return Journal(path, clock=wall_ms, synchronous=settings.journal_synchronous)
+    return Journal(
+        path,
+        clock=clock,
+        synchronous=settings.journal_synchronous,
+        secrets=secrets_of(settings),
+        lock=None if str(path) == ":memory:" else lock_journal(path, command),
+    )
+
+
+def read_journal(settings: Settings) -> Journal:
+    """The journal of the settings for reading (``botkit status``): no lock, so it works while
+    the service holds the journal."""
+    return Journal(Path(settings.journal), clock=wall_ms)
 
 
 @dataclass
@@ -90,19 +122,31 @@ def assemble(
     client: ExchangeClient | None = None,
     metrics: Metrics | None = None,
     strategies: list[Path] | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+    command: str = "botkit run",
 ) -> Assembly:
-    """Wire a :class:`Runner` for ``settings`` (``dry_run`` overrides the setting)."""
+    """Wire a :class:`Runner` for ``settings`` (``dry_run`` overrides the setting).
+
+    ``sleep``: how the pipeline waits (backoffs, retries, reconcile's grace); the service passes
+    its :meth:`~botkit.runner.stop.Stop.sleep` so a stop request cuts every wait short.
+    The journal runs on the exchange clock (the client's synced estimate), the clock the runner
+    decides with: fire times, cooldowns, ``max_fires`` and every journal time compare on it.
+    The journal is held (:func:`open_journal`, ``command`` names this process) before any
+    exchange request: a second process on it stops there."""
     stack = ExitStack()
     dry = settings.dry_run if dry_run is None else dry_run
-    if client is None:
+    if client is None:  # sends nothing yet: the journal is held before the first request
         client = stack.enter_context(make_client(settings))
-    journal = stack.enter_context(open_journal(settings))
+    journal = stack.enter_context(
+        open_journal(settings, clock=client.clock.now_ms, command=command)
+    )
     executor = Executor(
         client,
         journal,
         resync=client.resync_clock,
         reconcile_grace_ms=grace_ms(settings),
         band_recheck=settings.price_band_recheck,
+        sleep=sleep,
     )
     execution: Execution = (
         DryRunExecution(executor, journal) if dry else LiveExecution(executor, client, journal)
@@ -118,6 +162,7 @@ def assemble(
         execution=execution,
         now_ms=clock.now_ms,
         guards=GuardSettings.from_settings(settings),
+        reader=SnapshotReader(client, sleep=sleep),
         clock_offset_ms=lambda: clock.offset_ms if clock.last_sync else None,
         metrics=metrics,
         evaluations=settings.journal_evaluations,

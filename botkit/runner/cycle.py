@@ -20,7 +20,7 @@ from typing import Literal
 
 from loguru import logger
 
-from botkit.errors import BotkitError, ExchangeError
+from botkit.errors import BotkitError, ExchangeError, JournalError, StopRequested
 from botkit.exchange.models import OpenOrder
 from botkit.exchange.port import ExchangePort
 from botkit.intents import CancelIntent, Intent, LeverageIntent, OrderIntent, PositionModeIntent
@@ -51,6 +51,7 @@ from botkit.runner.execution import Execution, SideEffect, describe
 from botkit.runner.orphans import OrphanReport
 from botkit.runner.ownership import Ownership, apply_on_delete
 from botkit.runner.reader import Needs, SnapshotReader, needs_of
+from botkit.runner.shared import SharedIdWatch
 from botkit.service.metrics import Metrics
 from botkit.snapshot import Snapshot
 
@@ -208,13 +209,44 @@ class Runner:
             if orphans
             else None
         )
+        # another bot under the same client order ids: watched by the process holding the
+        # journal, when it trades (see botkit.runner.shared)
+        self.shared_ids = (
+            SharedIdWatch(journal) if journal.exclusive and not execution.dry else None
+        )
 
     # --- scheduling --------------------------------------------------------------------------
 
     def next_due_ms(self) -> int | None:
-        """When the next strategy is due (exchange time), or None when none is loaded."""
-        times = [self._next_due.get(s.name, 0) for s in self.store.strategies.values() if s.enabled]
+        """When the next strategy is due (exchange time), or None when none is loaded. Never
+        more than one period of that strategy after now: a clock that moved back since the time
+        was set does not stretch the wait (see :meth:`_reschedule`)."""
+        now = self.now_ms()
+        times = [
+            min(self._next_due.get(s.name, 0), now + s.period_ms)
+            for s in self.store.strategies.values()
+            if s.enabled
+        ]
         return min(times) if times else None
+
+    def _reschedule(self, now: int) -> None:
+        """A strategy due more than one period after ``now`` was scheduled on a clock that has
+        since moved back (a glitched server time, a local clock stepped forward, then back):
+        due again at its next slot, and said once (WARNING)."""
+        next_due = self._next_due
+        for strategy in self.store.strategies.values():
+            due = next_due.get(strategy.name)
+            if due is not None and due > now + strategy.period_ms:
+                next_due[strategy.name] = strategy.next_due_ms(now)
+                logger.bind(strategy=strategy.name).warning(
+                    "next run was set for {} ms, {} s after now ({} ms) but the period is {} s:"
+                    " the clock moved back; due again at {} ms",
+                    due,
+                    (due - now) // 1000,
+                    now,
+                    strategy.period_ms // 1000,
+                    next_due[strategy.name],
+                )
 
     def force_due(self) -> None:
         """Make every strategy due at the next cycle (SIGHUP)."""
@@ -279,10 +311,13 @@ class Runner:
         apply_on_delete(self.execution, strategy.name, orders)
 
     def run_cycle(self) -> CycleReport:
-        """One cycle. Never raises for an exchange, strategy or journal-read problem."""
+        """One cycle. Never raises for an exchange or strategy problem; a journal problem
+        (:class:`~botkit.errors.JournalError`: unwritable, unreadable, corrupt, deleted) is
+        raised — trading on without a journal could send an order twice."""
         started = self._monotonic()
         now = self.now_ms()
         reload = self.reload(now)
+        self._reschedule(now)
         next_due = self._next_due
         due = [
             s
@@ -299,6 +334,9 @@ class Runner:
         )
         try:
             report = self._cycle(cycle_id, now, due, reload, started)
+        except StopRequested as exc:  # SIGTERM during a backoff: the cycle ends here
+            self.journal.end_cycle(cycle_id, error=f"cut short: {exc}")
+            raise
         except Exception as exc:  # the cycle row still gets its end, with the error
             self.journal.end_cycle(cycle_id, error=f"unexpected: {type(exc).__name__}: {exc}")
             raise
@@ -356,6 +394,7 @@ class Runner:
         _log_planning_failures(plan)
         execution = self.execution.orders(plan, cycle_id)
         log_failures(cycle_id, execution)
+        self._watch_shared_ids(snapshot, cycle_id, execution)
         if execution.outcomes and any(o.code in LIMITS_MOVED_CODES for o in execution.outcomes):
             self.reader.invalidate_instruments()
         if self.ownership is not None:
@@ -373,6 +412,27 @@ class Runner:
             rule_errors=tuple(rule_errors),
             seconds=self._monotonic() - started,
         )
+
+    def _watch_shared_ids(
+        self, snapshot: Snapshot, cycle_id: int, execution: ExecutionReport
+    ) -> None:
+        """Check the open orders for ids another bot shares: those of the first cycle (read
+        for it if the cycle did not), then those any later cycle read anyway; and the cycle's
+        outcomes for orders the exchange already had at their first request."""
+        watch = self.shared_ids
+        if watch is None:
+            return
+        if execution.outcomes:
+            watch.check_outcomes(execution.outcomes, self.store.strategies, cycle_id)
+        orders = snapshot.open_orders if snapshot.has_read("open_orders") else None
+        if orders is None and not watch.checked:
+            try:
+                orders = snapshot.open_orders
+            except ExchangeError as exc:
+                logger.warning("open orders unavailable for the shared-id check: {}", exc)
+                return
+        if orders is not None:
+            watch.check(orders, self.store.strategies, cycle_id)
 
     def _policy(self, strategy: Strategy) -> StrategyPolicy:
         """The strategy's pipeline policy, built once per loaded version."""
@@ -406,6 +466,8 @@ class Runner:
                 done.append((strategy, evaluate(strategy, snapshot, activity, snapshot.now_ms)))
             except ExchangeError:
                 raise  # a part of the snapshot could not be read: the cycle's read failed
+            except JournalError:
+                raise  # the journal, not the strategy: the service stops
             except BotkitError as exc:
                 errors[strategy.name] = str(exc)
                 logger.bind(strategy=strategy.name).error("evaluation failed: {}", exc)
@@ -431,6 +493,8 @@ class Runner:
                         rules=_evaluated(recorded),
                         dry=dry,
                     )
+            except JournalError:
+                raise  # the journal, not the strategy: the service stops
             except BotkitError as exc:
                 errors[strategy.name] = str(exc)
                 logger.bind(strategy=strategy.name).error("evaluation failed: {}", exc)

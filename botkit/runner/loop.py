@@ -5,6 +5,13 @@ cycle in flight finish and record its outcomes, then exits 0. SIGHUP reloads the
 (and the caller's settings hook). Under systemd it sends READY=1 after the first successful sync,
 WATCHDOG=1 every cycle and while it waits, STATUS= after each cycle, STOPPING=1 on the way out.
 Waiting is a dependency (:class:`Waiter`): wall time for the service, a manual clock for the demo.
+
+Waits are bounded: the runner never schedules a strategy more than one period ahead of now (a
+clock that jumped back is caught there), and :class:`RealTimeWaiter` never waits longer than the
+distance to the target it was given, measured on the monotonic clock, so a clock that steps
+back while it waits cannot stretch the wait. A stop request (:class:`~botkit.runner.stop.Stop`)
+ends every wait: the loop's own, and each backoff, retry and reconcile grace inside a cycle
+(:class:`~botkit.errors.StopRequested`).
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ from typing import Protocol
 
 from loguru import logger
 
-from botkit.errors import AuthFailed, ExchangeError, JournalError
+from botkit.errors import AuthFailed, ExchangeError, JournalError, StopRequested
 from botkit.journal.records import Outcome
 from botkit.runner.cycle import CycleReport, Runner
 from botkit.service.notify import Notifier
@@ -42,17 +49,30 @@ class Waiter(Protocol):
 
 
 class RealTimeWaiter:
-    """Waits on wall time in naps, pinging the watchdog between them."""
+    """Waits on exchange time in naps, pinging the watchdog between them.
 
-    def __init__(self, now_ms: Callable[[], int], notifier: Notifier) -> None:
+    The wait never lasts longer than the distance to ``target_ms`` when it began, measured on
+    ``monotonic`` (seconds): if the exchange-time estimate moves back meanwhile, the wait still
+    ends on time and the loop re-reads the clock; if it moves forward, the wait ends early.
+    """
+
+    def __init__(
+        self,
+        now_ms: Callable[[], int],
+        notifier: Notifier,
+        *,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.now_ms = now_ms
         self.notifier = notifier
+        self._monotonic = monotonic
         interval = notifier.watchdog_interval_s
         self.nap_s = min(MAX_NAP_S, interval / 2) if interval else MAX_NAP_S
 
     def wait_until(self, target_ms: int, wake: threading.Event) -> None:
+        deadline = self._monotonic() + max(0, target_ms - self.now_ms()) / 1000
         while not wake.is_set():
-            remaining = (target_ms - self.now_ms()) / 1000
+            remaining = min((target_ms - self.now_ms()) / 1000, deadline - self._monotonic())
             if remaining <= 0:
                 return
             wake.wait(min(remaining, self.nap_s))
@@ -123,6 +143,7 @@ class Loop:
         on_cycle: Callable[[CycleReport], None] = lambda _r: None,
         retry_sync_s: float = 5.0,
         sleep: Callable[[float], None] = time.sleep,
+        stop: threading.Event | None = None,
     ) -> None:
         self.runner = runner
         self.waiter = waiter
@@ -132,8 +153,9 @@ class Loop:
         self.on_cycle = on_cycle
         self.retry_sync_s = retry_sync_s
         self._sleep = sleep
-        self.stop = threading.Event()
-        """Set to stop after the cycle in flight."""
+        self.stop = stop if stop is not None else threading.Event()
+        """Set to stop: after the request in flight, cutting short any wait (the service's
+        :class:`~botkit.runner.stop.Stop` event, shared with the pipeline's sleeps)."""
         self.wake = threading.Event()
         """Set to end a wait early (stop or reload)."""
         self.reload_requested = threading.Event()
@@ -162,6 +184,9 @@ class Loop:
                 self.runner.reader.instruments(self.runner.now_ms())
             except AuthFailed:
                 raise  # wrong credentials: retrying cannot help; stop with the one-line error
+            except StopRequested:
+                logger.info("stop requested during start-up: exiting before the first cycle")
+                return False
             except ExchangeError as exc:
                 if bounded:
                     logger.error("start-up sync failed: {}", exc)
@@ -203,6 +228,12 @@ class Loop:
                     report = self.runner.run_cycle()
                 except JournalError:
                     raise  # trading on without a journal could send an order twice
+                except StopRequested:
+                    logger.warning(
+                        "stop requested during a wait of the cycle: cut short; orders still"
+                        " open are looked up at the next start"
+                    )
+                    break
                 except Exception as exc:  # a bug must not end the service: log it, wait, go on
                     logger.exception("cycle failed unexpectedly; the next one will be tried")
                     if cycles is not None:  # a bounded run counts it (and does not try forever)

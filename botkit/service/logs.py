@@ -1,6 +1,7 @@
 """Logging with loguru: readable lines on a terminal, JSON lines otherwise (journald).
 
-Secrets are redacted *at the sink*: whatever a record holds — message, bound fields, an exception's
+Secrets are redacted *at the sink* (by :class:`botkit.redaction.Redactor`, the one redaction
+the journal uses too): whatever a record holds — message, bound fields, an exception's
 traceback — passes through :class:`RedactingSink` before it is written, so a configured key, secret
 or passphrase cannot reach the output even through a crash path or ``--debug``.
 """
@@ -10,17 +11,15 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable
 from typing import Literal, TextIO
-from urllib.parse import quote
 
 from loguru import logger
 
+from botkit.redaction import REDACTED, Redactor, redact
 from botkit.service.repeats import Repeats
 
-__all__ = ["LogFormat", "RedactingSink", "configure_logging", "redact"]
+__all__ = ["REDACTED", "LogFormat", "RedactingSink", "configure_logging", "redact"]
 
 LogFormat = Literal["auto", "text", "json"]
-
-REDACTED = "***"
 
 _TEXT_FORMAT = (
     "<green>{time:YYYY-MM-DD HH:mm:ss.SSS!UTC}Z</green> <level>{level: <7}</level> "
@@ -28,31 +27,15 @@ _TEXT_FORMAT = (
 )
 
 
-def _variants(secret: str) -> set[str]:
-    """The forms a secret may take in text: as is, percent-encoded, JSON-escaped."""
-    forms = {secret, quote(secret, safe=""), secret.replace("\\", "\\\\").replace('"', '\\"')}
-    return {f for f in forms if f}
-
-
-def redact(text: str, secrets: Iterable[str]) -> str:
-    """``text`` with every form of every (non-trivial) secret replaced by ``***``."""
-    for secret in secrets:
-        if len(secret) < 4:  # a one- or two-letter "secret" would redact ordinary words
-            continue
-        for form in sorted(_variants(secret), key=len, reverse=True):
-            text = text.replace(form, REDACTED)
-    return text
-
-
 class RedactingSink:
     """A loguru sink that writes each formatted record with secrets redacted."""
 
     def __init__(self, stream: TextIO, secrets: Iterable[str]) -> None:
         self._stream = stream
-        self._secrets = tuple(s for s in secrets if s)
+        self._redact = Redactor(secrets)
 
     def __call__(self, message: str) -> None:
-        self._stream.write(redact(str(message), self._secrets))
+        self._stream.write(self._redact(str(message)))
         self._stream.flush()
 
 

@@ -13,9 +13,10 @@ Kinds (:class:`FaultKind`): ``latency`` (adds ``delay_ms``, the request is still
 ``http_500`` / ``http_503``, ``rate_limit`` (429 with ``Retry-After``), ``drop_after`` (processed,
 then the connection drops: the ambiguous case), ``drop_before`` (dropped, not processed),
 ``expired`` (the clock-rule answer), ``html`` / ``truncated`` / ``empty`` (malformed bodies),
-``late`` (the request reaches the exchange ``delay_ms`` later and is processed then, judged by
-the clock rule at that moment; the client's connection gets no answer), ``drip`` (the real
-answer, one byte every ``delay_ms``: no single read waits long, the whole answer does).
+``drip`` (the answer sent ``chunk_bytes`` at a time, ``delay_ms`` apart), ``huge`` (the answer
+padded with whitespace to ``size_bytes``: still valid JSON) and ``late`` (the request reaches the
+exchange ``delay_ms`` later and is processed then, judged by the clock rule at that moment; the
+client's connection gets no answer).
 Besides rules, ``skew_ms`` shifts the server clock (config entry ``{kind = "skew", ms = 7000}``).
 
 Latency rules add up; the first other rule that fires decides the answer (rules are tried in the
@@ -58,8 +59,9 @@ class FaultKind(StrEnum):
     HTML = "html"
     TRUNCATED = "truncated"
     EMPTY = "empty"
-    LATE = "late"
     DRIP = "drip"
+    HUGE = "huge"
+    LATE = "late"
 
 
 # Whether the engine processes a request that gets this fault (``process`` overrides it where
@@ -75,8 +77,9 @@ _PROCESSED_BY_DEFAULT: dict[FaultKind, bool] = {
     FaultKind.HTML: False,
     FaultKind.TRUNCATED: True,
     FaultKind.EMPTY: False,
-    FaultKind.LATE: True,
     FaultKind.DRIP: True,
+    FaultKind.HUGE: True,
+    FaultKind.LATE: True,
 }
 _FIXED_PROCESSING = {
     FaultKind.LATENCY,
@@ -109,10 +112,14 @@ class FaultRule(BaseModel):
     retry_after: float | None = Field(default=1, ge=0)
     status: int | None = Field(default=None, ge=100, le=599)
     process: bool | None = None
+    chunk_bytes: int = Field(default=1, ge=1)
+    """``drip``: bytes sent at a time (``delay_ms`` apart)."""
+    size_bytes: int = Field(default=100_000_000, ge=1)
+    """``huge``: the size the answer is padded to."""
 
     @model_validator(mode="after")
     def _check(self) -> FaultRule:
-        if self.kind in (FaultKind.LATENCY, FaultKind.LATE, FaultKind.DRIP) and self.delay_ms <= 0:
+        if self.kind in (FaultKind.LATENCY, FaultKind.DRIP, FaultKind.LATE) and self.delay_ms <= 0:
             raise ValueError(f"a {self.kind.value} fault needs delay_ms > 0")
         if self.process is not None and self.kind in _FIXED_PROCESSING:
             raise ValueError(f"'process' cannot be set for {self.kind.value} faults")

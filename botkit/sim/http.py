@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any, Protocol
@@ -49,7 +49,11 @@ class _Clock(Protocol):
 @dataclass(frozen=True, slots=True)
 class SimResponse:
     """An answer: status, headers, body bytes; ``delay_s`` to wait first; ``drop`` the connection
-    instead of delivering the body (the request may or may not have been processed)."""
+    instead of delivering the body (the request may or may not have been processed).
+
+    ``drip_s`` > 0: the body goes ``chunk_bytes`` at a time with this pause between chunks;
+    ``pad_to`` > len(body): the body is followed by spaces up to that many bytes (made as they
+    are sent, never held whole). :meth:`chunks` yields the body as a shell should send it."""
 
     status: int
     headers: dict[str, str] = field(default_factory=dict)
@@ -57,7 +61,31 @@ class SimResponse:
     delay_s: float = 0.0
     drop: bool = False
     drip_s: float = 0.0
-    """Send the body one byte at a time, this many seconds apart (a ``drip`` fault)."""
+    chunk_bytes: int = 1
+    pad_to: int = 0
+
+    @property
+    def length(self) -> int:
+        """The Content-Length of the answer."""
+        return max(len(self.body), self.pad_to)
+
+    def chunks(self) -> Iterator[bytes]:
+        """The body in the pieces a shell sends: dripped, padded, or whole."""
+        if self.drip_s > 0:
+            size = max(1, self.chunk_bytes)
+            for start in range(0, len(self.body), size):
+                yield self.body[start : start + size]
+            return
+        yield self.body
+        left = self.pad_to - len(self.body)
+        while left > 0:
+            piece = min(left, _PAD_CHUNK)
+            yield _PAD[:piece]
+            left -= piece
+
+
+_PAD_CHUNK = 1 << 16
+_PAD = b" " * _PAD_CHUNK
 
 
 def _json_default(value: Any) -> Any:
@@ -232,13 +260,15 @@ class SimHttp:
             return _answer(fault.status or 429, 429, "Too many requests", **extra)
         if kind is FaultKind.EXPIRED:
             return _answer(fault.status or 400, 400, expired_message(self._auth.tolerance_ms))
-        if kind is FaultKind.DRIP:
-            base = processed if processed.status else _answer(200, 200, "Success")
-            return replace(base, drip_s=fault.delay_ms / 1000)
         if kind is FaultKind.HTML:
             return SimResponse(fault.status or 200, {"content-type": "text/html"}, _HTML_PAGE)
         if kind is FaultKind.EMPTY:
             return SimResponse(fault.status or 200, {"content-type": _JSON}, b"")
+        if kind is FaultKind.DRIP or kind is FaultKind.HUGE:
+            base = processed if processed.status else _answer(200, 200, "Success")
+            if kind is FaultKind.DRIP:
+                return replace(base, drip_s=fault.delay_ms / 1000, chunk_bytes=fault.chunk_bytes)
+            return replace(base, pad_to=fault.size_bytes)
         if kind is FaultKind.TRUNCATED:
             full = processed.body if processed.status else envelope_bytes(200, "Success", [])
             cut = full[: max(1, len(full) // 2)]

@@ -6,13 +6,14 @@ the real :class:`~botkit.exchange.client.ExchangeClient` (signing, error mapping
 against the paper exchange. A fault's delay is waited with the injected ``sleep``; a delay past
 the request's read timeout waits the timeout and raises :class:`httpx.ReadTimeout`; a dropped
 connection raises :class:`httpx.RemoteProtocolError` *after* the engine processed the request
-(``drop_after``) or without it (``drop_before``).
+(``drop_after``) or without it (``drop_before``). A dripped or padded answer (``drip``,
+``huge``) is a streamed body made as it is read, the drip's pauses waited with ``sleep``.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -25,7 +26,7 @@ from botkit.sim.clock import SimClock, WallClock
 from botkit.sim.config import ApiKeyConfig, SimConfig, load_sim_config
 from botkit.sim.engine import SimEngine
 from botkit.sim.faults import FaultPlan
-from botkit.sim.http import SimHttp
+from botkit.sim.http import SimHttp, SimResponse
 
 if TYPE_CHECKING:
     from botkit.settings import Settings
@@ -55,16 +56,34 @@ class SimTransport(httpx.BaseTransport):
                 self._sleep(read_timeout)
                 raise httpx.ReadTimeout("simulated: the answer came too late", request=request)
             self._sleep(answer.delay_s)
-        if answer.drip_s > 0:  # every byte comes within the read timeout; the whole answer late
-            self._sleep(answer.drip_s * max(0, len(answer.body) - 1))
         if answer.drop:
             raise httpx.RemoteProtocolError(
                 "simulated: server disconnected without sending a complete response",
                 request=request,
             )
+        if answer.drip_s or answer.pad_to > len(answer.body):
+            headers = {**answer.headers, "content-length": str(answer.length)}
+            stream = _ChunkStream(answer, self._sleep)
+            return httpx.Response(answer.status, headers=headers, stream=stream, request=request)
         return httpx.Response(
             answer.status, headers=answer.headers, content=answer.body, request=request
         )
+
+
+class _ChunkStream(httpx.SyncByteStream):
+    """A dripped or padded body, made as it is read; a drip pauses with the injected sleep."""
+
+    def __init__(self, answer: SimResponse, sleep: Callable[[float], None]) -> None:
+        self._answer = answer
+        self._sleep = sleep
+
+    def __iter__(self) -> Iterator[bytes]:
+        first = True
+        for chunk in self._answer.chunks():
+            if self._answer.drip_s and not first:
+                self._sleep(self._answer.drip_s)
+            first = False
+            yield chunk
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,7 +26,7 @@ from typing import Any
 
 import uvicorn
 
-from botkit.sim.http import SimHttp
+from botkit.sim.http import SimHttp, SimResponse
 
 __all__ = ["SimAsgiApp", "SimServer", "serve"]
 
@@ -69,32 +69,29 @@ class SimAsgiApp:
         if answer.delay_s > 0:
             await asyncio.sleep(answer.delay_s)
         raw = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in answer.headers.items()]
-        raw.append((b"content-length", str(len(answer.body)).encode()))
+        raw.append((b"content-length", str(answer.length).encode()))
         await send({"type": "http.response.start", "status": answer.status, "headers": raw})
         if answer.drop:
             return  # uvicorn closes the connection: the body never comes
-        if answer.drip_s > 0:
-            await _drip(send, answer.body, answer.drip_s)
+        if not answer.drip_s and answer.pad_to <= len(answer.body):
+            await send({"type": "http.response.body", "body": answer.body})
             return
-        await send({"type": "http.response.body", "body": answer.body})
+        await _send_in_chunks(answer, send)
 
 
-async def _drip(send: Send, body: bytes, interval_s: float) -> None:
-    """The body one byte at a time (a ``drip`` fault); stops when the client has gone."""
-    for index in range(len(body)):
-        last = index == len(body) - 1
+async def _send_in_chunks(answer: SimResponse, send: Send) -> None:
+    """A dripped or padded body, piece by piece; stops when the client has gone."""
+    first = True
+    for chunk in answer.chunks():
+        if answer.drip_s and not first:
+            await asyncio.sleep(answer.drip_s)
+        first = False
         try:
-            await send(
-                {
-                    "type": "http.response.body",
-                    "body": body[index : index + 1],
-                    "more_body": not last,
-                }
-            )
-        except Exception:  # the client gave up (uvicorn raises on a closed connection)
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        except OSError:  # the client hung up (uvicorn may raise on a closed transport)
             return
-        if not last:
-            await asyncio.sleep(interval_s)
+    with contextlib.suppress(OSError):
+        await send({"type": "http.response.body", "body": b""})
 
 
 async def _lifespan(receive: Receive, send: Send) -> None:

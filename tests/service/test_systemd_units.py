@@ -62,3 +62,12 @@ def test_service_unit_is_type_notify_with_watchdog_and_restart() -> None:
         assert line in text.splitlines()
     assert re.search(r"^WatchdogSec=\d+", text, re.M)
     assert re.search(r"^EnvironmentFile=", text, re.M)
+
+
+@pytest.mark.parametrize("unit", ["botkit.service", "botkit@.service"])
+def test_unit_forbids_core_dumps_and_bounds_memory(unit: str) -> None:
+    lines = (UNITS / unit).read_text().splitlines()
+    assert "LimitCORE=0" in lines  # a core dump holds the secret
+    assert "MemorySwapMax=0" in lines  # nor may the secret be swapped out
+    (memory,) = [line for line in lines if line.startswith("MemoryMax=")]
+    assert memory == "MemoryMax=512M"

@@ -1,0 +1,66 @@
+"""The journal's SQLite connection: credentials redacted from every value it stores, and SQLite
+errors turned into the journal's errors (a corrupt database is :class:`JournalUntrusted`).
+
+:class:`RedactingConnection` passes every text parameter of every statement through the one
+:class:`~botkit.redaction.Redactor` (the log sink's): an exchange that echoes the API key in a
+message cannot put it into the journal, whichever write path stores the message. Reads go through
+it too, so a value is looked up in the form it was stored in.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from botkit.errors import JournalError, JournalUntrusted
+from botkit.redaction import Redactor
+
+__all__ = ["RedactingConnection", "is_corrupt", "journal_failure", "untrusted"]
+
+# SQLite result codes (the low byte of an extended code) that mean the file is not a sound
+# database: SQLITE_CORRUPT, SQLITE_NOTADB.
+_CORRUPT_CODES = frozenset({11, 26})
+
+
+class RedactingConnection(sqlite3.Connection):
+    """A connection whose statements store text with credentials replaced by ``***``."""
+
+    redactor: Redactor = Redactor(())
+
+    def _clean(self, parameters: Any) -> Any:
+        redact = self.redactor
+        if isinstance(parameters, Mapping):
+            return {k: redact(v) if isinstance(v, str) else v for k, v in parameters.items()}
+        return [redact(v) if isinstance(v, str) else v for v in parameters]
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+        return super().execute(sql, self._clean(parameters))
+
+    def executemany(self, sql: str, parameters: Iterable[Any], /) -> sqlite3.Cursor:
+        return super().executemany(sql, (self._clean(p) for p in parameters))
+
+
+def is_corrupt(exc: BaseException) -> bool:
+    """Whether SQLite says the file is not a sound database (malformed, not a database)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return (
+        isinstance(exc, sqlite3.DatabaseError)
+        and code is not None
+        and code & 0xFF in (_CORRUPT_CODES)
+    )
+
+
+def untrusted(path: str, exc: BaseException | str) -> JournalUntrusted:
+    return JournalUntrusted(
+        f"journal {path} is corrupt ({exc}) — stopping: nothing it says can be trusted. Move it"
+        " aside (keep it for inspection) and restore a backup or start a new journal; the"
+        " exchange still holds what was sent"
+    )
+
+
+def journal_failure(path: str, exc: sqlite3.Error, doing: str, hint: str) -> JournalError:
+    """The journal's error for ``exc`` met while ``doing`` (``read``, ``write``, ...)."""
+    if is_corrupt(exc):
+        return untrusted(path, exc)
+    return JournalError(f"journal {path}: {doing} failed ({exc}){f' — {hint}' if hint else ''}")

@@ -1,0 +1,56 @@
+"""The one redaction of credentials, shared by the log sink and the journal.
+
+:class:`Redactor` holds the configured key, secret and passphrase and replaces every form of each
+(as is, percent-encoded, JSON-escaped) by ``***`` in any text. The log sink
+(:class:`botkit.service.logs.RedactingSink`) passes every formatted record through it; the
+journal (:class:`botkit.journal.Journal`, ``secrets=``) passes every text it stores through it —
+exchange messages, errors, events, request bodies — so a credential an exchange echoes back never
+reaches the disk. Secrets shorter than 4 characters are ignored: they would redact ordinary words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from urllib.parse import quote
+
+__all__ = ["MIN_SECRET_LENGTH", "REDACTED", "Redactor", "redact"]
+
+REDACTED = "***"
+MIN_SECRET_LENGTH = 4
+
+
+def _variants(secret: str) -> set[str]:
+    """The forms a secret may take in text: as is, percent-encoded, JSON-escaped."""
+    forms = {secret, quote(secret, safe=""), secret.replace("\\", "\\\\").replace('"', '\\"')}
+    return {f for f in forms if f}
+
+
+class Redactor:
+    """Replaces every form of every (non-trivial) secret by ``***``; falsy when it has none."""
+
+    __slots__ = ("_forms",)
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        forms: set[str] = set()
+        for secret in secrets:
+            if secret and len(secret) >= MIN_SECRET_LENGTH:
+                forms |= _variants(secret)
+        # longest first: a form that contains another is replaced whole
+        self._forms = tuple(sorted(forms, key=lambda f: (-len(f), f)))
+
+    def __bool__(self) -> bool:
+        return bool(self._forms)
+
+    def __repr__(self) -> str:
+        return f"Redactor({len(self._forms)} forms)"  # never the secrets themselves
+
+    def __call__(self, text: str) -> str:
+        for form in self._forms:
+            if form in text:
+                text = text.replace(form, REDACTED)
+        return text
+
+
+def redact(text: str, secrets: Iterable[str]) -> str:
+    """``text`` with every form of every (non-trivial) secret replaced by ``***``."""
+    return Redactor(secrets)(text)
