@@ -4,6 +4,7 @@ and settled under another ordId — a table over the pure check, and real proces
 
 from __future__ import annotations
 
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -67,9 +68,17 @@ def test_a_second_bot_with_another_journal_on_the_account_is_warned_about(
 ) -> None:
     first = service.start()
     try:
+        # the first bot cancels and re-places its ladder every cycle: pause it (SIGSTOP) at a
+        # moment its orders rest at the exchange, so the second bot's first read must see them
         deadline = time.monotonic() + 30
-        while service.placed() == 0 and time.monotonic() < deadline:
+        while True:
             assert first.poll() is None, service.output()[-2000:]
+            assert time.monotonic() < deadline, "the first bot placed no order that rests"
+            if service.sim.engine.matcher.open:
+                first.send_signal(signal.SIGSTOP)
+                if service.sim.engine.matcher.open:
+                    break
+                first.send_signal(signal.SIGCONT)
             time.sleep(0.02)
         other = service.folder / "other.sqlite"
         second = subprocess.run(
@@ -83,6 +92,7 @@ def test_a_second_bot_with_another_journal_on_the_account_is_warned_about(
         )
         assert first.poll() is None  # the first was left alone
     finally:
+        first.send_signal(signal.SIGCONT)
         first.kill()
         first.wait(timeout=10)
     assert second.returncode == 0, second.stderr[-2000:]
