@@ -112,6 +112,22 @@ rules:
                to_px: price.sell_limit * 1.006, sz: 1}
 """
 
+# The account's position mode switched back and forth beside the one-way strategies' orders:
+# to HEDGE in one minute of four, back to ONE_WAY two minutes later. The switch goes out before
+# the cycle's cancels and orders, so with orders resting the exchange refuses it and the mode is
+# read again; every order of the cycle is planned against the mode the account then has.
+MODE_SWITCH = """strategy: mode-switch
+symbol: BTC_USDT_PERP
+every: 1m
+rules:
+  - name: to-hedge
+    when: (now // 60000) % 4 == 1
+    set_position_mode: HEDGE
+  - name: to-one-way
+    when: (now // 60000) % 4 == 3
+    set_position_mode: ONE_WAY
+"""
+
 
 ROWS: tuple[Row, ...] = (
     Row("baseline", "no fault: the load itself", _once(), tags=frozenset({"quick"})),
@@ -214,12 +230,13 @@ ROWS: tuple[Row, ...] = (
     Row(
         "awkward values",
         "strategies placing whole sizes written with decimals and BUYs at the band's low edge"
-        " every cycle, the mark rising 3 bps before each request: 0 orders refused by the"
-        " exchange (a mode switch beside one-way orders is not in this row yet)",
+        " every cycle, the mark rising 3 bps before each request, and the position mode"
+        " switched to HEDGE and back beside them: 0 orders refused by the exchange",
         _drift("0.0003"),
         extra_strategies=(
             ("awkward-sizes.yaml", AWKWARD_SIZES),
             ("band-edge.yaml", AT_THE_BAND_EDGE),
+            ("mode-switch.yaml", MODE_SWITCH),
         ),
         refusals=False,
     ),
