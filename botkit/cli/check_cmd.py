@@ -10,7 +10,6 @@ unless ``--offline`` says to check without it, and the result line then says so.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import sys
 from collections.abc import Mapping
@@ -21,6 +20,7 @@ from botkit.errors import BotkitError, ConfigError, Location, UsageError
 
 if TYPE_CHECKING:  # the models are imported when instruments are loaded
     from botkit.exchange.models import Instrument
+    from botkit.settings import Settings
 
 __all__ = ["LiveUnavailable", "load_instruments", "register"]
 
@@ -65,20 +65,16 @@ def register(sub: Any) -> None:
     schema.set_defaults(handler=run_schema)
 
 
-def _settings() -> Any | None:
-    try:
-        module = importlib.import_module("botkit.settings")
-    except ImportError:
-        return None
-    return module.load_settings()
+def _settings() -> Settings:
+    from botkit.settings import load_settings
+
+    return load_settings()
 
 
-def _sim_instruments(path: str | Path | None) -> dict[str, Instrument] | None:
-    try:
-        module = importlib.import_module("botkit.sim.config")
-    except ImportError:
-        return None
-    config = module.load_sim_config(path)
+def _sim_instruments(path: str | Path | None) -> dict[str, Instrument]:
+    from botkit.sim.config import load_sim_config
+
+    config = load_sim_config(path)
     return _to_instruments(item.model_dump() for item in config.instruments)
 
 

@@ -4,16 +4,16 @@
 ``exchange = "sim"`` → the embedded simulator in process (no network), through
 ``botkit.sim.inprocess.make_transport(settings)``, imported only then. In sim mode the
 simulator's default credentials are used when none are set (``settings.credentials()``).
+
+This wiring belongs to the composition root (docs/architecture.md): an exchange adapter that
+builds the simulator is an arrow pointing the wrong way, kept visible (a plain import, listed
+in the import contracts) until the factory moves there.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
 import httpx
 
-from botkit.errors import SettingsError
 from botkit.exchange.client import ExchangeClient
 from botkit.exchange.clock import ClockSync, LocalClock, system_ms
 from botkit.settings import Settings, check_live
@@ -25,18 +25,10 @@ SIM_BASE_URL = "http://sim.botkit.invalid"
 
 
 def sim_transport(settings: Settings) -> httpx.BaseTransport:
-    """The embedded simulator's in-process transport, or a SettingsError if it is missing."""
-    try:
-        module: Any = importlib.import_module("botkit.sim.inprocess")
-    except ModuleNotFoundError as exc:
-        if exc.name not in {"botkit.sim", "botkit.sim.inprocess"}:
-            raise
-        raise SettingsError(
-            "the embedded simulator is not available yet",
-            hint="set BOTKIT_EXCHANGE=live with BOTKIT_BASE_URL and credentials",
-        ) from None
-    transport: httpx.BaseTransport = module.make_transport(settings)
-    return transport
+    """The embedded simulator's in-process transport (the simulator is imported only here)."""
+    from botkit.sim.inprocess import make_transport
+
+    return make_transport(settings)
 
 
 def make_client(

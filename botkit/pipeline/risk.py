@@ -163,10 +163,6 @@ class RiskBook:
         self._count: dict[str | None, int] = defaultdict(int)
         self._notional: dict[str | None, Decimal] = defaultdict(Decimal)
 
-    def limits_for(self, strategy: str) -> RiskLimits:
-        policy = self._policies.get(strategy)
-        return self._global if policy is None else policy.limits.stricter(self._global)
-
     def admit(
         self,
         *,

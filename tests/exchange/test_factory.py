@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from decimal import Decimal
 
 import httpx
@@ -51,14 +50,7 @@ def test_client_repr_shows_no_secret() -> None:
         assert SECRET not in str(vars(c))
 
 
-def test_missing_simulator_is_a_settings_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "botkit.sim.inprocess", None)
-    with pytest.raises(SettingsError, match="the embedded simulator is not available yet"):
-        make_client(Settings(exchange="sim"))
-
-
 def test_sim_mode_talks_to_the_embedded_simulator_without_network() -> None:
-    pytest.importorskip("botkit.sim.inprocess")
     with make_client(Settings(exchange="sim")) as client:
         assert client.server_time() > 0
         assert client.balance().eq is not None
