@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_UP, Decimal
 from typing import Any
 
+from botkit.rules.durations import parse_duration
+
 __all__ = ["FUNCTIONS", "MAX_EXPONENT", "OPERATORS", "Function"]
 
 MAX_EXPONENT = Decimal(64)
@@ -67,6 +69,11 @@ def power(a: Decimal, b: Decimal) -> Decimal:
     return a**b
 
 
+def ms(text: str) -> Decimal:
+    """The duration ``text`` (``30s``, ``10m``, ``1h``, ``1d``) in milliseconds."""
+    return Decimal(parse_duration(text))
+
+
 @dataclass(frozen=True, slots=True)
 class Function:
     impl: Callable[..., Decimal]
@@ -84,11 +91,10 @@ FUNCTIONS: dict[str, Function] = {
     "round": Function(round_, 1, 2, "round half up to a step: round(x, 0.5)"),
     "clamp": Function(clamp, 3, 3, "limit to a range: clamp(x, low, high)"),
     "sqrt": Function(sqrt, 1, 1, "square root"),
-    "ms": Function(
-        lambda text: Decimal(0), 1, 1, "a duration in ms, for comparisons: ms('1h') = 3600000"
-    ),
+    "ms": Function(ms, 1, 1, "a duration in ms, for comparisons: ms('1h') = 3600000"),
 }
-"""Functions by name. ``ms`` is resolved when the file loads (its argument must be literal)."""
+"""Functions by name. ``ms`` is folded to its value when the file loads (its argument must be a
+literal, so a bad duration is a load error with its place in the file)."""
 
 OPERATORS: dict[type[Any], Callable[..., Any]] = {
     ast.Add: operator.add,

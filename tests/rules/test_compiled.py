@@ -215,6 +215,15 @@ def test_compiled_code_sees_no_builtins_and_only_its_bindings() -> None:
     assert set(fn.__code__.co_names) <= set(bound)  # the only names the code looks up
 
 
+@pytest.mark.parametrize("text", ["ms('90m')", "ms('1h') + 1", "ms('2d') > ms('47h')"])
+def test_every_function_the_reference_is_given_means_what_the_loader_folds(text: str) -> None:
+    """The reference interpreter calls each function's own ``impl`` (``ms`` included, no dummy)
+    and agrees with the value ``ms()`` folds to when the file loads."""
+    want = Reference().eval(text)  # simpleeval calls FUNCTIONS["ms"].impl on the text
+    expr = compile_expr(text, "boolean" if ">" in text else "number", SCOPE)
+    assert outcome(value, expr) == ("value", type(want).__name__, str(want))
+
+
 def test_a_hostile_expression_cannot_be_loaded() -> None:
     for text in ["().__class__", "price.__class__", "__import__('os')", "price._ctx > 0"]:
         with pytest.raises(ExprError):
