@@ -16,16 +16,15 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import Protocol
 
 from botkit.exchange.models import OpenOrder, OrderSide, OrderType, Position, PosSide
 from botkit.intents import OffTick, RiskLimits
 
-if TYPE_CHECKING:
-    from botkit.settings import Settings
-
 __all__ = [
     "GuardSettings",
+    "GuardSource",
     "GuardTrip",
     "RiskBook",
     "RiskLimits",
@@ -46,6 +45,28 @@ class StrategyPolicy:
     limits: RiskLimits = field(default_factory=RiskLimits)
 
 
+class GuardSource(Protocol):
+    """The settings the global guards are read from (:class:`botkit.settings.Settings` is one);
+    the core names only these fields, not the settings module."""
+
+    @property
+    def kill_switch(self) -> bool: ...
+    @property
+    def kill_switch_file(self) -> Path | None: ...
+    @property
+    def halt(self) -> bool: ...
+    @property
+    def halt_file(self) -> Path | None: ...
+    @property
+    def max_orders_per_cycle(self) -> int | None: ...
+    @property
+    def max_notional_per_order(self) -> Decimal | None: ...
+    @property
+    def max_notional_per_cycle(self) -> Decimal | None: ...
+    @property
+    def max_position(self) -> Decimal | None: ...
+
+
 @dataclass(frozen=True, slots=True)
 class GuardSettings:
     """The operator's global guards. The runner fills it from the settings.
@@ -63,7 +84,7 @@ class GuardSettings:
     halt_file: str | None = None
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> GuardSettings:
+    def from_settings(cls, settings: GuardSource) -> GuardSettings:
         """The global guards of :class:`botkit.settings.Settings`."""
         file = settings.kill_switch_file
         halt_file = settings.halt_file
