@@ -9,17 +9,27 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import Protocol
 
-from botkit.sim.clock import ManualClock
+__all__ = ["ManualTime", "SimulatedTime"]
 
-__all__ = ["SimulatedTime"]
+
+class ManualTime(Protocol):
+    """A clock moved by hand (the simulator's :class:`~botkit.sim.clock.ManualClock` is one): the
+    engine names only this, not the simulator."""
+
+    offset_ms: int
+
+    def now_ms(self) -> int: ...
+
+    def set(self, ms: int) -> None: ...
 
 
 class SimulatedTime:
     """A :class:`~botkit.runner.loop.Waiter` on a manual clock."""
 
     def __init__(
-        self, clock: ManualClock, on_advance: Callable[[int], None] = lambda _ms: None
+        self, clock: ManualTime, on_advance: Callable[[int], None] = lambda _ms: None
     ) -> None:
         self.clock = clock
         self.on_advance = on_advance
