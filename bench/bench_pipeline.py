@@ -19,10 +19,10 @@ from typing import Any
 
 from pydantic import SecretStr
 
+from botkit.app.clients import SIM_BASE_URL
 from botkit.exchange import signing
 from botkit.exchange.client import ExchangeClient
 from botkit.exchange.clock import ClockSync
-from botkit.exchange.factory import SIM_BASE_URL
 from botkit.exchange.models import Balance, OrderSide, OrderType
 from botkit.exchange.port import ExchangePort
 from botkit.intents import OrderIntent

@@ -21,7 +21,7 @@ from typing import Any
 
 import httpx
 
-from botkit.exchange.factory import SIM_BASE_URL
+from botkit.app.clients import SIM_BASE_URL
 from botkit.journal import Journal
 from botkit.pipeline import Executor
 from botkit.rules.store import StrategyStore

@@ -23,10 +23,10 @@ import time
 from decimal import Decimal
 from pathlib import Path
 
+from botkit.app.clients import SIM_BASE_URL
 from botkit.exchange import signing
 from botkit.exchange.client import ExchangeClient
 from botkit.exchange.clock import ClockSync
-from botkit.exchange.factory import SIM_BASE_URL
 from botkit.exchange.http import dumps
 from botkit.exchange.models import OrderRequest, OrderSide, OrderType
 from botkit.sim.clock import WallClock

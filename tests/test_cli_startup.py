@@ -21,7 +21,7 @@ HEAVY = (
     "botkit.sim",
     "botkit.exchange.models",
     "botkit.exchange.client",
-    "botkit.exchange.factory",
+    "botkit.app",
     "botkit.intents",
     "botkit.journal",
     "botkit.settings",

@@ -90,7 +90,7 @@ def _to_instruments(items: Any) -> dict[str, Instrument]:
 
 def _live_instruments(settings: Any) -> dict[str, Instrument]:
     """One read of the live exchange's instruments, through the client ``run`` uses."""
-    from botkit.exchange.factory import make_client
+    from botkit.app.clients import make_client
 
     try:
         with make_client(settings) as client:

@@ -176,9 +176,9 @@ def _synth(args: argparse.Namespace) -> int:
 
 
 def _fetch(args: argparse.Namespace) -> int:
+    from botkit.app import clients  # the client only when fetching
     from botkit.backtest.candles import load_candles
     from botkit.backtest.fetch import fetch_candles
-    from botkit.exchange import factory  # the client only when fetching
     from botkit.settings import load_settings
 
     try:
@@ -187,7 +187,7 @@ def _fetch(args: argparse.Namespace) -> int:
         raise UsageError(str(exc)) from None
     _writable_file(args.out)
     settings = load_settings(config=args.config)
-    with factory.make_client(settings) as client:
+    with clients.make_client(settings) as client:
         now = client.server_time()
         end = args.end if args.end is not None else now
         if end <= args.start:

@@ -25,9 +25,9 @@ from botkit.errors import UsageError
 from botkit.numbers import shown
 
 if TYPE_CHECKING:  # the simulator, client and runner are imported when the demo runs
+    from botkit.app.paper import PaperRun
     from botkit.exchange.client import ExchangeClient
     from botkit.journal import Journal
-    from botkit.runner.paper import PaperRun
     from botkit.sim.inprocess import SimHandle
 
 __all__ = [
@@ -190,7 +190,7 @@ def _fresh_journal(path: Path, clock: Callable[[], int]) -> Journal:
 
 
 def trade_on_paper(ctx: DemoContext) -> None:
-    from botkit.runner.paper import run_paper
+    from botkit.app.paper import run_paper
     from botkit.sim.clock import ManualClock
 
     options: PaperOptions = ctx.notes.get("paper", PaperOptions())
@@ -224,7 +224,7 @@ def trade_on_paper(ctx: DemoContext) -> None:
 
 
 def show_summary(ctx: DemoContext) -> None:
-    from botkit.runner.paper import money, summarize
+    from botkit.app.paper import money, summarize
 
     run: PaperRun = ctx.notes["run"]
     options: PaperOptions = ctx.notes.get("paper", PaperOptions())
@@ -341,9 +341,9 @@ def run_demo(
     notes: dict[str, Any] | None = None,
 ) -> DemoContext:
     """Run the demo steps against ``sim`` (default: a fresh simulator on wall time)."""
+    from botkit.app.clients import SIM_BASE_URL
     from botkit.exchange.client import ExchangeClient
     from botkit.exchange.clock import ClockSync
-    from botkit.exchange.factory import SIM_BASE_URL
     from botkit.sim.clock import WallClock
     from botkit.sim.config import load_sim_config
     from botkit.sim.inprocess import make_sim

@@ -1,7 +1,7 @@
 """``botkit exchange ...``: read-only looks at the exchange, as a table or as JSON (``--json``).
 
 Each subcommand loads the settings, builds a client with
-:func:`botkit.exchange.factory.make_client` (the embedded simulator when ``exchange = "sim"``),
+:func:`botkit.app.clients.make_client` (the embedded simulator when ``exchange = "sim"``),
 calls one read endpoint and prints the answer. History commands print one page, or with
 ``--start`` every record of the range (paged and split into 90-day windows). Times are accepted
 as Unix ms, ISO-8601 with a zone (``2024-05-01T00:00:00Z``) or an age (``90m``, ``12h``,
@@ -201,12 +201,12 @@ _HAS_RANGE = frozenset({"history", "fills", "position-history", "candles"})
 
 
 def _run(args: argparse.Namespace) -> int:
-    from botkit.exchange import factory
+    from botkit.app import clients
     from botkit.settings import load_settings
 
     settings = load_settings(config=args.config)
     _, command, columns = _COMMANDS[args.what]
-    with factory.make_client(settings) as client:
+    with clients.make_client(settings) as client:
         result = command(client, args)
     if args.json:
         print(json.dumps(_as_json(result), indent=2, default=str))

@@ -2,7 +2,7 @@
 
 Each shows what it will do and asks for confirmation on a terminal (``--yes`` for scripts; with
 neither a terminal nor ``--yes`` it refuses, having read nothing). Both run through the service's
-own parts (:func:`~botkit.runner.build.assemble`: the same journal opening as ``botkit run``, the
+own parts (:func:`~botkit.app.service.assemble`: the same journal opening as ``botkit run``, the
 same execution adapter, planner and executor), so every cancel and close is journaled like the
 service's own. The halt stops them (one line, nothing sent); the kill switch does not: they only
 reduce risk. ``dry_run = true`` in the settings makes them journal what they would do and send
@@ -19,7 +19,7 @@ from botkit.cli.run_cmd import add_settings_options, secrets_of, settings_of
 from botkit.errors import BotkitError, UsageError
 
 if TYPE_CHECKING:
-    from botkit.runner.build import Assembly
+    from botkit.app.service import Assembly
     from botkit.runner.manual import Preview, Result, Selection
 
 __all__ = ["register"]
@@ -95,9 +95,8 @@ def _print_result(command: str, result: Result, dry: bool) -> None:
 
 
 def _handle(args: argparse.Namespace) -> int:
+    from botkit.app.service import assemble
     from botkit.pipeline import GuardSettings, controls
-    from botkit.runner.build import assemble
-    from botkit.runner.manual import ManualRun
     from botkit.service.logs import configure_logging
 
     command: str = args.command_name
@@ -114,14 +113,7 @@ def _handle(args: argparse.Namespace) -> int:
     configure_logging(level="WARNING", fmt="text", secrets=secrets_of(settings))
     with assemble(settings, command=f"botkit {command}") as parts:  # holds the journal
         parts.client.clock.maybe_resync()
-        runner = parts.runner
-        manual = ManualRun(
-            port=parts.client,
-            journal=parts.journal,
-            execution=runner.execution,
-            reader=runner.reader,
-            now_ms=runner.now_ms,
-        )
+        manual = parts.manual()
         selection = _selection(args, parts, positions=flatten)
         preview: Preview = manual.preview(selection, positions=flatten)
         if preview.empty:

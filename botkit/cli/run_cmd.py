@@ -34,7 +34,7 @@ def settings_of(args: argparse.Namespace) -> Settings:
 
 def secrets_of(settings: Settings) -> list[str]:
     """The credentials, for the log sink and the journal to redact."""
-    from botkit.runner.build import secrets_of as credentials
+    from botkit.app.service import secrets_of as credentials
 
     return credentials(settings)
 
@@ -88,7 +88,7 @@ def format_cycle(report: CycleReport) -> str:
 def _run(args: argparse.Namespace) -> int:
     from loguru import logger
 
-    from botkit.runner.build import assemble
+    from botkit.app.service import assemble
     from botkit.runner.loop import Loop, RealTimeWaiter, install_signal_handlers
     from botkit.runner.stop import Stop
     from botkit.service.logs import configure_logging
@@ -182,7 +182,7 @@ def _failed(args: argparse.Namespace, failures: list[str], cycles_run: int) -> s
 
 
 def _plan(args: argparse.Namespace) -> int:
-    from botkit.runner.build import assemble
+    from botkit.app.service import assemble
     from botkit.service.logs import configure_logging
 
     settings = settings_of(args)
@@ -204,8 +204,8 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
+    from botkit.app.service import read_journal, wall_ms
     from botkit.pipeline import GuardSettings, controls
-    from botkit.runner.build import read_journal, wall_ms
 
     settings = settings_of(args)
     ctl = controls(GuardSettings.from_settings(settings))

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from botkit.app import clients
 from botkit.backtest.candles import load_candles
 from botkit.cli import main
-from botkit.exchange import factory
 from botkit.exchange.client import ExchangeClient
 from botkit.sim.inprocess import SimHandle
 
@@ -196,7 +196,7 @@ def test_fetch_writes_the_simulators_candles(
     sim_with_history: tuple[SimHandle, ExchangeClient],
 ) -> None:
     _sim, client = sim_with_history
-    monkeypatch.setattr(factory, "make_client", lambda settings: client)
+    monkeypatch.setattr(clients, "make_client", lambda settings: client)
     out = tmp_path / "fetched.csv"
     code = main(["data", "fetch", "--symbol", "BTC_USDT_PERP", "--interval", "1m",
                  "--start", "2024-01-01T00:00:00Z", "--out", str(out), "--rate", "0"])  # fmt: skip
@@ -216,7 +216,7 @@ def test_fetch_of_a_period_without_candles_fails_with_one_line(
     sim_with_history: tuple[SimHandle, ExchangeClient],
 ) -> None:
     _sim, client = sim_with_history
-    monkeypatch.setattr(factory, "make_client", lambda settings: client)
+    monkeypatch.setattr(clients, "make_client", lambda settings: client)
     code = main(["data", "fetch", "--symbol", "BTC_USDT_PERP", "--interval", "1m",
                  "--start", "2023-12-31T00:00:00Z", "--end", "2023-12-31T01:00:00Z",
                  "--out", str(tmp_path / "x.csv"), "--rate", "0"])  # fmt: skip
@@ -257,7 +257,7 @@ def test_fetch_usage_errors_come_before_any_request(
     def no_client(settings: object) -> ExchangeClient:
         raise AssertionError("a usage error must not reach the exchange")
 
-    monkeypatch.setattr(factory, "make_client", no_client)
+    monkeypatch.setattr(clients, "make_client", no_client)
     code = main(["data", "fetch", "--symbol", "BTC_USDT_PERP", "--interval", "1m",
                  "--start", "2024-01-01", "--out", str(tmp_path / "x.csv"), *args])  # fmt: skip
     err = capsys.readouterr().err
@@ -272,7 +272,7 @@ def test_fetch_refuses_a_directory_as_out_before_fetching(
     def no_client(settings: object) -> ExchangeClient:
         raise AssertionError("nothing is fetched for a file that cannot be written")
 
-    monkeypatch.setattr(factory, "make_client", no_client)
+    monkeypatch.setattr(clients, "make_client", no_client)
     code = main(["data", "fetch", "--symbol", "BTC_USDT_PERP", "--interval", "1m",
                  "--start", "2024-01-01", "--out", str(tmp_path)])  # fmt: skip
     assert code == 2

@@ -11,9 +11,9 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from botkit.app.clients import SIM_BASE_URL
 from botkit.backtest.driver import make_runner
 from botkit.backtest.setup import backtest_sim_config
-from botkit.exchange.factory import SIM_BASE_URL
 from botkit.exchange.port import ExchangePort
 from botkit.journal import Journal, OrderFilter
 from botkit.pipeline import Executor

@@ -17,10 +17,10 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
+from botkit.app.clients import SIM_BASE_URL
 from botkit.exchange import signing
 from botkit.exchange.client import ExchangeClient
 from botkit.exchange.clock import ClockSync
-from botkit.exchange.factory import SIM_BASE_URL
 from botkit.sim.clock import ManualClock
 from botkit.sim.config import SimConfig, load_sim_config
 from botkit.sim.inprocess import SimHandle, make_sim

@@ -10,8 +10,8 @@ from typing import Any
 import httpx
 import pytest
 
+from botkit.app import clients
 from botkit.cli import main
-from botkit.exchange import factory
 from botkit.exchange.client import ExchangeClient
 from botkit.settings import Settings
 
@@ -36,7 +36,7 @@ def wired(
         given.append(settings)
         return make_client(settings.signing)
 
-    monkeypatch.setattr(factory, "make_client", fake_factory)
+    monkeypatch.setattr(clients, "make_client", fake_factory)
     return given
 
 

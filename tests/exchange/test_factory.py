@@ -7,8 +7,8 @@ from decimal import Decimal
 import httpx
 import pytest
 
+from botkit.app.clients import make_client
 from botkit.errors import SettingsError
-from botkit.exchange.factory import make_client
 from botkit.settings import Settings
 
 from . import payloads as wire

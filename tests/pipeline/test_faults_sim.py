@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from botkit.app.clients import SIM_BASE_URL
 from botkit.exchange.client import ExchangeClient
-from botkit.exchange.factory import SIM_BASE_URL
 from botkit.journal import Journal, Outcome
 from botkit.sim.clock import ManualClock
 from botkit.sim.inprocess import SimHandle, make_sim

@@ -1,7 +1,7 @@
 """One matrix row in process: the real :class:`Runner` and :class:`Loop` against the in-process
 simulator on a manual clock, with the fault plan of the row armed.
 
-The wiring mirrors :func:`botkit.runner.build.assemble` (the service's): the settings' client
+The wiring mirrors :func:`botkit.app.service.assemble` (the service's): the settings' client
 (clock re-sync every 300 s, 10 s timeout unless the row says otherwise), the executor with its
 default retry policy, the live execution adapter. Only time differs: the local clock is a
 :class:`ManualClock` that sleeps advance, and the loop waits by moving it (exactly as
@@ -19,12 +19,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from botkit.app.clients import make_client
+from botkit.app.service import grace_ms
 from botkit.exchange.client import ExchangeClient
-from botkit.exchange.factory import make_client
 from botkit.journal import Journal
 from botkit.pipeline import Executor, GuardSettings
 from botkit.rules.store import StrategyStore
-from botkit.runner.build import grace_ms
 from botkit.runner.cycle import CycleReport, Runner
 from botkit.runner.execution import LiveExecution
 from botkit.runner.loop import Loop

@@ -9,8 +9,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from botkit.app.service import assemble
 from botkit.journal import Journal, NewOrder, Outcome
-from botkit.runner.build import assemble
 from botkit.settings import load_settings
 from tests.pipeline.helpers import intent
 

@@ -22,12 +22,12 @@ from pathlib import Path
 import pytest
 from loguru import logger
 
+from botkit.app.clients import make_client
+from botkit.app.service import grace_ms
 from botkit.errors import OutcomeUnknown
-from botkit.exchange.factory import make_client
 from botkit.exchange.models import OrderRequest, OrderSide, OrderType
 from botkit.journal import Journal, NewOrder, Outcome
 from botkit.pipeline import Executor, Plan
-from botkit.runner.build import grace_ms
 from botkit.runner.execution import LiveExecution
 from botkit.settings import load_settings
 from botkit.sim.clock import ManualClock

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from loguru import logger
 
-from botkit.exchange.factory import SIM_BASE_URL
+from botkit.app.clients import SIM_BASE_URL
 from botkit.journal import Journal
 from botkit.pipeline import Executor
 from botkit.rules.store import StrategyStore

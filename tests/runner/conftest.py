@@ -12,8 +12,8 @@ from typing import Any
 import httpx
 import pytest
 
+from botkit.app.clients import SIM_BASE_URL
 from botkit.exchange.client import ExchangeClient
-from botkit.exchange.factory import SIM_BASE_URL
 from botkit.journal import Journal
 from botkit.pipeline import Executor, GuardSettings
 from botkit.rules.store import StrategyStore

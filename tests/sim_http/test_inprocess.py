@@ -9,8 +9,8 @@ from typing import Any
 import httpx
 import pytest
 
+from botkit.app.clients import make_client
 from botkit.errors import ConfigError
-from botkit.exchange.factory import make_client
 from botkit.settings import Settings, load_settings
 from botkit.sim.clock import ManualClock
 from botkit.sim.config import AuthConfig, default_config_text

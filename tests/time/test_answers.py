@@ -16,6 +16,7 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
+from botkit.app.clients import SIM_BASE_URL
 from botkit.errors import (
     MalformedResponse,
     MalformedWriteResponse,
@@ -24,7 +25,6 @@ from botkit.errors import (
 )
 from botkit.exchange.client import ExchangeClient
 from botkit.exchange.clock import ClockSync
-from botkit.exchange.factory import SIM_BASE_URL
 from botkit.exchange.models import OrderRequest
 from botkit.sim.clock import ManualClock, WallClock
 from botkit.sim.inprocess import SimHandle, make_sim

@@ -5,9 +5,8 @@
 ``botkit.sim.inprocess.make_transport(settings)``, imported only then. In sim mode the
 simulator's default credentials are used when none are set (``settings.credentials()``).
 
-This wiring belongs to the composition root (docs/architecture.md): an exchange adapter that
-builds the simulator is an arrow pointing the wrong way, kept visible (a plain import, listed
-in the import contracts) until the factory moves there.
+The choice between the live client and the simulator is wiring: it lives here, in the
+composition root (docs/architecture.md), so the exchange adapter never imports the simulator.
 """
 
 from __future__ import annotations

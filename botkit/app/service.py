@@ -1,4 +1,5 @@
-"""Assembling a runner from the settings: the one place that wires adapters to the core.
+"""The service's wiring: a runner assembled from the settings (``botkit run``, ``plan``,
+``cancel``, ``flatten``), and the journal each command opens.
 
 ``live`` talks to the exchange over HTTPS; ``sim`` (the default) talks to the embedded simulator
 in process through the same client, signatures and all. Dry run swaps only the execution adapter.
@@ -12,13 +13,14 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from botkit.app.clients import make_client
 from botkit.exchange.client import ExchangeClient
-from botkit.exchange.factory import make_client
 from botkit.journal import Journal, lock_journal
 from botkit.pipeline import Executor, GuardSettings
 from botkit.rules.store import StrategyStore
 from botkit.runner.cycle import Runner
 from botkit.runner.execution import DryRunExecution, Execution, LiveExecution
+from botkit.runner.manual import ManualRun
 from botkit.runner.reader import SnapshotReader
 from botkit.service.metrics import Metrics
 from botkit.settings import Settings
@@ -104,6 +106,17 @@ class Assembly:
     journal: Journal
     dry: bool
     _stack: ExitStack = field(default_factory=ExitStack, repr=False)
+
+    def manual(self) -> ManualRun:
+        """``botkit cancel`` / ``flatten``'s hands on the account: the runner's own execution
+        adapter (dry or live), reader and clock, on this assembly's client and journal."""
+        return ManualRun(
+            port=self.client,
+            journal=self.journal,
+            execution=self.runner.execution,
+            reader=self.runner.reader,
+            now_ms=self.runner.now_ms,
+        )
 
     def close(self) -> None:
         self._stack.close()

@@ -1,4 +1,5 @@
-"""Paper trading on simulated time: the service's loop and runner on the in-process simulator.
+"""Paper trading on simulated time: the service's loop and runner wired to the in-process
+simulator (the composition root's job: the engine itself never names the simulator).
 
 :func:`run_paper` is the main job of ``botkit demo``: it runs the real :class:`Loop` and
 :class:`Runner` — rules, validation, batching, signed requests, journal — against the embedded
