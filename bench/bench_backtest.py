@@ -22,10 +22,10 @@ from pathlib import Path
 
 from loguru import logger
 
+from botkit.app.backtest import backtest_journal, execute
 from botkit.backtest.candle_writer import write_candles
-from botkit.backtest.driver import backtest_journal
 from botkit.backtest.report import render_summary
-from botkit.backtest.setup import BacktestOptions, execute, prepare
+from botkit.backtest.setup import BacktestOptions, prepare
 from botkit.backtest.synth import SynthParams, synth_bars
 from botkit.sim.clock import ManualClock
 

@@ -1,11 +1,11 @@
 """The backtest driver: replay candles through the simulator and the live runner's cycle.
 
-:func:`run_backtest` builds the embedded simulator on a :class:`~botkit.sim.clock.ManualClock`
-with the ``static`` price model (only the replay moves the mark), the in-process
-:class:`~botkit.sim.port.SimPort` (no HTTP, no signing), a journal, and the very
-:class:`~botkit.runner.cycle.Runner` the service runs — rules, validation, batching, submission
-and journal are production code; only the exchange underneath differs. Per candle opening at
-``t`` (interval ``i``):
+:func:`replay` is handed its parts by the composition root
+(:func:`botkit.app.backtest.run_backtest`): the embedded simulator on a
+:class:`~botkit.sim.clock.ManualClock` with the ``static`` price model (only the replay moves
+the mark), its in-process :class:`~botkit.sim.port.SimPort`, a journal, and the very
+:class:`~botkit.runner.cycle.Runner` the service runs. Per candle opening at ``t`` (interval
+``i``):
 
 1. the four points of :func:`~botkit.backtest.path.candle_path` — open at ``t``, the nearer
    extreme at ``t + ¼i``, the other at ``t + ½i``, the close at ``t + ¾i`` — each sets the
@@ -28,75 +28,24 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 from botkit.backtest.bars import Bar, CandleSeries
 from botkit.backtest.path import PathPoint, candle_path
 from botkit.backtest.result import BacktestResult, EquityPoint, FillRow, OrderRow, PositionRow
 from botkit.exchange.paging import iter_history
-from botkit.journal import Journal, OrderFilter, Outcome, lock_journal
-from botkit.pipeline import Executor
-from botkit.rules import Strategy
-from botkit.rules.store import ReloadReport, StrategyStore
-from botkit.runner.cycle import CycleReport, EvaluationRecords, Runner
-from botkit.runner.execution import LiveExecution
-from botkit.runner.reader import ReadPolicy, SnapshotReader
+from botkit.journal import Journal, OrderFilter, Outcome
+from botkit.runner.cycle import CycleReport, Runner
 from botkit.sim.clock import ManualClock
-from botkit.sim.config import SimConfig
 from botkit.sim.engine import SimEngine
 from botkit.sim.port import SimPort
 
-__all__ = [
-    "GROUP_ROWS",
-    "BacktestRun",
-    "FixedStore",
-    "backtest_journal",
-    "make_runner",
-    "price_points",
-    "run_backtest",
-]
+__all__ = ["BacktestRun", "price_points", "replay"]
 
 PRICE_POINTS = 2000
 """At most about this many price points are kept for the chart (lowest and highest per bucket)."""
 
 _ZERO = Decimal(0)
-
-GROUP_ROWS = 1024
-"""A backtest's journal writes its bookkeeping rows (cycles, evaluations, events) in groups of
-this many per commit (:class:`~botkit.journal.Journal` ``group_rows``): the same rows and ids as
-writing each at once, for a quarter of the cost; orders and their outcomes are written at once
-as always, and every read sees everything before it."""
-
-
-def backtest_journal(path: str | Path, clock: ManualClock) -> Journal:
-    """The journal of a backtest: on the replay's ``clock``, ``synchronous=OFF`` (nothing real
-    is at stake), bookkeeping grouped by :data:`GROUP_ROWS`, held by this process when it is a
-    file (:func:`~botkit.journal.lock_journal`). ``close()`` writes what waits."""
-    lock = None if str(path) == ":memory:" else lock_journal(path, "botkit backtest")
-    return Journal(path, clock=clock.now_ms, synchronous="OFF", group_rows=GROUP_ROWS, lock=lock)
-
-
-class FixedStore(StrategyStore):
-    """A :class:`StrategyStore` holding strategies loaded once: a backtest's files do not change
-    while it runs, so nothing is re-read each cycle."""
-
-    def __init__(self, strategies: Sequence[Strategy]) -> None:
-        super().__init__([])
-        self._fixed = {s.name: s for s in strategies}
-        self._pending = ReloadReport(loaded=tuple(strategies))
-
-    @property
-    def strategies(self) -> dict[str, Strategy]:
-        return self._fixed
-
-    def refresh(self, instruments: object = None) -> ReloadReport:
-        """The first call reports the strategies loaded; later calls change nothing."""
-        report, self._pending = self._pending, _NOTHING
-        return report
-
-
-_NOTHING = ReloadReport()
 
 
 @contextmanager
@@ -131,10 +80,6 @@ def _replay_gc() -> Iterator[None]:
 _GC_LOCK = threading.Lock()
 _replays = 0
 _saved: list[Any] = []
-
-
-def _no_sleep(_seconds: float) -> None:
-    """Simulated time does not wait (the in-process simulator never asks for a retry)."""
 
 
 @dataclass
@@ -190,68 +135,30 @@ def price_points(
     return out
 
 
-def make_runner(
-    port: SimPort,
-    journal: Journal,
-    strategies: Sequence[Strategy],
-    evaluations: EvaluationRecords = "changes",
-) -> Runner:
-    """The live :class:`Runner` on the in-process simulator: live execution (every order
-    journaled, then placed), the default read policy, a fixed store, simulated time (the
-    simulator's clock; nothing sleeps) and no rate limit between batches. Rule evaluations
-    are journaled when they change (``evaluations``, see :class:`Runner`): a year of minute
-    cycles would otherwise write a row per rule per minute that nobody reads."""
-    executor = Executor(port, journal, sleep=_no_sleep, batch_rate=None)
-    return Runner(
-        port=port,
-        store=FixedStore(strategies),
-        journal=journal,
-        execution=LiveExecution(executor, port, journal),
-        now_ms=port.engine.clock.now_ms,
-        reader=SnapshotReader(port, ReadPolicy(), sleep=_no_sleep),
-        evaluations=evaluations,
-    )
-
-
-def run_backtest(
+def replay(
     series: CandleSeries,
-    strategies: Sequence[Strategy],
-    config: SimConfig,
+    runner: Runner,
     *,
+    engine: SimEngine,
+    port: SimPort,
+    clock: ManualClock,
+    journal: Journal,
     symbol: str,
-    journal: Journal | None = None,
-    clock: ManualClock | None = None,
     meta: Mapping[str, str] | None = None,
     on_candle: Callable[[], None] | None = None,
-    evaluations: EvaluationRecords = "changes",
 ) -> BacktestRun:
-    """Replay ``series`` for ``strategies`` on a simulator built from ``config``.
-
-    ``config`` should use the ``static`` price model and an instrument ``symbol`` whose start
-    price is the first open (:func:`~botkit.backtest.setup.backtest_sim_config` does both).
-    ``journal`` defaults to :func:`backtest_journal` in memory, closed at the end; a given
-    journal must run on ``clock`` and is left open. ``on_candle()`` is called after each
-    candle. ``evaluations``: which rule evaluations are journaled (``all`` or
-    ``changes``, see :class:`~botkit.runner.cycle.Runner`).
-    """
+    """Replay ``series`` through ``runner`` on the simulator ``engine`` (``port`` its in-process
+    face, ``clock`` its manual clock, ``journal`` the runner's): the candle loop of the module
+    doc, then the result. The parts are wired by :func:`botkit.app.backtest.run_backtest`."""
     bars = series.bars
     interval = series.interval_ms
-    clock = clock if clock is not None else ManualClock(series.start_ms)
-    clock.set(series.start_ms)
-    engine = SimEngine(config, clock)
-    port = SimPort(engine)
-    owned = journal is None
-    if journal is None:
-        journal = backtest_journal(":memory:", clock)
-    runner = make_runner(port, journal, strategies, evaluations)
+    config = engine.config
     base = BacktestResult(symbol, interval, series.start_ms, series.end_ms, len(bars),
                           config.balance.amount, config.balance.currency)  # fmt: skip
     run = BacktestRun(result=base)
     with _replay_gc():
         equity = _replay(run, bars, interval, symbol, clock, engine, runner, on_candle)
     run.result = _result(run.result, series, port, journal, equity, meta or {})
-    if owned:
-        journal.close()
     return run
 
 

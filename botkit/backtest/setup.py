@@ -3,34 +3,30 @@
 :class:`BacktestOptions` is what ``botkit backtest`` (and each sweep variant) asks for;
 :func:`prepare` turns it into a :class:`Prepared` run — the candle series, the compiled
 strategies (with ``params`` overrides applied through the loader, never by editing text), the
-simulator config (static price model starting at the first open, balance, fees, seed), the
-run's description and what to tell the user before it starts (:attr:`Prepared.warnings`) — or
-raises a located one-line error; :func:`execute` runs it and attaches the notes (the gaps
-allowed through, the warnings) to the result. :class:`StrategyFiles` reads strategy files once
-and applies many ``params`` sets (a sweep checks every variant this way before it starts).
+simulator config (static price model starting at the first open, balance, fees, seed), the run's
+description and what to tell the user before it starts (:attr:`Prepared.warnings`) — or raises a
+located one-line error; :func:`botkit.app.backtest.execute` runs it and attaches the notes (the
+gaps allowed through, the warnings) to the result. :class:`StrategyFiles` reads strategy files
+once and applies many ``params`` sets (a sweep checks every variant this way before it starts).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 
 from botkit.backtest.bars import CandleSeries
 from botkit.backtest.candles import load_candles
-from botkit.backtest.driver import BacktestRun, run_backtest
 from botkit.backtest.intervals import format_interval, format_time
 from botkit.errors import StrategyFileError, UsageError
 from botkit.exchange.models import Instrument
-from botkit.journal import Journal
 from botkit.rules import Strategy
 from botkit.rules.durations import format_duration
 from botkit.rules.loader import loads_bytes, read_strategy_file
 from botkit.rules.store import discover
-from botkit.runner.cycle import EvaluationRecords
 from botkit.sim.clock import ManualClock
 from botkit.sim.config import SimConfig, load_sim_config
 from botkit.sim.engine import SimEngine
@@ -42,7 +38,6 @@ __all__ = [
     "Prepared",
     "StrategyFiles",
     "backtest_sim_config",
-    "execute",
     "gap_notes",
     "load_series",
     "load_strategies",
@@ -73,7 +68,7 @@ class BacktestOptions:
 
 @dataclass(frozen=True, slots=True)
 class Prepared:
-    """A checked run, ready for :func:`~botkit.backtest.driver.run_backtest`."""
+    """A checked run, ready for :func:`~botkit.app.backtest.execute`."""
 
     series: CandleSeries
     strategies: tuple[Strategy, ...]
@@ -364,30 +359,3 @@ def prepare(options: BacktestOptions) -> Prepared:
     warnings = (*left_out, *_cadence_warnings(strategies, series.interval_ms))
     meta = _describe(options, config, series)
     return Prepared(series, strategies, config, symbol, meta, warnings)
-
-
-def execute(
-    prepared: Prepared,
-    *,
-    journal: Journal | None = None,
-    clock: ManualClock | None = None,
-    on_candle: Callable[[], None] | None = None,
-    evaluations: EvaluationRecords = "changes",
-) -> BacktestRun:
-    """Run a prepared backtest (journal in memory unless one is given, on ``clock``); the
-    result carries the prepared run's :attr:`~Prepared.notes`."""
-    p = prepared
-    run = run_backtest(
-        p.series,
-        p.strategies,
-        p.config,
-        symbol=p.symbol,
-        journal=journal,
-        clock=clock,
-        meta=p.meta,
-        on_candle=on_candle,
-        evaluations=evaluations,
-    )
-    if p.notes:
-        run.result = dataclasses.replace(run.result, notes=p.notes)
-    return run

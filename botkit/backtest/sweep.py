@@ -1,13 +1,13 @@
 """Parameter sweeps: the grid of a strategy's ``params:`` values, one backtest per variant.
 
 ``--sweep dip=0.003,0.004 --sweep rungs=8,12`` is a grid of 2 × 2 variants. Each variant is an
-independent task — :func:`run_variant` takes the run's :class:`BacktestOptions` with that
-variant's ``params`` and returns its figures — so the variants run in parallel processes
-(:class:`concurrent.futures.ProcessPoolExecutor`, one per core by default) and the same function
-would run as a Ray or Dask task unchanged. The values reach the strategies through the loader's
-``params`` override: the files are never edited. :func:`check_variants` checks every
-variant's values against the strategies before any runs (a refused value is a usage error
-naming the variant). :func:`rank` orders the outcomes by a figure
+independent task — :func:`botkit.app.backtest.run_variant` takes the run's
+:class:`BacktestOptions` with that variant's ``params`` and returns its figures — so the
+variants run in parallel processes (:class:`concurrent.futures.ProcessPoolExecutor`, one per
+core by default) and the same function would run as a Ray or Dask task unchanged. The values
+reach the strategies through the loader's ``params`` override: the files are never edited.
+:func:`check_variants` checks every variant's values against the strategies before any runs (a
+refused value is a usage error naming the variant). :func:`rank` orders the outcomes by a figure
 (:data:`~botkit.backtest.metrics.FIGURE_NAMES`), best first; :func:`render_table` prints them
 (ratios in percent, money with 2 decimals).
 """
@@ -16,16 +16,14 @@ from __future__ import annotations
 
 import csv
 import itertools
-import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
-from botkit.backtest.metrics import FIGURE_NAMES, compute_figures
-from botkit.backtest.setup import BacktestOptions, execute, prepare, strategy_files
-from botkit.errors import BotkitError, StrategyFileError, UsageError
+from botkit.backtest.metrics import FIGURE_NAMES
+from botkit.backtest.setup import BacktestOptions, strategy_files
+from botkit.errors import StrategyFileError, UsageError
 from botkit.numbers import plain
 
 __all__ = [
@@ -43,8 +41,6 @@ __all__ = [
     "parse_sweep",
     "rank",
     "render_table",
-    "run_sweep",
-    "run_variant",
     "write_sweep",
 ]
 
@@ -161,67 +157,6 @@ class VariantOutcome:
     figures: Mapping[str, str | int | None]
     cycles: int = 0
     error: str = ""
-
-
-def run_variant(options: BacktestOptions, index: int = 0) -> VariantOutcome:
-    """Run one variant (``options.params``) from scratch; never raises for a botkit error.
-
-    A top-level function of plain picklable values: a process pool, or a Ray or Dask task,
-    calls it as is. The candle file is loaded once per process (cached)."""
-    try:
-        run = execute(prepare(options))
-    except BotkitError as exc:
-        return VariantOutcome(index, dict(options.params), {}, error=str(exc).splitlines()[0])
-    figures = compute_figures(run.result).as_dict()
-    error = ""
-    if run.problems:
-        error = f"{sum(run.problems.values()):,} problem(s) in cycles; {run.problem_lines(1)[0]}"
-    return VariantOutcome(index, dict(options.params), figures, run.cycles, error)
-
-
-def _quiet_worker() -> None:
-    """Pool workers log warnings only (the runner's per-fire lines would flood the terminal),
-    each message once per worker (the variant's outcome counts its problems)."""
-    from botkit.service.logs import configure_logging
-    from botkit.service.repeats import Repeats
-
-    configure_logging(level="WARNING", fmt="text", repeats=Repeats())
-
-
-def run_sweep(
-    base: BacktestOptions,
-    variants: Sequence[Variant],
-    *,
-    jobs: int | None = None,
-    on_done: Callable[[VariantOutcome], None] | None = None,
-    executor: Executor | None = None,
-) -> list[VariantOutcome]:
-    """Run every variant (``base.params`` plus the variant's values); outcomes in grid order.
-
-    ``jobs`` processes (default: the number of cores, at most one per variant); ``jobs=1``
-    runs in this process. ``executor`` replaces the pool (any :class:`concurrent.futures`
-    executor, e.g. a distributed one)."""
-    options = [replace(base, params={**base.params, **v}) for v in variants]
-    outcomes: list[VariantOutcome] = []
-    workers = max(1, min(jobs or os.cpu_count() or 1, len(options)))
-    if executor is None and workers == 1:
-        for i, o in enumerate(options):
-            outcomes.append(run_variant(o, i))
-            if on_done is not None:
-                on_done(outcomes[-1])
-        return outcomes
-    pool = executor or ProcessPoolExecutor(max_workers=workers, initializer=_quiet_worker)
-    try:
-        futures = [pool.submit(run_variant, o, i) for i, o in enumerate(options)]
-        for future in as_completed(futures):
-            outcome = future.result()
-            outcomes.append(outcome)
-            if on_done is not None:
-                on_done(outcome)
-    finally:
-        if executor is None:
-            pool.shutdown(cancel_futures=True)
-    return sorted(outcomes, key=lambda o: o.index)
 
 
 def _sort_value(outcome: VariantOutcome, figure: str) -> Decimal:

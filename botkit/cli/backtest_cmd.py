@@ -143,9 +143,8 @@ def _options(args: argparse.Namespace) -> BacktestOptions:
 
 
 def _single(args: argparse.Namespace, prepared: Prepared, repeats: Repeats) -> int:
-    from botkit.backtest.driver import backtest_journal
+    from botkit.app.backtest import backtest_journal, execute
     from botkit.backtest.report import render_summary, write_report
-    from botkit.backtest.setup import execute
     from botkit.sim.clock import ManualClock
 
     clock = ManualClock(prepared.series.start_ms)
@@ -190,6 +189,7 @@ def _single(args: argparse.Namespace, prepared: Prepared, repeats: Repeats) -> i
 
 
 def _sweep(args: argparse.Namespace, base: BacktestOptions) -> int:
+    from botkit.app.backtest import run_sweep
     from botkit.backtest.setup import prepare
     from botkit.backtest.sweep import (
         check_variants,
@@ -197,7 +197,6 @@ def _sweep(args: argparse.Namespace, base: BacktestOptions) -> int:
         parse_sweep,
         rank,
         render_table,
-        run_sweep,
         write_sweep,
     )
 

@@ -8,8 +8,9 @@ from decimal import Decimal
 
 import pytest
 
+from botkit.app.backtest import run_backtest
 from botkit.backtest.bars import Bar, CandleSeries
-from botkit.backtest.driver import BacktestRun, price_points, run_backtest
+from botkit.backtest.driver import BacktestRun, price_points
 from botkit.backtest.metrics import compute_figures
 from botkit.backtest.setup import backtest_sim_config
 from botkit.errors import UsageError

@@ -11,8 +11,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from botkit.app.backtest import make_runner
 from botkit.app.clients import SIM_BASE_URL
-from botkit.backtest.driver import make_runner
 from botkit.backtest.setup import backtest_sim_config
 from botkit.exchange.port import ExchangePort
 from botkit.journal import Journal, OrderFilter

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from botkit.app.backtest import run_sweep
 from botkit.backtest.setup import BacktestOptions
 from botkit.backtest.sweep import (
     VariantOutcome,
@@ -16,7 +17,6 @@ from botkit.backtest.sweep import (
     parse_sweep,
     rank,
     render_table,
-    run_sweep,
 )
 from botkit.cli import main
 from botkit.errors import UsageError

@@ -1,0 +1,245 @@
+"""The backtest's wiring: the embedded simulator on a manual clock, its in-process port, a
+journal and the service's very :class:`~botkit.runner.cycle.Runner`, handed to the replay
+(:func:`botkit.backtest.driver.replay`); a prepared run executed; a sweep's variants run.
+
+:func:`run_backtest` builds the simulator from a config with the ``static`` price model (only
+the replay moves the mark), the in-process :class:`~botkit.sim.port.SimPort` (no HTTP, no
+signing), a journal and the runner — rules, validation, batching, submission and journal are
+production code; only the exchange underneath differs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Executor as PoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import replace
+from pathlib import Path
+
+from botkit.backtest.bars import CandleSeries
+from botkit.backtest.driver import BacktestRun, replay
+from botkit.backtest.metrics import compute_figures
+from botkit.backtest.setup import BacktestOptions, Prepared, prepare
+from botkit.backtest.sweep import Variant, VariantOutcome
+from botkit.errors import BotkitError
+from botkit.journal import Journal, lock_journal
+from botkit.pipeline import Executor
+from botkit.rules import Strategy
+from botkit.rules.store import ReloadReport, StrategyStore
+from botkit.runner.cycle import EvaluationRecords, Runner
+from botkit.runner.execution import LiveExecution
+from botkit.runner.reader import ReadPolicy, SnapshotReader
+from botkit.sim.clock import ManualClock
+from botkit.sim.config import SimConfig
+from botkit.sim.engine import SimEngine
+from botkit.sim.port import SimPort
+
+__all__ = [
+    "GROUP_ROWS",
+    "FixedStore",
+    "backtest_journal",
+    "execute",
+    "make_runner",
+    "run_backtest",
+    "run_sweep",
+    "run_variant",
+]
+
+GROUP_ROWS = 1024
+"""A backtest's journal writes its bookkeeping rows (cycles, evaluations, events) in groups of
+this many per commit (:class:`~botkit.journal.Journal` ``group_rows``): the same rows and ids as
+writing each at once, for a quarter of the cost; orders and their outcomes are written at once
+as always, and every read sees everything before it."""
+
+
+def backtest_journal(path: str | Path, clock: ManualClock) -> Journal:
+    """The journal of a backtest: on the replay's ``clock``, ``synchronous=OFF`` (nothing real
+    is at stake), bookkeeping grouped by :data:`GROUP_ROWS`, held by this process when it is a
+    file (:func:`~botkit.journal.lock_journal`). ``close()`` writes what waits."""
+    lock = None if str(path) == ":memory:" else lock_journal(path, "botkit backtest")
+    return Journal(path, clock=clock.now_ms, synchronous="OFF", group_rows=GROUP_ROWS, lock=lock)
+
+
+class FixedStore(StrategyStore):
+    """A :class:`StrategyStore` holding strategies loaded once: a backtest's files do not change
+    while it runs, so nothing is re-read each cycle."""
+
+    def __init__(self, strategies: Sequence[Strategy]) -> None:
+        super().__init__([])
+        self._fixed = {s.name: s for s in strategies}
+        self._pending = ReloadReport(loaded=tuple(strategies))
+
+    @property
+    def strategies(self) -> dict[str, Strategy]:
+        return self._fixed
+
+    def refresh(self, instruments: object = None) -> ReloadReport:
+        """The first call reports the strategies loaded; later calls change nothing."""
+        report, self._pending = self._pending, _NOTHING
+        return report
+
+
+_NOTHING = ReloadReport()
+
+
+def _no_sleep(_seconds: float) -> None:
+    """Simulated time does not wait (the in-process simulator never asks for a retry)."""
+
+
+def make_runner(
+    port: SimPort,
+    journal: Journal,
+    strategies: Sequence[Strategy],
+    evaluations: EvaluationRecords = "changes",
+) -> Runner:
+    """The live :class:`Runner` on the in-process simulator: live execution (every order
+    journaled, then placed), the default read policy, a fixed store, simulated time (the
+    simulator's clock; nothing sleeps) and no rate limit between batches. Rule evaluations
+    are journaled when they change (``evaluations``, see :class:`Runner`): a year of minute
+    cycles would otherwise write a row per rule per minute that nobody reads."""
+    executor = Executor(port, journal, sleep=_no_sleep, batch_rate=None)
+    return Runner(
+        port=port,
+        store=FixedStore(strategies),
+        journal=journal,
+        execution=LiveExecution(executor, port, journal),
+        now_ms=port.engine.clock.now_ms,
+        reader=SnapshotReader(port, ReadPolicy(), sleep=_no_sleep),
+        evaluations=evaluations,
+    )
+
+
+def run_backtest(
+    series: CandleSeries,
+    strategies: Sequence[Strategy],
+    config: SimConfig,
+    *,
+    symbol: str,
+    journal: Journal | None = None,
+    clock: ManualClock | None = None,
+    meta: Mapping[str, str] | None = None,
+    on_candle: Callable[[], None] | None = None,
+    evaluations: EvaluationRecords = "changes",
+) -> BacktestRun:
+    """Replay ``series`` for ``strategies`` on a simulator built from ``config``.
+
+    ``config`` should use the ``static`` price model and an instrument ``symbol`` whose start
+    price is the first open (:func:`~botkit.backtest.setup.backtest_sim_config` does both).
+    ``journal`` defaults to :func:`backtest_journal` in memory, closed at the end; a given
+    journal must run on ``clock`` and is left open. ``on_candle()`` is called after each
+    candle. ``evaluations``: which rule evaluations are journaled (``all`` or
+    ``changes``, see :class:`~botkit.runner.cycle.Runner`).
+    """
+    clock = clock if clock is not None else ManualClock(series.start_ms)
+    clock.set(series.start_ms)
+    engine = SimEngine(config, clock)
+    port = SimPort(engine)
+    owned = journal is None
+    if journal is None:
+        journal = backtest_journal(":memory:", clock)
+    runner = make_runner(port, journal, strategies, evaluations)
+    try:
+        return replay(
+            series,
+            runner,
+            engine=engine,
+            port=port,
+            clock=clock,
+            journal=journal,
+            symbol=symbol,
+            meta=meta,
+            on_candle=on_candle,
+        )
+    finally:
+        if owned:
+            journal.close()
+
+
+def execute(
+    prepared: Prepared,
+    *,
+    journal: Journal | None = None,
+    clock: ManualClock | None = None,
+    on_candle: Callable[[], None] | None = None,
+    evaluations: EvaluationRecords = "changes",
+) -> BacktestRun:
+    """Run a prepared backtest (journal in memory unless one is given, on ``clock``); the
+    result carries the prepared run's :attr:`~Prepared.notes`."""
+    p = prepared
+    run = run_backtest(
+        p.series,
+        p.strategies,
+        p.config,
+        symbol=p.symbol,
+        journal=journal,
+        clock=clock,
+        meta=p.meta,
+        on_candle=on_candle,
+        evaluations=evaluations,
+    )
+    if p.notes:
+        run.result = dataclasses.replace(run.result, notes=p.notes)
+    return run
+
+
+def run_variant(options: BacktestOptions, index: int = 0) -> VariantOutcome:
+    """Run one variant (``options.params``) from scratch; never raises for a botkit error.
+
+    A top-level function of plain picklable values: a process pool, or a Ray or Dask task,
+    calls it as is. The candle file is loaded once per process (cached)."""
+    try:
+        run = execute(prepare(options))
+    except BotkitError as exc:
+        return VariantOutcome(index, dict(options.params), {}, error=str(exc).splitlines()[0])
+    figures = compute_figures(run.result).as_dict()
+    error = ""
+    if run.problems:
+        error = f"{sum(run.problems.values()):,} problem(s) in cycles; {run.problem_lines(1)[0]}"
+    return VariantOutcome(index, dict(options.params), figures, run.cycles, error)
+
+
+def _quiet_worker() -> None:
+    """Pool workers log warnings only (the runner's per-fire lines would flood the terminal),
+    each message once per worker (the variant's outcome counts its problems)."""
+    from botkit.service.logs import configure_logging
+    from botkit.service.repeats import Repeats
+
+    configure_logging(level="WARNING", fmt="text", repeats=Repeats())
+
+
+def run_sweep(
+    base: BacktestOptions,
+    variants: Sequence[Variant],
+    *,
+    jobs: int | None = None,
+    on_done: Callable[[VariantOutcome], None] | None = None,
+    executor: PoolExecutor | None = None,
+) -> list[VariantOutcome]:
+    """Run every variant (``base.params`` plus the variant's values); outcomes in grid order.
+
+    ``jobs`` processes (default: the number of cores, at most one per variant); ``jobs=1``
+    runs in this process. ``executor`` replaces the pool (any :class:`concurrent.futures`
+    executor, e.g. a distributed one)."""
+    options = [replace(base, params={**base.params, **v}) for v in variants]
+    outcomes: list[VariantOutcome] = []
+    workers = max(1, min(jobs or os.cpu_count() or 1, len(options)))
+    if executor is None and workers == 1:
+        for i, o in enumerate(options):
+            outcomes.append(run_variant(o, i))
+            if on_done is not None:
+                on_done(outcomes[-1])
+        return outcomes
+    pool = executor or ProcessPoolExecutor(max_workers=workers, initializer=_quiet_worker)
+    try:
+        futures = [pool.submit(run_variant, o, i) for i, o in enumerate(options)]
+        for future in as_completed(futures):
+            outcome = future.result()
+            outcomes.append(outcome)
+            if on_done is not None:
+                on_done(outcome)
+    finally:
+        if executor is None:
+            pool.shutdown(cancel_futures=True)
+    return sorted(outcomes, key=lambda o: o.index)
