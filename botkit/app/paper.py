@@ -15,8 +15,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
+from typing import Literal
 
+from botkit.app.clients import SIM_BASE_URL
 from botkit.exchange.client import ExchangeClient
+from botkit.exchange.clock import ClockSync
 from botkit.exchange.models import Position, PosSide
 from botkit.exchange.paging import iter_history
 from botkit.journal import Journal, OrderFilter, Outcome
@@ -31,7 +34,23 @@ from botkit.runner.simtime import SimulatedTime
 from botkit.sim.clock import ManualClock
 from botkit.sim.inprocess import SimHandle
 
-__all__ = ["PaperRun", "Summary", "run_paper", "summarize"]
+__all__ = ["PaperRun", "Summary", "run_paper", "sim_client", "summarize"]
+
+
+def sim_client(sim: SimHandle, *, signing: Literal["v3", "pf"] = "v3") -> ExchangeClient:
+    """A signed client of the in-process simulator ``sim`` with its own credential, on the
+    simulator's clock less the server-clock skew it may be given (the demo's client)."""
+    clock = sim.clock
+    key = sim.credential
+    return ExchangeClient(
+        SIM_BASE_URL,
+        key=key.key,
+        secret=key.secret,
+        passphrase=key.passphrase,
+        signing=signing,
+        clock=ClockSync(local=lambda: clock.now_ms() - int(getattr(clock, "offset_ms", 0))),
+        transport=sim.transport,
+    )
 
 
 @dataclass

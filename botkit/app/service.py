@@ -18,11 +18,14 @@ from botkit.exchange.client import ExchangeClient
 from botkit.journal import Journal, lock_journal
 from botkit.pipeline import Executor, GuardSettings
 from botkit.rules.store import StrategyStore
-from botkit.runner.cycle import Runner
+from botkit.runner.cycle import CycleReport, Runner
 from botkit.runner.execution import DryRunExecution, Execution, LiveExecution
+from botkit.runner.loop import Loop, RealTimeWaiter, install_signal_handlers
 from botkit.runner.manual import ManualRun
 from botkit.runner.reader import SnapshotReader
+from botkit.runner.stop import Stop
 from botkit.service.metrics import Metrics
+from botkit.service.notify import Notifier
 from botkit.settings import Settings
 
 __all__ = [
@@ -31,9 +34,12 @@ __all__ = [
     "acceptance_window_ms",
     "assemble",
     "grace_ms",
+    "install_signal_handlers",
     "open_journal",
     "read_journal",
+    "reload_guards",
     "secrets_of",
+    "service_loop",
     "wall_ms",
 ]
 
@@ -183,3 +189,30 @@ def assemble(
         orphans=True,
     )
     return Assembly(runner, client, journal, dry, stack)
+
+
+def service_loop(
+    parts: Assembly,
+    *,
+    notifier: Notifier,
+    stop: Stop,
+    on_reload: Callable[[], None],
+    on_cycle: Callable[[CycleReport], None],
+) -> Loop:
+    """The service's :class:`Loop` around an assembly's runner: real time (waits cut short by
+    ``stop``, the watchdog fed through ``notifier``), the client's clock resynced as it asks."""
+    runner = parts.runner
+    return Loop(
+        runner,
+        RealTimeWaiter(runner.now_ms, notifier),
+        notifier=notifier,
+        sync=parts.client.clock.maybe_resync,
+        on_reload=on_reload,
+        on_cycle=on_cycle,
+        stop=stop.event,
+    )
+
+
+def reload_guards(parts: Assembly, settings: Settings) -> None:
+    """Hand the runner the guards (kill switch, halt, limits) of freshly read ``settings``."""
+    parts.runner.guards = GuardSettings.from_settings(settings)

@@ -326,12 +326,6 @@ PAPER_STEPS: list[tuple[str, DemoStep]] = [
 """The main job: ``botkit demo`` runs :data:`STEPS` and then these."""
 
 
-def _local_clock(sim: SimHandle) -> Callable[[], int]:
-    """The client's own clock: the simulator's, less the server-clock skew it may be given."""
-    clock = sim.clock
-    return lambda: clock.now_ms() - int(getattr(clock, "offset_ms", 0))
-
-
 def run_demo(
     *,
     sim: SimHandle | None = None,
@@ -341,9 +335,7 @@ def run_demo(
     notes: dict[str, Any] | None = None,
 ) -> DemoContext:
     """Run the demo steps against ``sim`` (default: a fresh simulator on wall time)."""
-    from botkit.app.clients import SIM_BASE_URL
-    from botkit.exchange.client import ExchangeClient
-    from botkit.exchange.clock import ClockSync
+    from botkit.app.paper import sim_client
     from botkit.sim.clock import WallClock
     from botkit.sim.config import load_sim_config
     from botkit.sim.inprocess import make_sim
@@ -352,16 +344,7 @@ def run_demo(
     if sim is None:
         path = _DEFAULT_SIM_CONFIG if _DEFAULT_SIM_CONFIG.is_file() else None
         sim = make_sim(load_sim_config(path), WallClock())
-    key = sim.credential
-    client = ExchangeClient(
-        SIM_BASE_URL,
-        key=key.key,
-        secret=key.secret,
-        passphrase=key.passphrase,
-        signing="pf" if signing == "pf" else "v3",
-        clock=ClockSync(local=_local_clock(sim)),
-        transport=sim.transport,
-    )
+    client = sim_client(sim, signing="pf" if signing == "pf" else "v3")
     ctx = DemoContext(sim, client, out, notes=dict(notes or {}))
     with client:
         ctx.say("botkit demo — the embedded paper exchange, in process (no network)")

@@ -88,8 +88,7 @@ def format_cycle(report: CycleReport) -> str:
 def _run(args: argparse.Namespace) -> int:
     from loguru import logger
 
-    from botkit.app.service import assemble
-    from botkit.runner.loop import Loop, RealTimeWaiter, install_signal_handlers
+    from botkit.app.service import assemble, install_signal_handlers, reload_guards, service_loop
     from botkit.runner.stop import Stop
     from botkit.service.logs import configure_logging
     from botkit.service.metrics import Metrics
@@ -130,7 +129,6 @@ def _run(args: argparse.Namespace) -> int:
             settings.strategies_dir,
             settings.journal,
         )
-        runner = parts.runner
 
         def reload_settings() -> None:
             try:
@@ -138,9 +136,7 @@ def _run(args: argparse.Namespace) -> int:
             except BotkitError as exc:  # a bad edit must not stop the service
                 logger.error("settings not reloaded: {}", exc)
                 return
-            from botkit.pipeline import GuardSettings
-
-            runner.guards = GuardSettings.from_settings(fresh)
+            reload_guards(parts, fresh)
             logger.info(
                 "settings reloaded (guards, kill switch and halt); other changes need a restart"
             )
@@ -149,14 +145,8 @@ def _run(args: argparse.Namespace) -> int:
             if parts.dry:
                 print(format_cycle(report), flush=True)
 
-        loop = Loop(
-            runner,
-            RealTimeWaiter(runner.now_ms, notifier),
-            notifier=notifier,
-            sync=parts.client.clock.maybe_resync,
-            on_reload=reload_settings,
-            on_cycle=show,
-            stop=stop.event,
+        loop = service_loop(
+            parts, notifier=notifier, stop=stop, on_reload=reload_settings, on_cycle=show
         )
         undo = install_signal_handlers(loop)
         try:
