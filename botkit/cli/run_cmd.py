@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from botkit.cli.args import port_number
+from botkit.cli.argtypes import port_number
 from botkit.errors import BotkitError, Location, SettingsError, UsageError
 
 if TYPE_CHECKING:  # the implementation is imported by the handlers, when a command runs

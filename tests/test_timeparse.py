@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from botkit.backtest.intervals import MAX_MS, MIN_MS, format_time, parse_interval, parse_time
+from botkit.timeparse import MAX_MS, MIN_MS, format_time, parse_instant, parse_interval
 
 T0 = 1_704_067_200_000  # 2024-01-01T00:00:00Z
 
@@ -24,7 +24,7 @@ T0 = 1_704_067_200_000  # 2024-01-01T00:00:00Z
     ],
 )
 def test_times_that_are_read(text: str | int, expected: int) -> None:
-    assert parse_time(text) == expected
+    assert parse_instant(text) == expected
 
 
 @pytest.mark.parametrize(
@@ -49,7 +49,7 @@ def test_times_that_are_read(text: str | int, expected: int) -> None:
 )
 def test_times_that_are_refused_say_what_to_do(text: str | int, message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        parse_time(text)
+        parse_instant(text)
 
 
 def test_the_last_time_accepted_can_be_written() -> None:
