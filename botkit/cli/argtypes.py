@@ -5,15 +5,15 @@ Times and intervals are read by :mod:`botkit.timeparse` (docs/times.md), the sam
 every command. A time is checked when the command line is read (against the machine's clock) and
 kept as a :class:`TimeArg`; the command resolves it with :meth:`TimeArg.at` against its own clock:
 the exchange's for the commands that ask the exchange, the machine's (:func:`wall_ms`) for the
-others. :func:`wall_ms` is the one place the command line reads the machine's clock.
+others (:func:`botkit.clock.wall_ms`).
 """
 
 from __future__ import annotations
 
 import argparse
-import time
 from dataclasses import dataclass
 
+from botkit.clock import wall_ms
 from botkit.errors import UsageError
 from botkit.timeparse import exchange_interval, parse_interval, parse_time
 
@@ -24,13 +24,7 @@ __all__ = [
     "port_number",
     "port_or_zero",
     "time_arg",
-    "wall_ms",
 ]
-
-
-def wall_ms() -> int:
-    """The machine's clock, Unix ms (UTC): the "now" of ages such as ``7d`` on the command line."""
-    return time.time_ns() // 1_000_000
 
 
 @dataclass(frozen=True, slots=True)

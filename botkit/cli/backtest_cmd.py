@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from botkit.backtest.metrics import FIGURE_NAMES
 from botkit.backtest.progress import Progress
-from botkit.cli.argtypes import TimeArg, interval_arg, time_arg, wall_ms
+from botkit.cli.argtypes import TimeArg, interval_arg, time_arg
+from botkit.clock import wall_ms
 from botkit.errors import BotkitError, UsageError
 
 if TYPE_CHECKING:  # the backtest itself is imported when the command runs

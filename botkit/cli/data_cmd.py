@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from botkit.backtest.progress import Progress
-from botkit.cli.argtypes import TimeArg, candle_interval_arg, interval_arg, time_arg, wall_ms
+from botkit.cli.argtypes import TimeArg, candle_interval_arg, interval_arg, time_arg
+from botkit.clock import wall_ms
 from botkit.errors import BotkitError, UsageError
 from botkit.exchange.params import MAX_PAGE
 from botkit.timeparse import exchange_interval, format_interval, format_time

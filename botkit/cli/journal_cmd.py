@@ -18,7 +18,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from botkit.cli.argtypes import TimeArg, time_arg, wall_ms
+from botkit.cli.argtypes import TimeArg, time_arg
+from botkit.clock import wall_ms
 from botkit.errors import UsageError
 
 if TYPE_CHECKING:  # the journal (and the models it carries) is imported when a command runs

@@ -204,8 +204,9 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
+    from botkit.clock import wall_ms
     from botkit.pipeline import GuardSettings, controls
-    from botkit.runner.build import read_journal, wall_ms
+    from botkit.runner.build import read_journal
 
     settings = settings_of(args)
     ctl = controls(GuardSettings.from_settings(settings))
