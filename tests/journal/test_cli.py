@@ -5,9 +5,11 @@ from __future__ import annotations
 import csv
 import json
 import random
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from freezegun import freeze_time
 
 from botkit.cli import main
 from botkit.cli.journal_cmd import format_ms
@@ -96,6 +98,18 @@ def test_show_filters(
     path: Path, capsys: pytest.CaptureFixture[str], args: list[str], count: int
 ) -> None:
     _, out, _ = run(capsys, "journal", "show", "--journal", str(path), "--json", *args)
+    assert len(out.splitlines()) == count
+
+
+@pytest.mark.parametrize(("since", "count"), [("1h", 3), ("59m59s", 0), ("now", 0)])
+def test_an_age_reaches_back_from_the_machines_clock(
+    path: Path, capsys: pytest.CaptureFixture[str], since: str, count: int
+) -> None:
+    """The records are stamped at T0; an hour later ``--since 1h`` still holds them."""
+    with freeze_time(datetime.fromtimestamp((T0 + 3_600_000) / 1000, tz=UTC)):
+        _, out, _ = run(
+            capsys, "journal", "show", "--journal", str(path), "--json", "--since", since
+        )
     assert len(out.splitlines()) == count
 
 
