@@ -22,7 +22,6 @@ from pathlib import Path
 from botkit.backtest.bars import CandleSeries
 from botkit.backtest.candles import load_candles
 from botkit.backtest.driver import BacktestRun, run_backtest
-from botkit.backtest.intervals import format_interval, format_time
 from botkit.errors import StrategyFileError, UsageError
 from botkit.exchange.models import Instrument
 from botkit.journal import Journal
@@ -35,6 +34,7 @@ from botkit.sim.clock import ManualClock
 from botkit.sim.config import SimConfig, load_sim_config
 from botkit.sim.engine import SimEngine
 from botkit.sim.port import SimPort
+from botkit.timeparse import format_interval, format_time
 
 __all__ = [
     "GAP_LINES",

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from botkit.cli.args import port_number
+from botkit.cli.argtypes import port_number
 from botkit.errors import BotkitError, Location, SettingsError, UsageError
 
 if TYPE_CHECKING:  # the implementation is imported by the handlers, when a command runs
@@ -204,8 +204,9 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
+    from botkit.clock import wall_ms
     from botkit.pipeline import GuardSettings, controls
-    from botkit.runner.build import read_journal, wall_ms
+    from botkit.runner.build import read_journal
 
     settings = settings_of(args)
     ctl = controls(GuardSettings.from_settings(settings))

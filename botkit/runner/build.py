@@ -12,6 +12,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from botkit.clock import wall_ms
 from botkit.exchange.client import ExchangeClient
 from botkit.exchange.factory import make_client
 from botkit.journal import Journal, lock_journal
@@ -32,13 +33,7 @@ __all__ = [
     "open_journal",
     "read_journal",
     "secrets_of",
-    "wall_ms",
 ]
-
-
-def wall_ms() -> int:
-    """The local wall clock in Unix ms (for commands that only read the journal)."""
-    return time.time_ns() // 1_000_000
 
 
 SPEC_WINDOW_MS = 5_000
