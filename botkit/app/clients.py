@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import httpx
 
+from botkit.clock import Clock, wall_ms
 from botkit.exchange.client import ExchangeClient
-from botkit.exchange.clock import ClockSync, LocalClock, system_ms
+from botkit.exchange.clock import ClockSync
 from botkit.settings import Settings, check_live
 
 __all__ = ["SIM_BASE_URL", "make_client", "sim_transport"]
@@ -34,7 +35,7 @@ def make_client(
     settings: Settings,
     *,
     transport: httpx.BaseTransport | None = None,
-    local_clock: LocalClock = system_ms,
+    local_clock: Clock = wall_ms,
 ) -> ExchangeClient:
     """A client for ``settings``; ``transport`` replaces the network (or the simulator)."""
     check_live(settings)

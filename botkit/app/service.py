@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from botkit.app.clients import make_client
+from botkit.clock import wall_ms
 from botkit.exchange.client import ExchangeClient
 from botkit.journal import Journal, lock_journal
 from botkit.pipeline import Executor, GuardSettings
@@ -40,13 +41,7 @@ __all__ = [
     "reload_guards",
     "secrets_of",
     "service_loop",
-    "wall_ms",
 ]
-
-
-def wall_ms() -> int:
-    """The local wall clock in Unix ms (for commands that only read the journal)."""
-    return time.time_ns() // 1_000_000
 
 
 SPEC_WINDOW_MS = 5_000

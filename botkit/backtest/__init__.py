@@ -6,7 +6,6 @@ One module, one job (import what you need; nothing heavy happens on ``import bot
 * :mod:`~botkit.backtest.candles` — ``load_candles``: CSV / JSON lines, checked, located errors.
 * :mod:`~botkit.backtest.candle_parse` — the row parsers behind it (fast and checked paths).
 * :mod:`~botkit.backtest.candle_writer` — ``write_candles``: CSV or JSON lines by extension.
-* :mod:`~botkit.backtest.intervals` — intervals (``1m``, ``MINUTE_1``) and times (ISO / ms).
 * :mod:`~botkit.backtest.path` — ``candle_path``: the four price points inside a candle.
 * :mod:`~botkit.backtest.synth` — ``synth_bars``: the seeded synthetic series.
 * :mod:`~botkit.backtest.fetch` — ``fetch_candles``: paged download through the client.

@@ -20,8 +20,8 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from botkit.backtest.bars import CSV_COLUMNS, Bar
-from botkit.backtest.intervals import MAX_MS, MIN_MS, parse_time
 from botkit.errors import ConfigError, DataFileError, Location
+from botkit.timeparse import MAX_MS, MIN_MS, parse_instant
 
 __all__ = ["Problems", "parse_lines"]
 
@@ -113,16 +113,17 @@ def _time(value: Any) -> int:
         raise _Bad(f"time {value!r} is not a time", "write Unix ms or ISO-8601 with Z")
     given = str(value) if isinstance(value, Decimal) else value
     try:
-        millis = parse_time(given)
+        millis = parse_instant(given)
     except ValueError as exc:
         raise _time_problem(given, str(exc)) from None
     return millis
 
 
 def _time_problem(value: int | str, message: str) -> _Bad:
-    """:func:`parse_time`'s refusal as *what — what to do*: a date-time without a zone gets
-    the fix written with its own value; a number in another unit (``time N looks like Unix
-    seconds, not milliseconds: multiply by 1000``) is split at its colon."""
+    """:func:`~botkit.timeparse.parse_instant`'s refusal as *what — what to do*: a date-time
+    without a zone gets the fix written with its own value; a number in another unit
+    (``time N looks like Unix seconds, not milliseconds: multiply by 1000``) is split at its
+    colon."""
     text = str(value).strip()
     if isinstance(value, str) and not text.lstrip("-").isdigit():
         try:

@@ -31,9 +31,9 @@ from typing import NoReturn
 
 from botkit.backtest.bars import CSV_COLUMNS, Bar, CandleSeries, Gap
 from botkit.backtest.candle_parse import Problems, parse_lines
-from botkit.backtest.intervals import format_interval, format_time
 from botkit.backtest.path import MIN_INTERVAL_MS
 from botkit.errors import ConfigError, DataFileError, Location
+from botkit.timeparse import format_interval, format_time
 
 __all__ = ["CSV_COLUMNS", "Bar", "CandleSeries", "Gap", "load_candles"]
 

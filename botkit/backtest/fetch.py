@@ -23,9 +23,9 @@ from typing import Protocol
 from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
 
 from botkit.backtest.bars import Bar
-from botkit.backtest.intervals import exchange_interval
 from botkit.errors import RateLimited, TransientError
 from botkit.exchange.models import Candle
+from botkit.timeparse import exchange_interval
 
 __all__ = ["DEFAULT_PAGE_SIZE", "CandleSource", "FetchResult", "fetch_candles"]
 

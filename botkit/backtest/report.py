@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from botkit.backtest import charts
-from botkit.backtest.intervals import format_interval, format_time
 from botkit.backtest.metrics import Figures, compute_figures
 from botkit.backtest.report_html import render_html
 from botkit.backtest.result import BacktestResult, FillRow, OrderRow
+from botkit.timeparse import format_interval, format_time
 
 __all__ = [
     "FILL_COLUMNS",

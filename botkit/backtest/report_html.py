@@ -13,10 +13,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
 from html import escape
 
-from botkit.backtest.intervals import format_interval, format_time
 from botkit.backtest.metrics import Figures
 from botkit.backtest.result import BacktestResult, FillRow, OrderRow, PositionRow
 from botkit.numbers import plain
+from botkit.timeparse import format_interval, format_time
 
 __all__ = ["TABLE_ROWS", "render_html"]
 

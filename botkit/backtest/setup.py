@@ -20,7 +20,6 @@ from pathlib import Path
 
 from botkit.backtest.bars import CandleSeries
 from botkit.backtest.candles import load_candles
-from botkit.backtest.intervals import format_interval, format_time
 from botkit.errors import StrategyFileError, UsageError
 from botkit.exchange.models import Instrument
 from botkit.rules import Strategy
@@ -31,6 +30,7 @@ from botkit.sim.clock import ManualClock
 from botkit.sim.config import SimConfig, load_sim_config
 from botkit.sim.engine import SimEngine
 from botkit.sim.port import SimPort
+from botkit.timeparse import format_interval, format_time
 
 __all__ = [
     "GAP_LINES",

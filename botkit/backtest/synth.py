@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Decimal
 
 from botkit.backtest.bars import Bar
-from botkit.backtest.intervals import MAX_MS, format_time
+from botkit.timeparse import MAX_MS, format_time
 
 __all__ = ["YEAR_MS", "SynthOverflow", "SynthParams", "synth_bars"]
 

@@ -1,12 +1,58 @@
-"""argparse value types shared by the command modules: a bad value is a one-line usage error."""
+"""argparse value types shared by the command modules: a bad value is a one-line usage error
+(argparse names the flag; the message lists the accepted forms).
+
+Times and intervals are read by :mod:`botkit.timeparse` (docs/times.md), the same grammar for
+every command. A time is checked when the command line is read (against the machine's clock) and
+kept as a :class:`TimeArg`; the command resolves it with :meth:`TimeArg.at` against its own clock:
+the exchange's for the commands that ask the exchange, the machine's (:func:`wall_ms`) for the
+others (:func:`botkit.clock.wall_ms`).
+"""
 
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 
-from botkit.backtest.intervals import parse_interval, parse_time
+from botkit.clock import wall_ms
+from botkit.errors import UsageError
+from botkit.timeparse import exchange_interval, parse_interval, parse_time
 
-__all__ = ["interval_arg", "time_arg"]
+__all__ = [
+    "TimeArg",
+    "candle_interval_arg",
+    "interval_arg",
+    "port_number",
+    "port_or_zero",
+    "time_arg",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class TimeArg:
+    """A time as given on the command line (already checked); :meth:`at` gives its Unix ms."""
+
+    text: str
+
+    def at(self, now_ms: int) -> int:
+        """Unix ms, an age (``7d``) or ``now`` measured back from ``now_ms``."""
+        try:
+            return parse_time(self.text, now_ms)
+        except ValueError as exc:  # only an age reaching back before 1973 from this clock
+            raise UsageError(str(exc)) from None
+
+    @staticmethod
+    def resolve(value: TimeArg | None, now_ms: int) -> int | None:
+        """:meth:`at` of an optional argument (``None`` stays ``None``)."""
+        return None if value is None else value.at(now_ms)
+
+
+def time_arg(text: str) -> TimeArg:
+    """A time in any of :data:`botkit.timeparse.TIME_FORMS`, checked now, resolved later."""
+    try:
+        parse_time(text, wall_ms())
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return TimeArg(text)
 
 
 def interval_arg(text: str) -> int:
@@ -17,9 +63,35 @@ def interval_arg(text: str) -> int:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def time_arg(text: str) -> int:
-    """A time (Unix ms or ISO-8601 UTC) in Unix ms."""
+def candle_interval_arg(text: str) -> int:
+    """An interval the exchange serves candles of (``1m`` or ``MINUTE_1`` …) in ms; the wire
+    word is :func:`botkit.timeparse.exchange_interval` of it."""
+    ms = interval_arg(text)
     try:
-        return parse_time(text)
+        exchange_interval(ms)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+    return ms
+
+
+def port_number(text: str) -> int:
+    """A TCP port, 1 to 65535."""
+    try:
+        port = int(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (1-65535)") from None
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port number (1-65535)")
+    return port
+
+
+def port_or_zero(text: str) -> int:
+    """A TCP port, or 0 for any free one."""
+    if text.strip() == "0":
+        return 0
+    try:
+        return port_number(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a port number (1-65535, or 0 for any free port)"
+        ) from None

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from botkit.backtest.metrics import FIGURE_NAMES
 from botkit.backtest.progress import Progress
-from botkit.cli.argtypes import interval_arg, time_arg
+from botkit.cli.argtypes import TimeArg, interval_arg, time_arg
+from botkit.clock import wall_ms
 from botkit.errors import BotkitError, UsageError
 
 if TYPE_CHECKING:  # the backtest itself is imported when the command runs
@@ -123,14 +124,16 @@ def _warn(lines: Sequence[str]) -> None:
 def _options(args: argparse.Namespace) -> BacktestOptions:
     from botkit.backtest.setup import BacktestOptions
 
-    if args.start is not None and args.end is not None and args.end <= args.start:
+    now = wall_ms()
+    start, end = TimeArg.resolve(args.start, now), TimeArg.resolve(args.end, now)
+    if start is not None and end is not None and end <= start:
         raise UsageError("botkit backtest: --end must be after --start")
     params = dict(args.param or [])
     return BacktestOptions(
         data=args.data,
         strategies=tuple(args.strategies),
-        start_ms=args.start,
-        end_ms=args.end,
+        start_ms=start,
+        end_ms=end,
         interval_ms=args.interval,
         allow_gaps=args.allow_gaps,
         balance=args.balance,
@@ -290,8 +293,12 @@ def register(sub: Any) -> None:
         metavar="PATH",
         help="strategy files or folders (of one symbol, or see --symbol)",
     )
-    parser.add_argument("--start", type=time_arg, help="first candle (ISO-8601 UTC or Unix ms)")
-    parser.add_argument("--end", type=time_arg, help="end, exclusive (ISO-8601 UTC or Unix ms)")
+    parser.add_argument(
+        "--start", type=time_arg, metavar="TIME",
+        help="first candle: Unix ms, ISO-8601 with a zone, a date, an age (7d) or now "
+        "(docs/times.md)",
+    )  # fmt: skip
+    parser.add_argument("--end", type=time_arg, metavar="TIME", help="end, exclusive; same forms")
     parser.add_argument("--interval", type=interval_arg, help="candle interval (default: inferred)")
     parser.add_argument(
         "--allow-gaps",

@@ -20,21 +20,19 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from botkit.backtest.intervals import (
-    exchange_interval,
-    format_interval,
-    format_time,
-)
 from botkit.backtest.progress import Progress
-from botkit.cli.argtypes import interval_arg, time_arg
+from botkit.cli.argtypes import TimeArg, candle_interval_arg, interval_arg, time_arg
+from botkit.clock import wall_ms
 from botkit.errors import BotkitError, UsageError
 from botkit.exchange.params import MAX_PAGE
+from botkit.timeparse import exchange_interval, format_interval, format_time
 
 if TYPE_CHECKING:  # the loaders, writer and fetcher are imported when a command runs
     from botkit.backtest.candles import CandleSeries
 
 __all__ = ["register"]
 
+_TIMES = "Unix ms, ISO-8601 with a zone, a date, an age (7d) or now (docs/times.md)"
 _FALLBACK_PRICE = Decimal(30000)
 _FALLBACK_TICK = Decimal("0.1")
 # botkit.backtest.fetch.DEFAULT_PAGE_SIZE, spelled out so that building the parser does not
@@ -138,12 +136,14 @@ def _write(bars: Any, out: Path) -> int:
 def _synth(args: argparse.Namespace) -> int:
     from botkit.backtest.synth import SynthParams, synth_bars
 
-    start: int = args.start
+    now = wall_ms()
+    start = args.start.at(now)
+    end = TimeArg.resolve(args.end, now)
     interval: int = args.interval
-    if args.end is not None:
-        if args.end <= start:
+    if end is not None:
+        if end <= start:
             raise UsageError("--end must be after --start")
-        count = -(-(args.end - start) // interval)
+        count = -(-(end - start) // interval)
     else:
         count = args.candles
     price, tick = args.start_price, args.tick
@@ -181,31 +181,29 @@ def _fetch(args: argparse.Namespace) -> int:
     from botkit.backtest.fetch import fetch_candles
     from botkit.settings import load_settings
 
-    try:
-        word = exchange_interval(args.interval)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
+    word = exchange_interval(args.interval)  # candle_interval_arg checked it has one
     _writable_file(args.out)
     settings = load_settings(config=args.config)
     with clients.make_client(settings) as client:
-        now = client.server_time()
-        end = args.end if args.end is not None else now
-        if end <= args.start:
+        now = client.server_time()  # an age (--start 30d) is measured back from the exchange's
+        start = args.start.at(now)
+        end = args.end.at(now) if args.end is not None else now
+        if end <= start:
             raise UsageError("--end must be after --start")
-        windows = -(-(end - args.start) // (args.page_size * args.interval))
+        windows = -(-(end - start) // (args.page_size * args.interval))
         eta = f", about {windows / args.rate:,.0f} s at {args.rate:g}/s" if args.rate > 0 else ""
         print(
-            f"fetching {format_time(args.start)} → {format_time(end)} in {windows:,} requests{eta}",
+            f"fetching {format_time(start)} → {format_time(end)} in {windows:,} requests{eta}",
             file=sys.stderr,
         )
         with Progress(windows, sys.stderr, label="fetch") as progress:
-            result = fetch_candles(client, args.symbol, args.interval, args.start, end,
+            result = fetch_candles(client, args.symbol, args.interval, start, end,
                                    page_size=args.page_size, now_ms=now, max_rate=args.rate,
                                    on_page=lambda done, _total: progress.update())  # fmt: skip
     if not result.bars:
         raise BotkitError(
             f"the exchange has no {word} candles of {args.symbol} between "
-            f"{format_time(args.start)} and {format_time(end)}"
+            f"{format_time(start)} and {format_time(end)}"
         )
     _write(result.bars, args.out)
     print(
@@ -234,8 +232,14 @@ def _print_gaps(series: CandleSeries) -> None:
 def _check(args: argparse.Namespace) -> int:
     from botkit.backtest.candles import load_candles
 
-    series = load_candles(args.file, interval_ms=args.interval, start_ms=args.start,
-                          end_ms=args.end, allow_gaps=args.allow_gaps)  # fmt: skip
+    now = wall_ms()
+    series = load_candles(
+        args.file,
+        interval_ms=args.interval,
+        start_ms=TimeArg.resolve(args.start, now),
+        end_ms=TimeArg.resolve(args.end, now),
+        allow_gaps=args.allow_gaps,
+    )
     print(
         f"{args.file}: {len(series):,} {format_interval(series.interval_ms)} candles, "
         f"{format_time(series.start_ms)} → {format_time(series.end_ms)}"
@@ -261,7 +265,7 @@ def register(sub: Any) -> None:
     synth.add_argument(
         "--interval", type=interval_arg, default=60_000, help="e.g. 1m (default), 1h"
     )
-    synth.add_argument("--start", type=time_arg, required=True, help="ISO-8601 UTC or Unix ms")
+    synth.add_argument("--start", type=time_arg, required=True, help=_TIMES)
     length = synth.add_mutually_exclusive_group(required=True)
     length.add_argument("--end", type=time_arg, help="end of the series (exclusive)")
     length.add_argument("--candles", type=_positive, help="number of candles")
@@ -283,8 +287,11 @@ def register(sub: Any) -> None:
 
     fetch = data.add_parser("fetch", help="download candles from the exchange")
     fetch.add_argument("--symbol", required=True)
-    fetch.add_argument("--interval", type=interval_arg, required=True, help="e.g. 1m, 5m, 1h, 1d")
-    fetch.add_argument("--start", type=time_arg, required=True, help="ISO-8601 UTC or Unix ms")
+    fetch.add_argument(
+        "--interval", type=candle_interval_arg, required=True,
+        help="one the exchange serves: 1m, 5m, 15m, 30m, 1h, 2h, 4h, 6h, 12h, 1d, 3d, 1w",
+    )  # fmt: skip
+    fetch.add_argument("--start", type=time_arg, required=True, help=_TIMES)
     fetch.add_argument("--end", type=time_arg, help="exclusive (default: now)")
     fetch.add_argument("--out", type=Path, required=True, help="file.csv or file.jsonl")
     fetch.add_argument(
@@ -305,7 +312,7 @@ def register(sub: Any) -> None:
     check = data.add_parser("check", help="load a candle file and report what it holds")
     check.add_argument("file", type=Path)
     check.add_argument("--interval", type=interval_arg, help="default: the most common step")
-    check.add_argument("--start", type=time_arg, help="ISO-8601 UTC or Unix ms (inclusive)")
-    check.add_argument("--end", type=time_arg, help="ISO-8601 UTC or Unix ms (exclusive)")
+    check.add_argument("--start", type=time_arg, help=f"inclusive; {_TIMES}")
+    check.add_argument("--end", type=time_arg, help="exclusive; same forms")
     check.add_argument("--allow-gaps", action="store_true", help="report gaps, do not refuse")
     check.set_defaults(handler=_check)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -356,6 +355,7 @@ def run_demo(
 
 
 def _run(args: argparse.Namespace) -> int:
+    from botkit.clock import wall_ms
     from botkit.service.logs import configure_logging
     from botkit.sim.clock import ManualClock
     from botkit.sim.config import load_sim_config
@@ -368,7 +368,7 @@ def _run(args: argparse.Namespace) -> int:
     path = args.sim_config
     if path is None and _DEFAULT_SIM_CONFIG.is_file():
         path = _DEFAULT_SIM_CONFIG
-    now = time.time_ns() // 1_000_000
+    now = wall_ms()
     start = now - now % 60_000 - args.hours * 3_600_000  # ends about now: journal times read well
     sim = make_sim(load_sim_config(path), ManualClock(start))
     configure_logging(level="WARNING", fmt="text")

@@ -3,9 +3,8 @@
 Each subcommand loads the settings, builds a client with
 :func:`botkit.app.clients.make_client` (the embedded simulator when ``exchange = "sim"``),
 calls one read endpoint and prints the answer. History commands print one page, or with
-``--start`` every record of the range (paged and split into 90-day windows). Times are accepted
-as Unix ms, ISO-8601 with a zone (``2024-05-01T00:00:00Z``) or an age (``90m``, ``12h``,
-``7d``), and shown in UTC.
+``--start`` every record of the range (paged and split into 90-day windows). Times and intervals
+are read as every command reads them (:mod:`botkit.timeparse`, docs/times.md) and shown in UTC.
 """
 
 from __future__ import annotations
@@ -14,13 +13,13 @@ import argparse
 import functools
 import itertools
 import json
-import re
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from botkit.errors import UsageError
+from botkit.cli.argtypes import TimeArg, candle_interval_arg, time_arg
 from botkit.numbers import shown
+from botkit.timeparse import exchange_interval
 
 if TYPE_CHECKING:  # the client, models and settings are imported when a command runs
     from pydantic import BaseModel
@@ -29,29 +28,10 @@ if TYPE_CHECKING:  # the client, models and settings are imported when a command
 
     Command = Callable[[ExchangeClient, argparse.Namespace], Any]
 
-__all__ = ["parse_time", "register", "render_table"]
+__all__ = ["register", "render_table"]
 
-_AGE = re.compile(r"^(\d+)([smhdw])$")
-_AGE_MS = {"s": 1_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
+_DAY_MS = 86_400_000
 _TIME_FIELDS = frozenset({"cTime", "uTime", "sT", "cT", "oDate", "ts", "fT", "nFT"})
-
-
-def parse_time(text: str, now_ms: Callable[[], int]) -> int:
-    """Unix ms from ``1700000000000``, ``2024-05-01T00:00:00Z`` or an age like ``7d``."""
-    value = text.strip()
-    if value.isdigit():
-        return int(value)
-    if match := _AGE.match(value):
-        return now_ms() - int(match.group(1)) * _AGE_MS[match.group(2)]
-    try:
-        moment = datetime.fromisoformat(value)
-    except ValueError:
-        raise UsageError(
-            f"time {text!r} is not Unix ms, ISO-8601 (2024-05-01T00:00:00Z) or an age (7d)"
-        ) from None
-    if moment.tzinfo is None:
-        raise UsageError(f"time {text!r} has no time zone; add Z or +00:00")
-    return int(moment.timestamp() * 1000)
 
 
 def _show(name: str, value: Any) -> str:
@@ -102,13 +82,13 @@ def _history(page: Any, client: ExchangeClient, args: argparse.Namespace) -> lis
     """One page; or with --start every record of [start, end] (--limit caps the count)."""
     from botkit.exchange.paging import iter_history
 
-    now = client.clock.now_ms
-    end = parse_time(args.end, now) if args.end else None
-    if not args.start:
-        s_time = None if end is None else max(end - 90 * _AGE_MS["d"], 0)
+    now = client.clock.now_ms()  # an age (--start 7d) is measured back from the exchange's time
+    end = TimeArg.resolve(args.end, now)
+    if args.start is None:
+        s_time = None if end is None else max(end - 90 * _DAY_MS, 0)
         return list(page(start=s_time, end=end, limit=args.limit or 100))
-    start = parse_time(args.start, now)
-    records = iter_history(page, start=start, end=end if end is not None else now())
+    start = args.start.at(now)
+    records = iter_history(page, start=start, end=end if end is not None else now)
     return list(itertools.islice(records, args.limit))
 
 
@@ -184,9 +164,9 @@ _COMMANDS: dict[str, tuple[str, Command, Sequence[str]]] = {
         "candles, oldest first",
         lambda c, a: c.candles(
             a.symbol,
-            a.interval,
-            start=parse_time(a.start, c.clock.now_ms) if a.start else None,
-            end=parse_time(a.end, c.clock.now_ms) if a.end else None,
+            exchange_interval(a.interval),
+            start=TimeArg.resolve(a.start, c.clock.now_ms()),
+            end=TimeArg.resolve(a.end, c.clock.now_ms()),
             limit=a.limit,
         ),
         ("sT", "open", "high", "low", "close", "qty", "amt", "tC"),
@@ -245,10 +225,17 @@ def _add_options(parser: argparse.ArgumentParser, name: str) -> None:
     if name == "currencies":
         parser.add_argument("--multi-chain", action="store_true", help="a row per chain")
     if name == "candles":
-        parser.add_argument("--interval", default="HOUR_1", help="MINUTE_1 … WEEK_1")
+        parser.add_argument(
+            "--interval", type=candle_interval_arg, default=3_600_000,
+            help="1m, 5m, 15m, 30m, 1h (default), 2h, 4h, 6h, 12h, 1d, 3d, 1w, or the "
+            "exchange's word (MINUTE_1 … WEEK_1)",
+        )  # fmt: skip
     if name in _HAS_RANGE:
-        parser.add_argument("--start", help="Unix ms, ISO-8601 with zone, or an age (7d)")
-        parser.add_argument("--end", help="same forms; default now")
+        parser.add_argument(
+            "--start", type=time_arg, metavar="TIME",
+            help="Unix ms, ISO-8601 with a zone, a date, an age (7d) or now (docs/times.md)",
+        )  # fmt: skip
+        parser.add_argument("--end", type=time_arg, metavar="TIME", help="same forms; default now")
         parser.add_argument("--limit", type=_positive, help="page size / most records shown")
 
 

@@ -13,57 +13,24 @@ import csv
 import json
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from botkit.cli.argtypes import TimeArg, time_arg
+from botkit.clock import wall_ms
 from botkit.errors import UsageError
 
 if TYPE_CHECKING:  # the journal (and the models it carries) is imported when a command runs
     from botkit.journal import EventRecord, Journal, OrderFilter, OrderRecord
 
-__all__ = ["format_ms", "parse_time", "register"]
+__all__ = ["format_ms", "register"]
 
-_UNITS_MS = {"s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
+_TIMES = "Unix ms, ISO-8601 with a zone, a date, an age (2h, 7d) or now (docs/times.md)"
 # botkit.journal.Outcome's values, spelled out so that building the parser does not import the
 # journal (tests/test_cli_startup.py checks they agree)
 _OUTCOMES = ["rejected_local", "accepted", "rejected", "failed", "dry_run", "unsettled"]
-
-
-def _now_ms() -> int:
-    return time.time_ns() // 1_000_000
-
-
-def parse_time(text: str, *, now_ms: Callable[[], int] = _now_ms, option: str = "time") -> int:
-    """Unix ms from ``1700000000000``, ``2024-05-01T12:00:00Z`` (no zone means UTC), or a
-    duration ago (``90s``, ``15m``, ``2h``, ``7d``, ``1w``)."""
-    value = text.strip()
-    if value.isascii() and value.isdigit() and len(value) <= 16:
-        return _in_range(int(value), text, option)
-    unit = value[-1:].lower()
-    number = value[:-1]
-    if unit in _UNITS_MS and number.isascii() and number.isdigit() and len(number) <= 16:
-        return _in_range(now_ms() - int(number) * _UNITS_MS[unit], text, option)
-    try:
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise UsageError(
-            f"{option}: cannot read {text!r} — use Unix ms, an ISO time such as"
-            " 2024-05-01T12:00:00Z, or a duration ago such as 2h or 7d"
-        ) from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return _in_range(int(moment.timestamp() * 1000), text, option)
-
-
-_LATEST_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z
-
-
-def _in_range(ms: int, text: str, option: str) -> int:
-    if not 0 <= ms <= _LATEST_MS:
-        raise UsageError(f"{option}: {text!r} is outside 1970-01-01 .. 9999-12-31")
-    return ms
 
 
 def format_ms(ms: int | None) -> str:
@@ -83,19 +50,20 @@ def _open(args: argparse.Namespace) -> Journal:
         path = load_settings().journal
     if str(path) != ":memory:" and not Path(path).is_file():
         raise UsageError(f"no journal at {path} — run the bot first, or pass --journal PATH")
-    return Journal(path, clock=_now_ms)
+    return Journal(path, clock=wall_ms)
 
 
 def _filter(args: argparse.Namespace) -> OrderFilter:
     from botkit.journal import OrderFilter
 
+    now = wall_ms()
     return OrderFilter(
         strategy=args.strategy,
         rule=args.rule,
         symbol=args.symbol,
         outcome=args.outcome,
-        since_ms=None if args.since is None else parse_time(args.since, option="--since"),
-        until_ms=None if args.until is None else parse_time(args.until, option="--until"),
+        since_ms=TimeArg.resolve(args.since, now),
+        until_ms=TimeArg.resolve(args.until, now),
         cycle_id=args.cycle,
         cl_ord_id=args.id,
         include_dry=not args.live_only,
@@ -223,8 +191,8 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _summary(args: argparse.Namespace) -> int:
-    since = None if args.since is None else parse_time(args.since, option="--since")
-    until = None if args.until is None else parse_time(args.until, option="--until")
+    now = wall_ms()
+    since, until = TimeArg.resolve(args.since, now), TimeArg.resolve(args.until, now)
     with _open(args) as journal:
         cycles = journal.cycles(since_ms=since, until_ms=until, limit=args.limit)
     if args.json:
@@ -259,7 +227,7 @@ def _summary(args: argparse.Namespace) -> int:
 
 
 def _prune(args: argparse.Namespace) -> int:
-    before = parse_time(args.before, option="--before")
+    before = args.before.at(wall_ms())
     with _open(args) as journal:
         report = journal.prune(before)
     print(
@@ -284,8 +252,8 @@ def register(sub: Any) -> None:
     filters.add_argument("--rule", help="only this rule")
     filters.add_argument("--symbol", help="only this symbol")
     filters.add_argument("--outcome", choices=_OUTCOMES, help="only this outcome")
-    filters.add_argument("--since", metavar="TIME", help="from TIME (ms, ISO time, or 2h / 7d ago)")
-    filters.add_argument("--until", metavar="TIME", help="before TIME")
+    filters.add_argument("--since", type=time_arg, metavar="TIME", help=f"from TIME: {_TIMES}")
+    filters.add_argument("--until", type=time_arg, metavar="TIME", help="before TIME")
     filters.add_argument("--cycle", type=int, help="only this cycle")
     filters.add_argument("--id", metavar="CLORDID", help="only this client order id (with history)")
     filters.add_argument("--live-only", action="store_true", help="leave out dry-run orders")
@@ -325,8 +293,8 @@ def register(sub: Any) -> None:
     export.set_defaults(handler=_export)
 
     summary = cmds.add_parser("summary", parents=[common], help="counts per cycle")
-    summary.add_argument("--since", metavar="TIME")
-    summary.add_argument("--until", metavar="TIME")
+    summary.add_argument("--since", type=time_arg, metavar="TIME", help=f"from TIME: {_TIMES}")
+    summary.add_argument("--until", type=time_arg, metavar="TIME", help="before TIME")
     summary.add_argument("--limit", type=int, help="only the newest N cycles")
     summary.add_argument("--json", action="store_true")
     summary.set_defaults(handler=_summary)
@@ -334,5 +302,7 @@ def register(sub: Any) -> None:
     prune = cmds.add_parser(
         "prune", parents=[common], help="drop settled records older than a time"
     )
-    prune.add_argument("--before", required=True, metavar="TIME", help="e.g. 30d or an ISO time")
+    prune.add_argument(
+        "--before", type=time_arg, required=True, metavar="TIME", help=f"e.g. 30d: {_TIMES}"
+    )
     prune.set_defaults(handler=_prune)

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from botkit.cli.args import port_number
+from botkit.cli.argtypes import port_number
 from botkit.errors import BotkitError, Location, SettingsError, UsageError
 
 if TYPE_CHECKING:  # the implementation is imported by the handlers, when a command runs
@@ -194,7 +194,8 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    from botkit.app.service import read_journal, wall_ms
+    from botkit.app.service import read_journal
+    from botkit.clock import wall_ms
     from botkit.pipeline import GuardSettings, controls
 
     settings = settings_of(args)

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from botkit.cli.args import port_or_zero
+from botkit.cli.argtypes import port_or_zero
 from botkit.errors import UsageError
 
 if TYPE_CHECKING:  # the simulator is imported by the handlers, when a command runs

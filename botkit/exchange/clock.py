@@ -14,8 +14,8 @@ trip) away from the current estimate is confirmed by ``confirm_samples`` more be
 believed; the median of them all is taken, so one wild answer is outvoted. Either way it is
 logged (WARNING): "the exchange clock moved, confirmed" or "a server time … was ignored".
 
-The clocks are injected (callables returning ms) so tests drive them by hand; :func:`system_ms`
-and :func:`monotonic_ms` are the only places that read the real ones. A ``local`` clock given
+The clocks are injected (callables returning ms) so tests drive them by hand; the real ones are
+:func:`botkit.clock.wall_ms` and :func:`botkit.clock.monotonic_ms`. A ``local`` clock given
 without a ``monotonic`` one serves as both (a test's manual clock drives everything). Nothing
 here ever sets the system clock. Thread-safe: one lock around the estimate.
 """
@@ -24,23 +24,18 @@ from __future__ import annotations
 
 import statistics
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from loguru import logger
 
+from botkit.clock import Clock, monotonic_ms, wall_ms
+
 __all__ = [
     "ClockSync",
-    "LocalClock",
     "ServerTimeFetcher",
     "SyncSample",
-    "monotonic_ms",
-    "system_ms",
 ]
-
-LocalClock = Callable[[], int]
-"""Returns the local time in Unix milliseconds."""
 
 ServerTimeFetcher = Callable[[], int]
 """Asks the exchange for its time (``GET /timestamp``), in Unix milliseconds."""
@@ -51,16 +46,6 @@ exchange's own tolerance, beyond which signed requests would fail anyway."""
 
 CONFIRM_SAMPLES = 2
 """Extra samples taken to confirm (or outvote) a doubted one."""
-
-
-def system_ms() -> int:
-    """The real clock, Unix milliseconds (UTC)."""
-    return time.time_ns() // 1_000_000
-
-
-def monotonic_ms() -> int:
-    """The real monotonic clock in ms (never steps; only differences mean anything)."""
-    return time.monotonic_ns() // 1_000_000
 
 
 def _midpoint_offset(server: int, t_send: int, t_recv: int) -> int:
@@ -91,8 +76,8 @@ class ClockSync:
         self,
         fetch: ServerTimeFetcher | None = None,
         *,
-        local: LocalClock = system_ms,
-        monotonic: LocalClock | None = None,
+        local: Clock = wall_ms,
+        monotonic: Clock | None = None,
         interval_ms: int = 300_000,
         jump_ms: int = JUMP_MS,
         confirm_samples: int = CONFIRM_SAMPLES,
@@ -104,7 +89,7 @@ class ClockSync:
         self._fetch = fetch
         self._local = local
         if monotonic is None:
-            monotonic = monotonic_ms if local is system_ms else local
+            monotonic = monotonic_ms if local is wall_ms else local
         self._mono = monotonic
         self.interval_ms = interval_ms
         self.jump_ms = jump_ms

@@ -13,6 +13,7 @@ from enum import StrEnum
 from typing import TypeVar
 
 from botkit.errors import RequestValidationError
+from botkit.timeparse import CANDLE_WORDS
 
 __all__ = [
     "CANDLE_INTERVALS",
@@ -34,19 +35,8 @@ __all__ = [
 
 MAX_BATCH = 10
 MAX_PAGE = 100
-CANDLE_INTERVALS = (
-    "MINUTE_1",
-    "MINUTE_5",
-    "MINUTE_15",
-    "MINUTE_30",
-    "HOUR_1",
-    "HOUR_2",
-    "HOUR_4",
-    "HOUR_12",
-    "DAY_1",
-    "DAY_3",
-    "WEEK_1",
-)
+CANDLE_INTERVALS = tuple(CANDLE_WORDS)
+"""The candle interval words the exchange serves (:data:`botkit.timeparse.CANDLE_WORDS`)."""
 ORDER_BOOK_LIMITS = (5, 10, 20, 100, 150)
 
 E = TypeVar("E", bound=StrEnum)

@@ -1,22 +1,16 @@
-"""Durations as operators write them (``30s``, ``10m``, ``1h30m``, ``1d``) ↔ milliseconds."""
+"""Durations as operators write them (``30s``, ``10m``, ``1h30m``, ``1d``) ↔ milliseconds.
+
+The grammar is the one span grammar of :mod:`botkit.timeparse` (the same text means the same
+length in a strategy, an ``--interval`` and an age such as ``--since 7d``); here it gets the
+strategies' bounds (at least 1 ms, at most a year) and their messages."""
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 
-__all__ = ["DurationError", "format_duration", "parse_duration"]
+from botkit.timeparse import UNIT_MS, span_ms
 
-_UNITS: dict[str, int] = {
-    "ms": 1,
-    "s": 1_000,
-    "m": 60_000,
-    "h": 3_600_000,
-    "d": 86_400_000,
-    "w": 604_800_000,
-}
-_PART = re.compile(r"(\d+)(ms|s|m|h|d|w)")
-_WHOLE = re.compile(r"(?:\d+(?:ms|s|m|h|d|w))+")
+__all__ = ["DurationError", "format_duration", "parse_duration"]
 
 MAX_MS = 366 * 86_400_000
 """The longest duration a strategy may use (a year and a day)."""
@@ -29,12 +23,11 @@ class DurationError(ValueError):
 @lru_cache(maxsize=1024)
 def parse_duration(text: str) -> int:
     """``"1h30m"`` → 5_400_000. Units: ms, s, m, h, d, w; at least 1 ms, at most a year."""
-    cleaned = text.strip().replace(" ", "")
-    if not _WHOLE.fullmatch(cleaned):
+    total = span_ms(text)
+    if total is None:
         raise DurationError(
             f"{text!r} is not a duration — write a number and a unit, e.g. 30s, 10m, 1h30m, 1d"
         )
-    total = sum(int(n) * _UNITS[u] for n, u in _PART.findall(cleaned))
     if total <= 0:
         raise DurationError(f"{text!r} is zero — a duration must be at least 1ms")
     if total > MAX_MS:
@@ -49,7 +42,7 @@ def format_duration(ms: int) -> str:
     parts: list[str] = []
     rest = ms
     for unit in ("d", "h", "m", "s", "ms"):
-        size = _UNITS[unit]
+        size = UNIT_MS[unit]
         count, rest = divmod(rest, size)
         if count:
             parts.append(f"{count}{unit}")

@@ -8,8 +8,9 @@ client's, used to exercise the expired-timestamp path (a server 7 s ahead: ``off
 
 from __future__ import annotations
 
-import time
 from typing import Protocol, runtime_checkable
+
+from botkit.clock import wall_ms
 
 __all__ = ["ManualClock", "SimClock", "WallClock"]
 
@@ -30,7 +31,7 @@ class WallClock:
         self.offset_ms = offset_ms
 
     def now_ms(self) -> int:
-        return time.time_ns() // 1_000_000 + self.offset_ms
+        return wall_ms() + self.offset_ms
 
     def __repr__(self) -> str:
         return f"WallClock(offset_ms={self.offset_ms})"

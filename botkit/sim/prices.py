@@ -16,6 +16,8 @@ from collections import deque
 from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Decimal
 
+from botkit.timeparse import CANDLE_WORDS
+
 __all__ = ["INTERVALS", "MinuteCandle", "PriceSeries", "candle_row", "interval_ms", "to_tick"]
 
 MINUTE_MS = 60_000
@@ -24,20 +26,8 @@ _WEEK_MS = 7 * DAY_MS
 _MONDAY_OFFSET_MS = 4 * DAY_MS  # 1970-01-01 was a Thursday; weeks start on Monday (UTC)
 _ZERO = Decimal(0)
 
-INTERVALS: dict[str, int] = {
-    "MINUTE_1": MINUTE_MS,
-    "MINUTE_5": 5 * MINUTE_MS,
-    "MINUTE_15": 15 * MINUTE_MS,
-    "MINUTE_30": 30 * MINUTE_MS,
-    "HOUR_1": 60 * MINUTE_MS,
-    "HOUR_2": 120 * MINUTE_MS,
-    "HOUR_4": 240 * MINUTE_MS,
-    "HOUR_6": 360 * MINUTE_MS,
-    "HOUR_12": 720 * MINUTE_MS,
-    "DAY_1": DAY_MS,
-    "DAY_3": 3 * DAY_MS,
-    "WEEK_1": _WEEK_MS,
-}
+INTERVALS: dict[str, int] = CANDLE_WORDS
+"""The candle words served, by width in ms (one table: :data:`botkit.timeparse.CANDLE_WORDS`)."""
 
 
 def interval_ms(word: str) -> int | None:

@@ -189,17 +189,28 @@ def test_check_with_allow_gaps_lists_the_gaps(
     ]
 
 
+@pytest.mark.parametrize(
+    ("interval", "start"),
+    [
+        ("1m", "2024-01-01T00:00:00Z"),
+        # the simulator's clock stands at 2024-01-01T04:00:01Z, years before the machine's: an
+        # age reaches back from the exchange's time, as in ``botkit exchange`` (docs/times.md)
+        ("MINUTE_1", "4h1s"),
+    ],
+)
 def test_fetch_writes_the_simulators_candles(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
     sim_with_history: tuple[SimHandle, ExchangeClient],
+    interval: str,
+    start: str,
 ) -> None:
     _sim, client = sim_with_history
     monkeypatch.setattr(clients, "make_client", lambda settings: client)
     out = tmp_path / "fetched.csv"
-    code = main(["data", "fetch", "--symbol", "BTC_USDT_PERP", "--interval", "1m",
-                 "--start", "2024-01-01T00:00:00Z", "--out", str(out), "--rate", "0"])  # fmt: skip
+    code = main(["data", "fetch", "--symbol", "BTC_USDT_PERP", "--interval", interval,
+                 "--start", start, "--out", str(out), "--rate", "0"])  # fmt: skip
     assert code == 0
     printed = capsys.readouterr()
     assert printed.out == f"fetched 240 1m candles of BTC_USDT_PERP in 3 requests to {out}\n"

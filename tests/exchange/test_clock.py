@@ -6,9 +6,10 @@ import httpx
 import pytest
 from freezegun import freeze_time
 
+from botkit.clock import wall_ms
 from botkit.errors import ConnectFailed
 from botkit.exchange.client import ExchangeClient
-from botkit.exchange.clock import ClockSync, system_ms
+from botkit.exchange.clock import ClockSync
 
 from . import payloads as wire
 from .conftest import BASE, KEY, PASSPHRASE, SECRET, ClientFactory, FakeExchange, ManualMs
@@ -131,9 +132,9 @@ def test_public_requests_do_not_sync(fake: FakeExchange, make_client: ClientFact
 _OTHER_THREADS = ["asyncio"]
 
 
-def test_system_ms_reads_the_real_clock() -> None:
+def test_wall_ms_reads_the_real_clock() -> None:
     with freeze_time("2024-01-01T00:00:00Z", ignore=_OTHER_THREADS):
-        assert system_ms() == FROZEN_MS
+        assert wall_ms() == FROZEN_MS
 
 
 def test_default_clock_stamps_headers_with_real_time_plus_offset() -> None:
