@@ -7,7 +7,8 @@ settled ``accepted`` with its ``ordId`` (``resolved``); one it does not have is 
 ``grace_ms`` ago may still be accepted by the exchange (the request's acceptance window plus the
 request timeout: a hung request of a killed process, a request delivered late), so reconcile
 first waits until the grace has passed; an order still that young after the wait (a wait cut
-short) stays unsettled. Orders whose lookup fails stay unsettled for the next try.
+short) stays unsettled. A lookup that fails transiently is retried (:func:`lookup_retry`, with
+:mod:`botkit.retry`'s waits); orders whose lookup still fails stay unsettled for the next try.
 
 A "never placed" verdict is revisable: :func:`recheck` looks recent ``failed`` orders up again
 (at growing intervals, for ``RECHECK_SPAN`` graces after the verdict) and an order found at the
