@@ -240,6 +240,35 @@ class Settings(BaseSettings):
                 raise ValueError("must start with http:// or https:// and name a host")
         return value
 
+    @field_validator("kill_switch_file", "halt_file", mode="before")
+    @classmethod
+    def _empty_switch_file(cls, value: Any) -> Any:
+        # an emptied line (BOTKIT_HALT_FILE=) is no file, not Path("") == the working directory
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("kill_switch_file", "halt_file")
+    @classmethod
+    def _switch_file(cls, value: Path | None) -> Path | None:
+        """A switch file the operator could never create or remove is a control that does not
+        work: refuse it when the settings are read."""
+        if value is None:
+            return None
+        try:
+            folder_missing = not value.parent.is_dir()
+            is_folder = value.is_dir()
+        except OSError:  # cannot be checked now: the control counts it as engaged each cycle
+            return value
+        if folder_missing:
+            raise ValueError(
+                f"its folder {value.parent} does not exist, so the file could never be created"
+                " — create the folder or name a file in one that exists"
+            )
+        if is_folder:
+            raise ValueError(
+                f"{value} is a folder — name a file (touched to engage, removed to release)"
+            )
+        return value
+
     @classmethod
     def settings_customise_sources(
         cls,

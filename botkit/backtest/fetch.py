@@ -9,8 +9,9 @@ client turns them into :class:`~botkit.exchange.models.Candle`; here they become
 (time = ``sT``, volume = ``qty``), deduplicated by open time and sorted.
 
 Requests are paced (``max_rate`` per second; the exchange allows about 20/s for candles) and
-transient failures (timeouts, 5xx, 429 with its ``Retry-After``) are retried with backoff;
-time and sleep are injected.
+transient failures (timeouts, 5xx, 429 with its ``Retry-After`` up to
+:data:`~botkit.retry.MAX_RETRY_AFTER`) are retried with :mod:`botkit.retry`'s waits: 1 s
+doubling up to 30 s (a download can wait; the exchange gets room); time and sleep are injected.
 """
 
 from __future__ import annotations
@@ -20,11 +21,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
-
 from botkit.backtest.bars import Bar
-from botkit.errors import RateLimited, TransientError
+from botkit.errors import TransientError
 from botkit.exchange.models import Candle
+from botkit.retry import Retry, backoff, tries, wait_answer
 from botkit.timeparse import exchange_interval
 
 __all__ = ["DEFAULT_PAGE_SIZE", "CandleSource", "FetchResult", "fetch_candles"]
@@ -62,14 +62,6 @@ class FetchResult:
         return self.expected - len(self.bars)
 
 
-def _backoff(state: RetryCallState) -> float:
-    outcome = state.outcome
-    error = outcome.exception() if outcome is not None else None
-    if isinstance(error, RateLimited) and error.retry_after is not None:
-        return max(0.0, error.retry_after)
-    return float(min(30, 2 ** (state.attempt_number - 1)))
-
-
 def fetch_candles(
     source: CandleSource,
     symbol: str,
@@ -99,13 +91,7 @@ def fetch_candles(
     span = page_size * interval_ms
     windows = [(w, min(w + span, end_ms)) for w in range(start_ms, end_ms, span)]
     gap = 1.0 / max_rate if max_rate > 0 else 0.0
-    retrying = Retrying(
-        stop=stop_after_attempt(attempts),
-        wait=_backoff,
-        retry=retry_if_exception_type(TransientError),
-        sleep=sleep,
-        reraise=True,
-    )
+    retry = Retry((TransientError,), tries(attempts), wait_answer(backoff(1.0, 30.0)), sleep)
     found: dict[int, Bar] = {}
     last_request: float | None = None
     requests = 0
@@ -121,7 +107,7 @@ def fetch_candles(
             requests += 1
             return source.candles(symbol, word, start=w_start, end=w_end - 1, limit=page_size)
 
-        for candle in retrying(page):
+        for candle in retry.call(page):
             t = candle.sT
             if not start_ms <= t < end_ms or t in found:
                 continue

@@ -112,7 +112,10 @@ def _show_config(args: argparse.Namespace) -> int:
 
     config, source = _config(args)
     FaultPlan.from_config(config.faults, source=source)  # a bad fault entry is reported here too
-    json.dump(config.model_dump(mode="json"), sys.stdout, indent=2)
+    shown = config.model_dump(mode="json")
+    for key in shown["auth"]["keys"]:  # the key is a secret setting too: shown as `serve` does
+        key["key"] = _shown_key(key["key"])
+    json.dump(shown, sys.stdout, indent=2)
     print()
     return 0
 

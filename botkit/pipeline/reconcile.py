@@ -7,7 +7,8 @@ settled ``accepted`` with its ``ordId`` (``resolved``); one it does not have is 
 ``grace_ms`` ago may still be accepted by the exchange (the request's acceptance window plus the
 request timeout: a hung request of a killed process, a request delivered late), so reconcile
 first waits until the grace has passed; an order still that young after the wait (a wait cut
-short) stays unsettled. Orders whose lookup fails stay unsettled for the next try.
+short) stays unsettled. A lookup that fails transiently is retried (:func:`lookup_retry`, with
+:mod:`botkit.retry`'s waits); orders whose lookup still fails stay unsettled for the next try.
 
 A "never placed" verdict is revisable: :func:`recheck` looks recent ``failed`` orders up again
 (at growing intervals, for ``RECHECK_SPAN`` graces after the verdict) and an order found at the
@@ -22,18 +23,26 @@ from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass
 
 from loguru import logger
-from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from botkit.errors import ExchangeError, TransientError
 from botkit.exchange.port import ExchangePort
 from botkit.journal.db import Journal
 from botkit.journal.records import OrderFilter, OrderOutcome, OrderState, Outcome
 from botkit.pipeline.lookup import find_order
+from botkit.retry import Retry, Sleep, backoff, tries, wait_answer
 
-__all__ = ["RECHECK_SPAN", "Rechecker", "ReconcileReport", "reconcile"]
+__all__ = ["RECHECK_SPAN", "Rechecker", "ReconcileReport", "lookup_retry", "reconcile"]
 
 RECHECK_SPAN = 16
 """A ``failed`` order is looked up again 1, 2, 4 and 8 graces after its verdict (up to 16)."""
+
+
+def lookup_retry(attempts: int, sleep: Sleep) -> Retry:
+    """How reconcile and the re-check retry a lookup: ``attempts`` tries of a transient failure,
+    :mod:`botkit.retry`'s answer-aware wait (a 429's ``Retry-After``, at once after an expired
+    timestamp) over a 0.2 s backoff doubling up to 5 s (the reads' and submission's numbers; no
+    jitter, so the waits are exact)."""
+    return Retry((TransientError,), tries(attempts), wait_answer(backoff(0.2, 5.0)), sleep)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,18 +106,12 @@ def reconcile(
         now = clock()  # after the wait (which may have been cut short)
         young = [o.cl_ord_id for o in orders if (o.sent_ms or o.ts_ms) + grace_ms > now]
         orders = [o for o in orders if o.cl_ord_id not in young]
-    retrying = Retrying(
-        sleep=sleep,
-        stop=stop_after_attempt(lookup_attempts),
-        wait=wait_exponential(multiplier=0.2, max=2.0),
-        retry=retry_if_exception_type(TransientError),
-        reraise=True,
-    )
+    retry = lookup_retry(lookup_attempts, sleep)
     settled: list[OrderOutcome] = []
     pending: list[str] = []
     for order in orders:
         try:
-            ord_id: str | None = retrying(find_order, port, order.symbol, order.cl_ord_id)
+            ord_id = retry.call(find_order, port, order.symbol, order.cl_ord_id)
         except ExchangeError as exc:
             text = f"lookup failed, still unsettled: {exc}"
             if noted is None or noted.get(order.cl_ord_id) != text:
@@ -188,13 +191,7 @@ class Rechecker:
         failed = journal.orders(
             OrderFilter(outcome=Outcome.FAILED.value, since_ms=since, include_dry=False)
         )
-        retrying = Retrying(
-            sleep=sleep,
-            stop=stop_after_attempt(self._lookup_attempts),
-            wait=wait_exponential(multiplier=0.2, max=2.0),
-            retry=retry_if_exception_type(TransientError),
-            reraise=True,
-        )
+        retry = lookup_retry(self._lookup_attempts, sleep)
         repaired: list[OrderOutcome] = []
         live: set[str] = set()
         for order in failed:
@@ -206,7 +203,7 @@ class Rechecker:
                 continue
             self._checked[order.cl_ord_id] = now_ms
             try:
-                ord_id: str | None = retrying(find_order, port, order.symbol, order.cl_ord_id)
+                ord_id = retry.call(find_order, port, order.symbol, order.cl_ord_id)
             except ExchangeError:
                 continue  # looked up again at the next check point
             if ord_id is None:

@@ -1,11 +1,12 @@
-"""Safe submission of one batch with tenacity: retry only what is safe to retry.
+"""Safe submission of one batch: retry only what is safe to retry.
 
 * :class:`~botkit.errors.TimestampExpired`: call ``resync()``, then re-send at once (the client
   signs every call with a fresh timestamp), within the attempt bound.
-* :class:`~botkit.errors.RateLimited`: wait ``retry_after`` when the answer gives it, else back
-  off exponentially with (seedable) jitter; :class:`~botkit.errors.ConnectFailed` (the request
-  never left) backs off the same way. Only answers that prove the request was refused are
-  retried like this: a 429, an expired timestamp, a connection never made.
+* :class:`~botkit.errors.RateLimited`: wait ``retry_after`` when the answer gives it (up to
+  :data:`~botkit.retry.MAX_RETRY_AFTER`), else back off exponentially with (seedable) jitter;
+  :class:`~botkit.errors.ConnectFailed` (the request never left) backs off the same way. Only
+  answers that prove the request was refused are retried like this: a 429, an expired
+  timestamp, a connection never made.
 * :class:`~botkit.errors.OutcomeUnknown`, a 5xx (:class:`~botkit.errors.ServerUnavailable`: the
   exchange may have processed the batch before failing to answer), a malformed answer, or
   results that do not match the orders (:class:`~botkit.errors.BatchMismatch`): never re-sent
@@ -19,7 +20,9 @@
   which looks them up again after a grace period. Only the exchange's word or a lookup settles an
   order that may exist.
 
-Sleep and randomness are injected: tests assert the exact backoff sequence with a fake sleep.
+The waits, stops and the injected sleep are :mod:`botkit.retry`'s (one vocabulary with the
+reads, reconcile and the candle download); the first try of a send or a lookup is bare. Sleep
+and randomness are injected: tests assert the exact backoff sequence with a fake sleep.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
+from tenacity import RetryCallState
 
 from botkit.errors import (
     BotkitError,
@@ -38,7 +41,6 @@ from botkit.errors import (
     ExchangeRejected,
     MalformedResponse,
     OutcomeUnknown,
-    RateLimited,
     ReadTimedOut,
     RequestValidationError,
     ServerUnavailable,
@@ -51,6 +53,7 @@ from botkit.journal.records import OrderOutcome, Outcome
 from botkit.pipeline.band import Gate
 from botkit.pipeline.batching import match_results
 from botkit.pipeline.lookup import find_order
+from botkit.retry import Retry, backoff, tries, wait_answer
 
 __all__ = [
     "DUPLICATE_CODE",
@@ -88,8 +91,6 @@ class RetryPolicy:
     max_delay: float = 5.0
     jitter: float = 0.5
     """Each backoff delay is multiplied by ``1 + jitter × U[0, 1)``."""
-    max_retry_after: float = 60.0
-    """A 429's ``retry_after`` is honoured up to this."""
     max_resend_rounds: int = 2
     """New requests for orders a lookup did not find after an unknown outcome."""
     lookup_attempts: int = 3
@@ -160,9 +161,10 @@ class Submitter:
         self._monotonic = monotonic
         self._resync = resync
         self._sleep = sleep
-        self.policy = policy or RetryPolicy()
-        self._rng = rng or random.Random()  # noqa: S311 - jitter, not security
-        self._rng_lock = threading.Lock()
+        self.policy = p = policy or RetryPolicy()
+        rng = rng or random.Random()  # noqa: S311 - jitter, not security
+        self._wait = wait_answer(backoff(p.base_delay, p.max_delay, jitter=p.jitter, rng=rng))
+        self._lookup_retry = Retry((TransientError,), tries(p.lookup_attempts), self._wait, sleep)
         self._limiter = limiter
         self._observer = observer
 
@@ -174,22 +176,7 @@ class Submitter:
 
     # --- tenacity plumbing -------------------------------------------------------------------
 
-    def backoff(self, attempt: int) -> float:
-        """The jittered exponential delay after failed attempt number ``attempt`` (1-based)."""
-        p = self.policy
-        delay: float = min(p.max_delay, p.base_delay * 2.0 ** (attempt - 1))
-        with self._rng_lock:
-            return delay * (1.0 + p.jitter * self._rng.random())
-
-    def _wait(self, state: RetryCallState) -> float:
-        exc = state.outcome.exception() if state.outcome else None
-        if isinstance(exc, TimestampExpired):
-            return 0.0
-        if isinstance(exc, RateLimited) and exc.retry_after is not None:
-            return max(0.0, min(exc.retry_after, self.policy.max_retry_after))
-        return self.backoff(state.attempt_number)
-
-    def _retrying(self, what: tuple[str, ...]) -> Retrying:
+    def _retrying(self, what: tuple[str, ...]) -> Retry:
         def before_sleep(state: RetryCallState) -> None:
             exc = state.outcome.exception() if state.outcome else None
             delay = state.next_action.sleep if state.next_action else 0.0
@@ -202,14 +189,8 @@ class Submitter:
                 except ExchangeError as err:
                     self._emit("resync", what, f"clock re-sync failed: {err}")
 
-        return Retrying(
-            sleep=self._sleep,
-            stop=stop_after_attempt(self.policy.max_attempts),
-            wait=self._wait,
-            retry=retry_if_exception_type(TransientError),
-            before_sleep=before_sleep,
-            reraise=True,
-        )
+        stop = tries(self.policy.max_attempts)
+        return Retry((TransientError,), stop, self._wait, self._sleep, before_sleep)
 
     def _send_once(
         self,
@@ -240,15 +221,7 @@ class Submitter:
         return match_results(requests, results)
 
     def _lookup(self, symbol: str, cl_ord_id: str) -> str | None:
-        retrying = Retrying(
-            sleep=self._sleep,
-            stop=stop_after_attempt(self.policy.lookup_attempts),
-            wait=self._wait,
-            retry=retry_if_exception_type(TransientError),
-            reraise=True,
-        )
-        found: str | None = retrying(find_order, self._port, symbol, cl_ord_id)
-        return found
+        return self._lookup_retry.call(find_order, self._port, symbol, cl_ord_id)
 
     # --- the batch ---------------------------------------------------------------------------
 
@@ -273,7 +246,7 @@ class Submitter:
             ids = _ids(pending)
             sent += 1
             try:
-                pairs = self._retrying(ids)(self._send_once, pending, sent_at, gate, gated)
+                pairs = self._retrying(ids).call(self._send_once, pending, sent_at, gate, gated)
             except (OutcomeUnknown, MalformedResponse) as exc:
                 last_error = str(exc)
                 pending = [r for r in pending if (r.clOrdId or "") not in gated]

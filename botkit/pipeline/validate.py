@@ -35,6 +35,7 @@ from botkit.exchange.models import (
     PosSide,
 )
 from botkit.intents import AMOUNT_LIMIT, OffTick, OrderIntent
+from botkit.numbers import plain
 
 __all__ = [
     "AMOUNT_LIMIT",
@@ -304,17 +305,17 @@ def band_reason(
 ) -> Reason | None:
     """Why ``px`` lies outside the price band (with its safety ``margin``), or ``None``."""
     low, high = price_band(instrument, mark=mark, limit_price=limit_price, margin=margin)
-    inside = f", {margin * 10000:f} bps inside the band" if margin > _ZERO else ""
+    inside = f", {plain(margin * 10000)} bps inside the band" if margin > _ZERO else ""
     if low is not None and px < low:
         return Reason(
             "px_below_band",
-            f"price {px} is below the allowed band low {low.normalize():f}"
+            f"price {px} is below the allowed band low {plain(low)}"
             f" (mark {mark}, range {instrument.ordPxRange}{inside}) — raise px",
         )
     if high is not None and px > high:
         return Reason(
             "px_above_band",
-            f"price {px} is above the allowed band high {high.normalize():f}"
+            f"price {px} is above the allowed band high {plain(high)}"
             f" (mark {mark}, range {instrument.ordPxRange}{inside}) — lower px",
         )
     return None

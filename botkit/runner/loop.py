@@ -108,15 +108,20 @@ def status_line(report: CycleReport) -> str:
 
 
 def cycle_failure(report: CycleReport) -> str:
-    """Why a cycle failed ("" when it did not): its reads failed, or orders failed or were left
-    with an unknown outcome. Orders the exchange rejected or that were refused locally are
-    decisions, not failures."""
+    """Why a cycle failed ("" when it did not): its reads failed, a strategy file did not load
+    or a strategy's evaluation failed, or orders failed or were left with an unknown outcome.
+    Orders the exchange rejected or that were refused locally are decisions, not failures."""
     if report.error:
         return report.error
+    parts = []
+    if report.reload is not None and report.reload.errors:
+        files = sorted({p.where.file or "?" for e in report.reload.errors for p in e.problems})
+        parts.append(f"{len(files)} strategy file(s) did not load ({', '.join(files)})")
+    if report.strategy_errors:
+        parts.append(f"strategy {', '.join(sorted(report.strategy_errors))} failed to evaluate")
     execution = report.execution
     if execution is None:
-        return ""
-    parts = []
+        return ", ".join(parts)
     if failed := execution.count(Outcome.FAILED):
         parts.append(f"{failed} order(s) failed")
     if execution.unsettled:

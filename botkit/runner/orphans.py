@@ -89,26 +89,33 @@ def why_unattributed(order: OpenOrder) -> str:
     return NOT_BOTKIT if parse_client_order_id(order.clOrdId) is None else UNKNOWN_STRATEGY
 
 
-def why_kept(record: StrategyRecord, broken: bool) -> str:
-    """Why the orders of removed strategy ``record`` are left resting."""
+def why_kept(record: StrategyRecord, broken: bool, *, dry: bool = False) -> str:
+    """Why the orders of removed strategy ``record`` are left resting (``dry``: a dry run, whose
+    on_delete cancel was journaled but not sent)."""
     if broken:
         return f"of strategy {record.name}, whose file {record.source} does not load (left)"
     if record.on_delete == OnDelete.KEEP.value:
         return f"of removed strategy {record.name} (on_delete: keep)"
     if record.on_delete == OnDelete.CANCEL.value:
-        return f"of removed strategy {record.name} (on_delete: cancel; the cancel failed)"
+        outcome = "not sent: dry run" if dry else "the cancel failed"
+        return f"of removed strategy {record.name} (on_delete: cancel; {outcome})"
     return f"of removed strategy {record.name} (on_delete unknown: journaled by an older botkit)"
 
 
 def not_owned(
-    orders: Iterable[OpenOrder], loaded: Collection[str], known: Sequence[StrategyRecord]
+    orders: Iterable[OpenOrder],
+    loaded: Collection[str],
+    known: Sequence[StrategyRecord],
+    *,
+    dry: bool = False,
 ) -> list[NotOwned]:
     """Every open order no loaded strategy owns, with why it is left (a running service's
-    view: the removed strategies' on_delete has been applied at start-up)."""
+    view: the removed strategies' on_delete has been applied at start-up, or with ``dry`` only
+    journaled)."""
     found = classify(orders, loaded, known)
     out = [NotOwned(o, why_unattributed(o)) for o in found.unattributed]
     for record, its in found.removed.values():
-        out += [NotOwned(o, why_kept(record, broken=False)) for o in its]
+        out += [NotOwned(o, why_kept(record, broken=False, dry=dry)) for o in its]
     return out
 
 

@@ -104,7 +104,10 @@ class Ownership:
     def seen(self, snapshot: Snapshot) -> None:
         """A cycle read the open orders: journal the ones no loaded strategy owns if changed."""
         if not self.pending and snapshot.has_read("open_orders"):
-            self._journal(not_owned(snapshot.open_orders, self.store.strategies, self._known))
+            dry = self.execution.dry  # its on_delete cancels were journaled, not sent
+            self._journal(
+                not_owned(snapshot.open_orders, self.store.strategies, self._known, dry=dry)
+            )
 
     # --- inside ------------------------------------------------------------------------------
 

@@ -10,8 +10,9 @@ default), oldest record first.
 
 Reads change nothing, so a transient failure of one (429, 5xx, a lost connection or a timeout,
 an expired timestamp, a garbled answer) is retried with backoff within ``ReadPolicy.attempts``
-instead of losing the cycle: a 429's ``Retry-After`` is honoured, and an expired timestamp is
-retried at once (the client has marked its clock for a re-sync before the next signed call).
+instead of losing the cycle, under :mod:`botkit.retry`'s rules: a 429's ``Retry-After`` is
+honoured (up to :data:`~botkit.retry.MAX_RETRY_AFTER`), and an expired timestamp is retried at
+once (the client has marked its clock for a re-sync before the next signed call).
 """
 
 from __future__ import annotations
@@ -23,18 +24,16 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from loguru import logger
-from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
 
 from botkit.errors import (
     ExchangeError,
     MalformedResponse,
-    RateLimited,
-    TimestampExpired,
     TransientError,
 )
 from botkit.exchange.models import Instrument, LimitPrice, PositionMode
 from botkit.exchange.paging import iter_history
 from botkit.exchange.port import ExchangePort
+from botkit.retry import Retry, backoff, tries, wait_answer
 from botkit.rules import Strategy
 from botkit.snapshot import Snapshot
 
@@ -59,8 +58,6 @@ class ReadPolicy:
     base_delay: float = 0.2
     """Seconds before the second try; doubled for each further one, up to ``max_delay``."""
     max_delay: float = 5.0
-    max_retry_after: float = 30.0
-    """A 429's ``Retry-After`` is honoured up to this many seconds."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,48 +90,21 @@ class SnapshotReader:
     ) -> None:
         self.port = port
         self.policy = policy or ReadPolicy()
-        self._sleep = sleep
+        p = self.policy
+        self._retry = Retry(
+            retry_on=(TransientError, MalformedResponse),
+            stop=tries(p.attempts),
+            wait=wait_answer(backoff(p.base_delay, p.max_delay)),
+            sleep=sleep,
+        )
         self._instruments: dict[str, Instrument] = {}
         self._instruments_read_ms: int | None = None
         self._odd_named: set[tuple[str, str]] = set()
 
-    def _wait(self, state: RetryCallState) -> float:
-        exc = state.outcome.exception() if state.outcome else None
-        p = self.policy
-        if isinstance(exc, TimestampExpired):
-            return 0.0
-        if isinstance(exc, RateLimited) and exc.retry_after is not None:
-            return max(0.0, min(exc.retry_after, p.max_retry_after))
-        delay: float = min(p.max_delay, p.base_delay * 2.0 ** (state.attempt_number - 1))
-        return delay
-
     def _get(self, read: Callable[..., T], *args: Any) -> T:
-        """One read, retried while it fails transiently (see the module doc).
-
-        The first try runs without tenacity (a cycle makes several reads and nearly all succeed
-        at once; building the retry machinery for each cost more than an in-process read). A
-        failed first try is handed to tenacity as its first attempt, so the retries, their waits
-        and the error raised at the end are the same as if tenacity had made it.
-        """
-        try:
-            return read(*args)
-        except (TransientError, MalformedResponse) as exc:
-            failed: list[BaseException] = [exc]
-
-        def attempt(*a: Any) -> T:
-            if failed:
-                raise failed.pop()
-            return read(*a)
-
-        retrying = Retrying(
-            sleep=self._sleep,
-            stop=stop_after_attempt(max(1, self.policy.attempts)),
-            wait=self._wait,
-            retry=retry_if_exception_type((TransientError, MalformedResponse)),
-            reraise=True,
-        )
-        result: T = retrying(attempt, *args)
-        return result
+        """One read, retried while it fails transiently (see the module doc); the first try
+        is bare (:meth:`botkit.retry.Retry.call`)."""
+        return self._retry.call(read, *args)
 
     def invalidate_instruments(self) -> None:
         """Read instrument limits again at the next cycle."""

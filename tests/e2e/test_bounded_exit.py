@@ -163,3 +163,18 @@ def test_the_service_keeps_retrying_an_unreachable_exchange(tmp_path: Path, dead
         if proc.stderr is not None:
             proc.stderr.close()
     assert code == 0
+
+
+def test_once_with_a_strategy_file_that_does_not_load_exits_1_naming_it(
+    tmp_path: Path, served: str
+) -> None:
+    env = _env(tmp_path, served)
+    broken = tmp_path / "strategies" / "broken.yaml"
+    broken.write_text(
+        STRATEGY.replace("strategy: exits", "strategy: broken").replace("sz: 1", "sz: 10 ** 60")
+    )
+    done = _run(env, "--once")
+    assert done.returncode == 1, done.stderr[-2000:]
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: botkit run --once: cycle 1: 1 strategy file(s) did not load (")
+    assert str(broken) in last

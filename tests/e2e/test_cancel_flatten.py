@@ -309,9 +309,10 @@ def test_an_unknown_symbol_or_strategy_is_one_line_and_nothing_is_sent(
     result = account.botkit("flatten", "--strategy", "nosuch", "--yes")
     assert result.returncode == 2
     assert "no strategy 'nosuch' is loaded" in _one_error_line(result)
+    # a misspelt name is not "nothing to do": no strategy of that name is loaded or journaled
     result = account.botkit("cancel", "--strategy", "nosuch", "--yes")
-    assert result.returncode == 0
-    assert "no open order for strategy nosuch — nothing to do" in result.stdout
+    assert result.returncode == 2
+    assert "no strategy 'nosuch' is loaded or known to the journal" in _one_error_line(result)
     assert account.open_ids() == set(busy.values())
     assert account.positions() == {BTC: Decimal(5), ETH: Decimal(-3)}
 

@@ -190,3 +190,26 @@ def test_a_missing_strategies_folder_cancels_nothing(setup: Setup) -> None:
     assert again.returncode == 1
     assert setup.resting() == before
     assert "must not cancel every strategy's orders" in again.stderr
+
+
+def test_plan_says_a_removed_strategys_cancel_was_not_sent_not_that_it_failed(
+    setup: Setup,
+) -> None:
+    """``botkit plan`` is a dry run: the on_delete cancel it shows is not sent, so the orders are
+    still open when its cycle reads them. They are not 'the cancel failed' — neither in its
+    output nor in the event ``botkit status`` reads."""
+    (setup.strategies / "gone.yaml").write_text(strategy("gone", "cancel", "0.97"))
+    assert setup.botkit("run", "--once").returncode == 0
+    before = setup.resting()
+    assert len(before) == 1
+    (setup.strategies / "gone.yaml").unlink()
+    (setup.strategies / "other.yaml").write_text(strategy("other", "keep", "0.5"))
+
+    plan = setup.botkit("plan")
+    assert plan.returncode == 0, plan.stderr[-2000:]
+    assert setup.resting() == before  # nothing sent
+    assert "failed" not in plan.stdout + plan.stderr
+    assert "of removed strategy gone (on_delete: cancel; not sent: dry run)" in plan.stderr
+    status = setup.botkit("status")
+    assert "failed" not in status.stdout
+    assert "(on_delete: cancel; not sent: dry run)" in status.stdout

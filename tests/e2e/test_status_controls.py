@@ -66,3 +66,38 @@ def test_status_says_the_control_is_engaged_first_and_exits_1(
     assert result.stdout.splitlines()[0].startswith(first)
     assert line in result.stdout
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "what"),
+    [
+        ("BOTKIT_HALT_FILE", "{tmp}/no-such-folder/HALT", "no-such-folder does not exist"),
+        ("BOTKIT_KILL_SWITCH_FILE", "{tmp}/no-such-folder/STOP", "no-such-folder does not exist"),
+        ("BOTKIT_HALT_FILE", "{tmp}", "is a folder"),
+        ("BOTKIT_KILL_SWITCH_FILE", "{tmp}", "is a folder"),
+    ],
+    ids=["halt-missing-folder", "kill-missing-folder", "halt-folder", "kill-folder"],
+)
+def test_a_switch_file_that_can_never_be_touched_stops_start_up_in_one_line(
+    tmp_path: Path, name: str, value: str, what: str
+) -> None:
+    """A switch file in a folder that does not exist can never be created (``touch`` fails), and
+    one naming a folder can never be removed: either would leave the operator a control that does
+    not work. Refused when the settings are read, naming the variable."""
+    result = _status(tmp_path, **{name: value.format(tmp=tmp_path)})
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith(f"error: {name}: ")
+    assert what in lines[0]
+
+
+@pytest.mark.parametrize("name", ["BOTKIT_HALT_FILE", "BOTKIT_KILL_SWITCH_FILE"])
+def test_an_empty_switch_file_setting_means_not_set(tmp_path: Path, name: str) -> None:
+    """``BOTKIT_HALT_FILE=`` (an emptied line in .env or an EnvironmentFile) is no switch file,
+    not the working directory (which exists, so the control was engaged with the advice to
+    remove '.')."""
+    result = _status(tmp_path, **{name: ""})
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "controls: halt off, kill switch off" in result.stdout

@@ -26,10 +26,24 @@ def test_sim_config_prints_the_effective_config_with_secrets_masked(
     assert code == 0
     out = capsys.readouterr().out
     shown = json.loads(out)
-    assert shown["auth"]["keys"][0]["key"] == "op-key"
+    assert shown["auth"]["keys"][0]["key"] == "op-…"  # masked as `sim serve` shows it
     assert shown["auth"]["schemes"] == ["v3"]
+    assert "op-key" not in out
     assert "op-secret" not in out
     assert "sim-passphrase" not in out
+
+
+def test_sim_config_never_prints_the_operators_api_key(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The key comes from BOTKIT_API_KEY, a setting documented as a secret never printed."""
+    monkeypatch.setenv("BOTKIT_API_KEY", "SEKRETKEY123")
+    monkeypatch.setenv("BOTKIT_API_SECRET", "SEKRETSECRET456")
+    monkeypatch.setenv("BOTKIT_API_PASSPHRASE", "SEKRETPASS789")
+    assert main(["sim", "config"]) == 0
+    out = capsys.readouterr().out
+    assert "SEKRET" not in out.replace("SEK…", "")
+    assert json.loads(out)["auth"]["keys"][0]["key"] == "SEK…"
 
 
 @pytest.mark.parametrize(
