@@ -26,9 +26,8 @@ from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait
 
 from botkit.errors import ExchangeError, TransientError
 from botkit.exchange.port import ExchangePort
-from botkit.journal.db import Journal
-from botkit.journal.records import OrderFilter, OrderOutcome, OrderState, Outcome
 from botkit.pipeline.lookup import find_order
+from botkit.ports.journal import JournalPort, OrderFilter, OrderOutcome, OrderState, Outcome
 
 __all__ = ["RECHECK_SPAN", "Rechecker", "ReconcileReport", "reconcile"]
 
@@ -50,7 +49,7 @@ class ReconcileReport:
 
 
 def reconcile(
-    journal: Journal,
+    journal: JournalPort,
     port: ExchangePort,
     *,
     clock: Callable[[], int] | None = None,
@@ -174,7 +173,7 @@ class Rechecker:
 
     def run(
         self,
-        journal: Journal,
+        journal: JournalPort,
         port: ExchangePort,
         now_ms: int,
         *,
