@@ -163,7 +163,7 @@ def assemble(
         sleep=sleep,
     )
     execution: Execution = (
-        DryRunExecution(executor, journal) if dry else LiveExecution(executor, client, journal)
+        DryRunExecution(journal) if dry else LiveExecution(executor, client, journal)
     )
     clock = client.clock
     runner = Runner(

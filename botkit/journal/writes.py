@@ -14,10 +14,11 @@ from collections.abc import Callable, Sequence
 from decimal import Decimal
 from itertools import chain
 from json.encoder import encode_basestring_ascii
-from typing import Any, Protocol
+from typing import Any
 
 from botkit.errors import JournalError
 from botkit.journal.records import Evaluated, NewOrder, OrderOutcome, OrderState, Outcome
+from botkit.ports.journal import TripLike
 
 __all__ = [
     "CYCLE_INSERT",
@@ -44,25 +45,6 @@ EVALUATION_INSERT = (
 )
 CYCLE_INSERT = "INSERT INTO cycles (id, started_ms, finished_ms, dry, clock_offset_ms, note, error)"
 """With an explicit id: the group-commit mode numbers its cycles itself."""
-
-
-class TripLike(Protocol):
-    """What the journal reads of a guard trip (:class:`botkit.pipeline.risk.GuardTrip`)."""
-
-    @property
-    def guard(self) -> str: ...
-    @property
-    def scope(self) -> str: ...
-    @property
-    def strategy(self) -> str | None: ...
-    @property
-    def cl_ord_id(self) -> str | None: ...
-    @property
-    def limit(self) -> Decimal | None: ...
-    @property
-    def value(self) -> Decimal | None: ...
-    @property
-    def message(self) -> str: ...
 
 
 def _dec(value: Decimal | None) -> str | None:

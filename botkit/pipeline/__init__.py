@@ -3,13 +3,14 @@
 Pure core: :func:`validate_intent` (rounding + checks returning reasons), :class:`RiskBook`
 (guards), :func:`make_batches` / :func:`match_results`, :func:`build_plan` (intents and a
 snapshot → Plan).
-Edges: :func:`controls` (the halt and kill switch files), the submitter (tenacity
-retries), the executor (journal + submit) and :func:`reconcile` (settle unknown outcomes
-by looking orders up).
+Edges: :func:`controls` (the halt and kill switch files), the submitter (tenacity retries), the
+executor (live: journal + submit), :func:`record_dry_run` (a dry run: journal only), both through
+the journal's port (:mod:`botkit.ports.journal`), and :func:`reconcile` (settle unknown outcomes by
+looking orders up).
 """
 
 from botkit.pipeline.batching import MAX_BATCH, make_batches, match_results, order_key
-from botkit.pipeline.execute import ExecutionReport, Executor
+from botkit.pipeline.execute import ExecutionReport, Executor, record_dry_run
 from botkit.pipeline.killswitch import Controls, controls, halt_reason, kill_switch_reason
 from botkit.pipeline.lookup import find_order
 from botkit.pipeline.plan import Plan, PlannedOrder, Refusal, build_plan
@@ -78,6 +79,7 @@ __all__ = [
     "order_key",
     "price_band",
     "reconcile",
+    "record_dry_run",
     "reduces_only",
     "round_price_passive",
     "validate_intent",

@@ -17,8 +17,8 @@ from decimal import Decimal
 from botkit.errors import ExchangeError
 from botkit.exchange.models import Instrument, LimitPrice, OrderRequest
 from botkit.exchange.port import ExchangePort
-from botkit.journal.records import OrderOutcome, Outcome
 from botkit.pipeline.validate import band_reason
+from botkit.ports.journal import OrderOutcome, Outcome
 
 __all__ = ["BAND_CODE", "BandCheck", "Gate"]
 

@@ -1,12 +1,16 @@
-"""The executor: carries a :class:`~botkit.pipeline.plan.Plan` out, journaling every step.
+"""Carrying a :class:`~botkit.pipeline.plan.Plan` out: live (:class:`Executor`, sends and
+records) or as a dry run (:func:`record_dry_run`, only records). Both reach the journal through
+its port (:class:`~botkit.ports.journal.JournalPort`).
 
-Order of writes, so nothing is lost whatever moment the process dies:
+The executor's order of writes, so nothing is lost whatever moment the process dies:
 
 1. orders left unsettled by an earlier cycle (or a crash) are reconciled first;
 2. local refusals and guard trips are journaled (final at once);
-3. in a dry run the accepted orders are journaled as ``dry_run`` and nothing is sent;
-4. otherwise every intent is committed *before* its request leaves, each send is noted, and
-   each batch's outcomes are committed as soon as it returns.
+3. every intent is committed *before* its request leaves, each send is noted, and each batch's
+   outcomes are committed as soon as it returns. The batches are the plan's; an order the
+   journal already holds (the same decision again) is neither journaled nor sent twice.
+
+A dry run journals the plan as decided (the accepted orders as ``dry_run``) and sends nothing.
 
 Batches may go concurrently (``concurrency`` > 1) through a shared rate limiter (the exchange
 allows about 5 batch requests per second).
@@ -22,15 +26,13 @@ from dataclasses import dataclass, field, replace
 
 from botkit.errors import StopRequested
 from botkit.exchange.port import ExchangePort
-from botkit.journal.db import Journal
-from botkit.journal.records import NewOrder, OrderOutcome, Outcome
 from botkit.pipeline.band import BAND_CODE, BandCheck
-from botkit.pipeline.batching import make_batches
 from botkit.pipeline.plan import Plan, PlannedOrder, Refusal
 from botkit.pipeline.reconcile import Rechecker, ReconcileReport, reconcile
 from botkit.pipeline.submit import BatchReport, RateLimiter, RetryPolicy, Submitter
+from botkit.ports.journal import JournalPort, NewOrder, OrderOutcome, Outcome
 
-__all__ = ["ExecutionReport", "Executor"]
+__all__ = ["ExecutionReport", "Executor", "record_dry_run"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +48,7 @@ class ExecutionReport:
     refused: int = 0
     trips: int = 0
     skipped: tuple[str, ...] = ()
+    """Client order ids the journal already held (the same decision again): not sent twice."""
     reconciled: ReconcileReport = field(default_factory=ReconcileReport)
     unknown_answers: tuple[tuple[tuple[str, ...], str], ...] = ()
     """(client order ids, why) of each request whose answer did not settle its orders (a
@@ -71,14 +74,27 @@ def _refusal_row(refusal: Refusal) -> NewOrder:
     )
 
 
-def _order_row(order: PlannedOrder, *, dry: bool) -> NewOrder:
+def _order_row(order: PlannedOrder, outcome: Outcome | None) -> NewOrder:
     return NewOrder(
         intent=order.intent,
         px=order.request.px,
         sz=order.request.sz,
         notes=tuple(str(n) for n in order.notes),
         wire=order.wire(),
-        outcome=Outcome.DRY_RUN if dry else None,
+        outcome=outcome,
+    )
+
+
+def record_dry_run(journal: JournalPort, plan: Plan, cycle_id: int | None) -> ExecutionReport:
+    """A dry run: journal ``plan`` as decided (trips, refusals, the accepted orders settled as
+    ``dry_run``) and send nothing; it leaves nothing to settle and settles nothing."""
+    if not (plan.accepted or plan.refused or plan.trips):
+        return _QUIET_DRY
+    journal.record_trips(cycle_id, plan.trips, dry=True)
+    journal.add_orders(cycle_id, [_refusal_row(r) for r in plan.refused], dry=True)
+    journal.add_orders(cycle_id, [_order_row(o, Outcome.DRY_RUN) for o in plan.accepted], dry=True)
+    return ExecutionReport(
+        dry=True, refused=len(plan.refused), trips=len(plan.trips), reconciled=_NOTHING_RECONCILED
     )
 
 
@@ -96,7 +112,7 @@ def _pacing(sleep: Callable[[float], None]) -> Callable[[float], None]:
 
 
 class Executor:
-    """Journals and sends plans through ``port``.
+    """Journals and sends plans through ``port`` (live; a dry run is :func:`record_dry_run`).
 
     ``resync``: re-syncs the client's clock offset (called after an expired timestamp);
     ``sleep``: injected (tests pass a fake); ``rng``: jitter source (seed it for repeatable
@@ -112,7 +128,7 @@ class Executor:
     def __init__(
         self,
         port: ExchangePort,
-        journal: Journal,
+        journal: JournalPort,
         *,
         resync: Callable[[], object] | None = None,
         sleep: Callable[[float], None] = time.sleep,
@@ -196,40 +212,36 @@ class Executor:
         )
         return replace(report, repaired=report.repaired + found) if found else report
 
-    def run(self, plan: Plan, *, cycle_id: int | None = None, dry: bool = False) -> ExecutionReport:
-        """Journal ``plan`` and, unless ``dry``, send it. Returns what happened."""
-        # the journal counts its unsettled orders: a quiet cycle skips reconcile's query
-        quiet = dry or not self.journal.has_unsettled()
-        reconciled = _NOTHING_RECONCILED if quiet else self.reconcile(wait=False)
-        if not dry and reconciled is _NOTHING_RECONCILED:
-            reconciled = self._recheck(reconciled)
-        if not (plan.accepted or plan.refused or plan.trips or plan.skipped):
-            if reconciled is _NOTHING_RECONCILED:  # the usual quiet cycle: a shared (frozen) report
-                return _QUIET_DRY if dry else _QUIET_LIVE
-            return ExecutionReport(dry=dry, reconciled=reconciled)  # nothing to journal or send
+    def run(self, plan: Plan, *, cycle_id: int | None = None) -> ExecutionReport:
+        """Journal ``plan`` and send its batches. Returns what happened."""
         journal = self.journal
-        journal.record_trips(cycle_id, plan.trips, dry=dry)
+        # the journal counts its unsettled orders: a quiet cycle skips reconcile's query
+        if journal.has_unsettled():
+            reconciled = self.reconcile(wait=False)
+        else:
+            reconciled = self._recheck(_NOTHING_RECONCILED)
+        if not (plan.accepted or plan.refused or plan.trips):
+            if reconciled is _NOTHING_RECONCILED:  # the usual quiet cycle: a shared (frozen) report
+                return _QUIET_LIVE
+            return ExecutionReport(dry=False, reconciled=reconciled)  # nothing to journal or send
+        journal.record_trips(cycle_id, plan.trips)
         fresh = plan.accepted
-        skipped = plan.skipped
-        if not dry:
-            known = journal.known_ids([o.cl_ord_id for o in plan.accepted + plan.refused])
-            if known:  # the caller did not pass already_sent: never journal or send twice
-                fresh = tuple(o for o in plan.accepted if o.cl_ord_id not in known)
-                skipped = skipped + tuple(sorted(known))
-        refusals = tuple(r for r in plan.refused if dry or r.cl_ord_id not in skipped)
-        journal.add_orders(cycle_id, [_refusal_row(r) for r in refusals], dry=dry)
-        if dry:
-            journal.add_orders(cycle_id, [_order_row(o, dry=True) for o in fresh], dry=True)
-            return ExecutionReport(
-                dry=True,
-                refused=len(refusals),
-                trips=len(plan.trips),
-                skipped=skipped,
-                reconciled=reconciled,
+        planned = plan.batches
+        refusals = plan.refused
+        known = journal.known_ids([o.cl_ord_id for o in plan.accepted + plan.refused])
+        if known:  # the same decision again: never journal or send twice
+            fresh = tuple(o for o in fresh if o.cl_ord_id not in known)
+            planned = tuple(
+                kept
+                for kept in (tuple(o for o in b if o.cl_ord_id not in known) for b in planned)
+                if kept
             )
-        journal.add_orders(cycle_id, [_order_row(o, dry=False) for o in fresh], dry=False)
+            refusals = tuple(r for r in refusals if r.cl_ord_id not in known)
+        skipped = tuple(sorted(known))
+        journal.add_orders(cycle_id, [_refusal_row(r) for r in refusals], dry=False)
+        journal.add_orders(cycle_id, [_order_row(o, None) for o in fresh], dry=False)
         self._unknown = []
-        batches = [tuple(o.request for o in batch) for batch in make_batches(fresh)]
+        batches = [tuple(o.request for o in batch) for batch in planned]
         reports: list[tuple[int, BatchReport]] = []
         gate = None
         if self._band_recheck:

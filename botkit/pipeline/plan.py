@@ -12,7 +12,7 @@ and the error) and every other strategy's orders are planned as usual.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -69,15 +69,16 @@ class Refusal:
 
 @dataclass(frozen=True, slots=True)
 class Plan:
-    """What one cycle will do. ``skipped`` holds client order ids already sent in an earlier
-    cycle (the same decision again): they are neither sent nor journaled twice."""
+    """What one cycle will do: ``accepted`` orders in ``batches`` of at most 10 (the batches the
+    executor sends), ``refused`` ones with every reason, the guards' ``trips``. Orders already sent
+    in an earlier cycle (the same decision again) are the executor's to skip: it asks the journal
+    (see :class:`~botkit.pipeline.execute.ExecutionReport`'s ``skipped``)."""
 
     now_ms: int
     accepted: tuple[PlannedOrder, ...] = ()
     refused: tuple[Refusal, ...] = ()
     trips: tuple[GuardTrip, ...] = ()
     batches: tuple[tuple[PlannedOrder, ...], ...] = ()
-    skipped: tuple[str, ...] = field(default=())
     kill_switch: str | None = None
     instruments: Mapping[str, Instrument] = field(default_factory=dict)
     """The instruments the orders were checked against (the executor re-checks prices)."""
@@ -102,7 +103,7 @@ class Plan:
             )
         lines.append(
             f"{len(self.accepted)} to send in {len(self.batches)} batch(es),"
-            f" {len(self.refused)} refused, {len(self.skipped)} already sent"
+            f" {len(self.refused)} refused, 0 already sent"  # the executor skips those
         )
         for number, batch in enumerate(self.batches, 1):
             lines.append(f"batch {number} ({len(batch)} orders):")
@@ -135,7 +136,6 @@ def build_plan(
     limits: RiskLimits | None = None,
     kill_switch: str | None = None,
     hold: Reason | None = None,
-    already_sent: Collection[str] = (),
     batch_size: int = MAX_BATCH,
     band_margin: Decimal = Decimal(0),
 ) -> Plan:
@@ -145,8 +145,8 @@ def build_plan(
     ``kill_switch``: why new risk is stopped (see :mod:`botkit.pipeline.killswitch`), or
     ``None`` — orders that only reduce a position still pass; ``hold``: why *every* order is
     held back this cycle (the halt, or a position mode unknown after a switch), or ``None``;
-    ``already_sent``: client order ids the journal already holds; ``band_margin``: how far
-    inside the price band a price must lie (a fraction, see :func:`price_band`).
+    ``band_margin``: how far inside the price band a price must lie (a fraction, see
+    :func:`price_band`). The accepted orders are batched here, once.
     """
     if not intents:  # the usual quiet cycle: nothing to check (or for a kill switch to stop)
         return Plan(now_ms=snapshot.now_ms, kill_switch=kill_switch, hold=hold)
@@ -160,7 +160,6 @@ def build_plan(
     accepted: list[PlannedOrder] = []
     refused: list[Refusal] = []
     trips: list[GuardTrip] = []
-    skipped: list[str] = []
     seen: set[str] = set()
     stopped = 0
     failed: dict[str, Reason] = {}  # strategy -> why its planning failed this cycle
@@ -168,9 +167,6 @@ def build_plan(
     for intent in sorted(intents, key=order_key):
         if intent.strategy in failed:
             refused.append(Refusal(intent, (failed[intent.strategy],), (), intent.px, intent.sz))
-            continue
-        if intent.cl_ord_id in already_sent:
-            skipped.append(intent.cl_ord_id)
             continue
         if intent.cl_ord_id in seen:
             dup = Reason(
@@ -276,7 +272,6 @@ def build_plan(
         refused=tuple(refused),
         trips=tuple(trips),
         batches=make_batches(accepted, batch_size),
-        skipped=tuple(skipped),
         kill_switch=kill_switch,
         instruments=snapshot.instruments,
         band_margin=band_margin,

@@ -26,9 +26,8 @@ from loguru import logger
 
 from botkit.errors import ExchangeError, TransientError
 from botkit.exchange.port import ExchangePort
-from botkit.journal.db import Journal
-from botkit.journal.records import OrderFilter, OrderOutcome, OrderState, Outcome
 from botkit.pipeline.lookup import find_order
+from botkit.ports.journal import JournalPort, OrderFilter, OrderOutcome, OrderState, Outcome
 from botkit.retry import Retry, Sleep, backoff, tries, wait_answer
 
 __all__ = ["RECHECK_SPAN", "Rechecker", "ReconcileReport", "lookup_retry", "reconcile"]
@@ -59,7 +58,7 @@ class ReconcileReport:
 
 
 def reconcile(
-    journal: Journal,
+    journal: JournalPort,
     port: ExchangePort,
     *,
     clock: Callable[[], int] | None = None,
@@ -177,7 +176,7 @@ class Rechecker:
 
     def run(
         self,
-        journal: Journal,
+        journal: JournalPort,
         port: ExchangePort,
         now_ms: int,
         *,

@@ -49,10 +49,10 @@ from botkit.errors import (
 )
 from botkit.exchange.models import OrderRequest, PlaceResult
 from botkit.exchange.port import ExchangePort
-from botkit.journal.records import OrderOutcome, Outcome
 from botkit.pipeline.band import Gate
 from botkit.pipeline.batching import match_results
 from botkit.pipeline.lookup import find_order
+from botkit.ports.journal import OrderOutcome, Outcome
 from botkit.retry import Retry, backoff, tries, wait_answer
 
 __all__ = [

@@ -1,7 +1,9 @@
 """How a cycle's decisions reach the exchange: live, or as a dry run that sends nothing.
 
-Two adapters with one interface, so the loop has no ``if dry_run`` of its own: the runner calls
-:class:`Execution` and the adapter decides whether anything leaves. Both journal everything.
+Two adapters with one interface, so neither the loop nor the pipeline has an ``if dry_run`` of
+its own: the runner calls :class:`Execution`; :class:`LiveExecution` sends (through the pipeline's
+:class:`~botkit.pipeline.Executor`) and records, :class:`DryRunExecution` only records. Both
+journal everything, through the journal's port.
 """
 
 from __future__ import annotations
@@ -16,9 +18,9 @@ from botkit.errors import ExchangeError, MalformedResponse, OutcomeUnknown, Serv
 from botkit.exchange.models import OpenOrder
 from botkit.exchange.port import ExchangePort
 from botkit.intents import LeverageIntent, PositionModeIntent
-from botkit.journal import Journal
-from botkit.pipeline import ExecutionReport, Executor, Plan
+from botkit.pipeline import ExecutionReport, Executor, Plan, record_dry_run
 from botkit.pipeline.reconcile import ReconcileReport
+from botkit.ports.journal import JournalPort
 
 __all__ = ["DryRunExecution", "Execution", "LiveExecution", "SideEffect", "describe"]
 
@@ -92,7 +94,7 @@ class LiveExecution:
 
     dry = False
 
-    def __init__(self, executor: Executor, port: ExchangePort, journal: Journal) -> None:
+    def __init__(self, executor: Executor, port: ExchangePort, journal: JournalPort) -> None:
         self.executor = executor
         self.port = port
         self.journal = journal
@@ -101,7 +103,7 @@ class LiveExecution:
         _warn_repaired(self.executor.reconcile())
 
     def orders(self, plan: Plan, cycle_id: int | None) -> ExecutionReport:
-        report = self.executor.run(plan, cycle_id=cycle_id, dry=False)
+        report = self.executor.run(plan, cycle_id=cycle_id)
         _warn_repaired(report.reconciled)
         return report
 
@@ -179,15 +181,14 @@ class DryRunExecution:
 
     dry = True
 
-    def __init__(self, executor: Executor, journal: Journal) -> None:
-        self.executor = executor
+    def __init__(self, journal: JournalPort) -> None:
         self.journal = journal
 
     def reconcile(self) -> None:
         """A dry run sends nothing, so it leaves nothing to settle and settles nothing."""
 
     def orders(self, plan: Plan, cycle_id: int | None) -> ExecutionReport:
-        return self.executor.run(plan, cycle_id=cycle_id, dry=True)
+        return record_dry_run(self.journal, plan, cycle_id)
 
     def _record(self, effect: SideEffect, cycle_id: int | None) -> SideEffect:
         self.journal.record_event(

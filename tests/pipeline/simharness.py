@@ -152,10 +152,8 @@ def run_pipeline(
     if start_up:  # what the runner does first: settle what a previous run left open
         executor.reconcile()
     plan = build_plan(
-        intents,
-        public_snapshot(port, journal.clock()),
-        already_sent=journal.known_ids([i.cl_ord_id for i in intents]),
-    )
+        intents, public_snapshot(port, journal.clock())
+    )  # the executor skips known ids
     return executor.run(plan, cycle_id=journal.begin_cycle())
 
 

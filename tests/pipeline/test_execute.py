@@ -12,7 +12,14 @@ import pytest
 from botkit.errors import OutcomeUnknown, ReadTimedOut
 from botkit.exchange.models import OrderRequest
 from botkit.journal import Journal, NewOrder, OrderFilter, OrderState, Outcome
-from botkit.pipeline import Executor, RetryPolicy, RiskLimits, build_plan, reconcile
+from botkit.pipeline import (
+    Executor,
+    RetryPolicy,
+    RiskLimits,
+    build_plan,
+    reconcile,
+    record_dry_run,
+)
 from tests.pipeline.fakes import FakeExchange
 from tests.pipeline.helpers import FakeSleep, ManualClock, intent, snapshot
 
@@ -96,7 +103,7 @@ def test_refusals_and_guard_trips_are_journaled_with_reasons_and_figures(
 def test_dry_run_journals_the_plan_flagged_dry_and_sends_nothing(journal: Journal) -> None:
     ex = FakeExchange()
     plan = build_plan([intent(0, px="100.05")], snapshot())
-    report = executor(ex, journal).run(plan, cycle_id=journal.begin_cycle(dry=True), dry=True)
+    report = record_dry_run(journal, plan, cycle_id=journal.begin_cycle(dry=True))
     assert report.dry
     assert not ex.calls
     (row,) = journal.orders()
@@ -115,8 +122,20 @@ def test_the_same_decision_is_never_sent_twice(journal: Journal) -> None:
     again = executor(ex, journal).run(plan, cycle_id=journal.begin_cycle())
     assert len(ex.calls) == 1
     assert again.skipped == ("s1-r1-0", "s1-r1-1")
-    replanned = build_plan([intent(0)], snapshot(), already_sent=journal.known_ids(["s1-r1-0"]))
+    replanned = executor(ex, journal).run(build_plan([intent(0), intent(2)], snapshot()))
     assert replanned.skipped == ("s1-r1-0",)
+    assert ex.calls[-1] == ("s1-r1-2",)  # the rest of the plan still goes
+
+
+def test_already_sent_ids_are_skipped_not_refused(journal: Journal) -> None:
+    """(Was a planner test with ``already_sent``, which only tests passed: the executor asks
+    the journal which ids it already holds.)"""
+    ex = FakeExchange()
+    executor(ex, journal).run(build_plan([intent(0)], snapshot()))
+    report = executor(ex, journal).run(build_plan([intent(0), intent(1)], snapshot()))
+    assert report.skipped == ("s1-r1-0",)
+    assert ex.calls[-1] == ("s1-r1-1",)
+    assert report.refused == 0
 
 
 def test_unsettled_orders_are_reconciled_before_anything_new_is_sent(

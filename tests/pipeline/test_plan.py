@@ -110,12 +110,6 @@ def test_refused_orders_keep_every_reason_and_are_not_batched() -> None:
     assert sum(len(b) for b in plan.batches) == 1
 
 
-def test_already_sent_ids_are_skipped_not_refused() -> None:
-    plan = build_plan([intent(0), intent(1)], snapshot(), already_sent={"s1-r1-0"})
-    assert plan.skipped == ("s1-r1-0",)
-    assert [o.cl_ord_id for o in plan.accepted] == ["s1-r1-1"]
-
-
 def test_a_duplicate_id_within_a_cycle_is_refused() -> None:
     plan = build_plan([intent(0), intent(0)], snapshot())
     assert len(plan.accepted) == 1

@@ -86,7 +86,7 @@ def make_rig(
     strategies.mkdir()
     executor = Executor(client, journal, resync=client.resync_clock, batch_rate=None)
     execution: Execution = (
-        DryRunExecution(executor, journal) if dry else LiveExecution(executor, client, journal)
+        DryRunExecution(journal) if dry else LiveExecution(executor, client, journal)
     )
     runner = Runner(
         port=client,

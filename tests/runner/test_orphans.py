@@ -28,9 +28,7 @@ def restart(rig: Rig, *, dry: bool = False) -> Runner:
     """The service started again: a new runner (nothing in memory) over the same journal."""
     executor = Executor(rig.client, rig.journal, resync=rig.client.resync_clock, batch_rate=None)
     execution: Execution = (
-        DryRunExecution(executor, rig.journal)
-        if dry
-        else LiveExecution(executor, rig.client, rig.journal)
+        DryRunExecution(rig.journal) if dry else LiveExecution(executor, rig.client, rig.journal)
     )
     rig.runner = Runner(
         port=rig.client,
