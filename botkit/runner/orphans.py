@@ -21,11 +21,11 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import Any
 
 from botkit.exchange.models import OpenOrder
 from botkit.journal import StrategyRecord
+from botkit.numbers import plain
 from botkit.rules import OnDelete
 from botkit.rules.ids import parse_client_order_id, strategy_tag
 
@@ -121,16 +121,10 @@ def not_owned(
 
 def order_text(order: OpenOrder) -> str:
     """``BTC_USDT_PERP BUY 1 @ 60000 (ordId 123, clOrdId manual-1)``: one order on one line."""
-    price = f" @ {_plain(order.px)}" if order.px is not None else ""
-    size = _plain(order.sz) if order.sz is not None else "?"
+    price = f" @ {plain(order.px)}" if order.px is not None else ""
+    size = plain(order.sz) if order.sz is not None else "?"
     ids = f"ordId {order.ordId or '?'}, clOrdId {order.clOrdId or '(none)'}"
     return f"{order.symbol} {order.side.value} {size}{price} ({ids})"
-
-
-def _plain(value: Decimal) -> str:
-    """``58500`` for ``58500.000``: no trailing zeros, no exponent."""
-    text = f"{value:f}"
-    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def not_owned_detail(items: Sequence[NotOwned]) -> dict[str, Any]:
