@@ -4,7 +4,6 @@ serve`` on loopback and ``botkit run`` against it."""
 
 from __future__ import annotations
 
-import os
 import signal
 import socket
 import subprocess
@@ -14,6 +13,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.simserve import clean_env, sim_serve
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY, SECRET, PASSPHRASE = "exit-key-0001", "exit-secret-XYZ/+=", "exit-pass-phrase"
@@ -33,33 +34,14 @@ WAIT_S = 60.0
 pytestmark = pytest.mark.slow
 
 
-def _clean_env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith(("BOTKIT_", "NOTIFY_"))}
-
-
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``botkit sim serve`` on a free loopback port; its URL."""
     folder = tmp_path_factory.mktemp("serve")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "botkit", "sim", "serve", "--port", "0"],
-        cwd=folder,
-        env={**_clean_env(), "BOTKIT_API_KEY": KEY, "BOTKIT_API_SECRET": SECRET,
-             "BOTKIT_API_PASSPHRASE": PASSPHRASE},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )  # fmt: skip
-    try:
-        assert proc.stdout is not None
-        first = proc.stdout.readline()
-        assert "listening on http://" in first, first
-        yield first.split("listening on ", 1)[1].split()[0]
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=WAIT_S)
-        if proc.stdout is not None:
-            proc.stdout.close()
+    env = {**clean_env(), "BOTKIT_API_KEY": KEY, "BOTKIT_API_SECRET": SECRET,
+           "BOTKIT_API_PASSPHRASE": PASSPHRASE}  # fmt: skip
+    with sim_serve(env, cwd=folder) as url:
+        yield url
 
 
 def _env(tmp_path: Path, url: str, key: str = KEY) -> dict[str, str]:
@@ -68,7 +50,7 @@ def _env(tmp_path: Path, url: str, key: str = KEY) -> dict[str, str]:
     (strategies / "exits.yaml").write_text(STRATEGY)
     (tmp_path / "botkit.toml").write_text("")
     return {
-        **_clean_env(),
+        **clean_env(),
         "BOTKIT_CONFIG": str(tmp_path / "botkit.toml"),
         "BOTKIT_EXCHANGE": "live",
         "BOTKIT_BASE_URL": url,

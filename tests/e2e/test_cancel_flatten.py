@@ -23,6 +23,7 @@ from botkit.journal.records import EventRecord, OrderRecord
 from botkit.rules.ids import client_order_id
 from botkit.sim.config import default_config_text, load_sim_config
 from tests.pipeline.simharness import client_for
+from tests.simserve import clean_env, sim_serve
 
 ROOT = Path(__file__).resolve().parents[2]
 BTC, ETH = "BTC_USDT_PERP", "ETH_USDT_PERP"
@@ -104,21 +105,9 @@ def account(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Account]
     sim_toml.write_text(default_config_text().replace('"random_walk"', '"static"', 1) + faults)
     (tmp_path / "botkit.toml").write_text("")
     (tmp_path / "strategies").mkdir()
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("BOTKIT_", "NOTIFY_"))}
+    base = clean_env()
     base["BOTKIT_CONFIG"] = str(tmp_path / "botkit.toml")
-    server = subprocess.Popen(
-        [sys.executable, "-m", "botkit", "sim", "serve", "--port", "0", "--config", str(sim_toml)],
-        cwd=tmp_path,
-        env=base,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert server.stdout is not None
-        first = server.stdout.readline()
-        assert "listening on http://127.0.0.1:" in first, first
-        url = first.rsplit(" ", 1)[1].strip()
+    with sim_serve(base, "--config", str(sim_toml), cwd=tmp_path) as url:
         client = client_for(url, load_sim_config(sim_toml))
         env = {
             **base,
@@ -131,13 +120,6 @@ def account(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Account]
         }
         yield Account(client, env, tmp_path)
         client.close()
-    finally:
-        server.terminate()
-        try:
-            server.communicate(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.communicate()
 
 
 @pytest.fixture

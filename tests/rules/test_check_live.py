@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.simserve import sim_serve
+
 ROOT = Path(__file__).resolve().parents[2]
 KEY, SECRET = "check-key-1", "check-secret-2"
 GOOD = "strategy: a\nsymbol: BTC_USDT_PERP\nevery: 1m\nrules:\n  - name: r\n    cancel: {}\n"
@@ -29,23 +31,10 @@ def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def sim_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``botkit sim serve`` on a free loopback port, as an operator starts it."""
-    env = _env(tmp_path_factory.mktemp("sim"), BOTKIT_API_KEY=KEY, BOTKIT_API_SECRET=SECRET)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "botkit", "sim", "serve", "--port", "0"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        first = proc.stdout.readline()
-        assert "listening on http://127.0.0.1:" in first, first + proc.stderr.read()  # type: ignore[union-attr]
-        yield first.rsplit(" ", 1)[1].strip()
-    finally:
-        proc.terminate()
-        proc.communicate(timeout=15)
+    folder = tmp_path_factory.mktemp("sim")
+    env = _env(folder, BOTKIT_API_KEY=KEY, BOTKIT_API_SECRET=SECRET)
+    with sim_serve(env, log=folder / "sim-serve.err") as url:
+        yield url
 
 
 def _check(

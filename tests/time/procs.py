@@ -14,6 +14,8 @@ from pathlib import Path
 
 from botkit.sim.config import default_config_text
 from tests.reliability.harness import write_strategy
+from tests.simserve import clean_env as bare_env
+from tests.simserve import sim_serve as serve
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -48,29 +50,8 @@ def sim_serve(folder: Path, faults: str) -> Iterator[str]:
     """``botkit sim serve --port 0`` with the built-in config plus ``faults`` (TOML); the URL."""
     config = folder / "sim.toml"
     config.write_text(default_config_text() + "\n" + faults)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("BOTKIT_", "NOTIFY_"))}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "botkit", "sim", "serve", "--port", "0", "--config", str(config)],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        first = proc.stdout.readline()
-        assert "listening on " in first, first
-        yield first.split("listening on ", 1)[1].split()[0]
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
-        if proc.stdout is not None:
-            proc.stdout.close()
+    with serve(bare_env(), "--config", str(config), log=folder / "sim-serve.err") as url:
+        yield url
 
 
 class Run:
