@@ -205,6 +205,8 @@ class Executor:
     def _recheck(self, report: ReconcileReport) -> ReconcileReport:
         """Look recent "never placed" verdicts up again when a check is due; repair any order
         found at the exchange (see :class:`~botkit.pipeline.reconcile.Rechecker`)."""
+        if any(o.outcome is Outcome.FAILED for o in report.settled):
+            self._rechecker.wake()
         if not self._rechecker.due(self.journal.clock()):
             return report
         found = self._rechecker.run(
@@ -269,6 +271,8 @@ class Executor:
                     self._note_band_refusals(report, cycle_id)
                     reports.append((futures[future], report))
         ordered = [r for _, r in sorted(reports, key=lambda pair: pair[0])]
+        if any(o.outcome is Outcome.FAILED for r in ordered for o in r.outcomes):
+            self._rechecker.wake()  # a new "never placed" verdict to look up again later
         return ExecutionReport(
             dry=False,
             sent=len(fresh),

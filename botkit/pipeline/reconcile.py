@@ -150,18 +150,26 @@ class Rechecker:
     and 8 graces after it (``RECHECK_SPAN`` graces in all); one found at the exchange is
     repaired. :meth:`due` is a comparison, so a quiet cycle costs nothing; the journal is read
     only when a check is due (at most once a ``grace_ms``), so a restart re-checks the verdicts
-    an earlier run gave.
+    an earlier run gave. Once a read finds no sent ``failed`` order left to watch, the checker
+    rests until :meth:`wake` says a new failed verdict was given (a backtest, whose grace is a
+    fraction of a candle, no longer queries the journal every cycle).
     """
 
     def __init__(self, grace_ms: int, *, lookup_attempts: int = 3) -> None:
         self.grace_ms = max(1, grace_ms)
         self._lookup_attempts = lookup_attempts
         self._next_ms = 0
+        self._resting = False
+        """No sent ``failed`` order was left to watch at the last read (until :meth:`wake`)."""
         self._checked: dict[str, int] = {}
         """Client order id → when it was last looked up (journal clock)."""
 
     def due(self, now_ms: int) -> bool:
-        return now_ms >= self._next_ms
+        return not self._resting and now_ms >= self._next_ms
+
+    def wake(self) -> None:
+        """An order was settled ``failed``: watch the journal again."""
+        self._resting = False
 
     def _wanted(self, verdict_ms: int, now_ms: int, last: int | None) -> bool:
         age = now_ms - verdict_ms
@@ -219,4 +227,5 @@ class Rechecker:
                     )
                 )
         self._checked = {c: t for c, t in self._checked.items() if c in live}
+        self._resting = not live
         return tuple(repaired)
