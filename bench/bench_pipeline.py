@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import SecretStr
 
 from botkit.app.clients import SIM_BASE_URL
+from botkit.clock import WallClock
 from botkit.exchange import signing
 from botkit.exchange.client import ExchangeClient
 from botkit.exchange.clock import ClockSync
@@ -28,7 +29,6 @@ from botkit.exchange.port import ExchangePort
 from botkit.intents import OrderIntent
 from botkit.journal import Journal, Synchronous
 from botkit.pipeline import Executor, RetryPolicy, build_plan
-from botkit.sim.clock import WallClock
 from botkit.sim.config import SimConfig, load_sim_config
 from botkit.sim.inprocess import make_sim
 from botkit.sim.port import SimPort

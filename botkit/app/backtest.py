@@ -23,6 +23,7 @@ from botkit.backtest.driver import BacktestRun, replay
 from botkit.backtest.metrics import compute_figures
 from botkit.backtest.setup import BacktestOptions, Prepared, prepare
 from botkit.backtest.sweep import Variant, VariantOutcome
+from botkit.clock import ManualClock
 from botkit.errors import BotkitError
 from botkit.journal import Journal, lock_journal
 from botkit.pipeline import Executor
@@ -31,7 +32,6 @@ from botkit.rules.store import ReloadReport, StrategyStore
 from botkit.runner.cycle import EvaluationRecords, Runner
 from botkit.runner.execution import LiveExecution
 from botkit.runner.reader import ReadPolicy, SnapshotReader
-from botkit.sim.clock import ManualClock
 from botkit.sim.config import SimConfig
 from botkit.sim.engine import SimEngine
 from botkit.sim.port import SimPort

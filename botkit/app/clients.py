@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import httpx
 
-from botkit.clock import Clock, wall_ms
+from botkit.clock import NowMs, wall_ms
 from botkit.exchange.client import ExchangeClient
 from botkit.exchange.clock import ClockSync
 from botkit.settings import Settings, check_live
@@ -35,7 +35,7 @@ def make_client(
     settings: Settings,
     *,
     transport: httpx.BaseTransport | None = None,
-    local_clock: Clock = wall_ms,
+    local_clock: NowMs = wall_ms,
 ) -> ExchangeClient:
     """A client for ``settings``; ``transport`` replaces the network (or the simulator)."""
     check_live(settings)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Literal
 
 from botkit.app.clients import SIM_BASE_URL
+from botkit.clock import ManualClock, SimulatedTime
 from botkit.exchange.client import ExchangeClient
 from botkit.exchange.clock import ClockSync
 from botkit.exchange.models import Position, PosSide
@@ -30,8 +31,6 @@ from botkit.runner.cycle import CycleReport, Runner
 from botkit.runner.execution import LiveExecution
 from botkit.runner.loop import Loop
 from botkit.runner.pnl import Book, attribute
-from botkit.runner.simtime import SimulatedTime
-from botkit.sim.clock import ManualClock
 from botkit.sim.inprocess import SimHandle
 
 __all__ = ["PaperRun", "Summary", "run_paper", "sim_client", "summarize"]

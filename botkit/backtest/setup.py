@@ -20,13 +20,13 @@ from pathlib import Path
 
 from botkit.backtest.bars import CandleSeries
 from botkit.backtest.candles import load_candles
+from botkit.clock import ManualClock
 from botkit.errors import StrategyFileError, UsageError
 from botkit.exchange.models import Instrument
 from botkit.rules import Strategy
 from botkit.rules.durations import format_duration
 from botkit.rules.loader import loads_bytes, read_strategy_file
 from botkit.rules.store import discover
-from botkit.sim.clock import ManualClock
 from botkit.sim.config import SimConfig, load_sim_config
 from botkit.sim.engine import SimEngine
 from botkit.sim.port import SimPort

@@ -74,7 +74,7 @@ def _shown_key(key: str) -> str:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from botkit.sim.clock import WallClock
+    from botkit.clock import WallClock
     from botkit.sim.faults import FaultPlan
     from botkit.sim.inprocess import make_sim
     from botkit.sim.server import serve

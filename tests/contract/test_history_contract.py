@@ -9,10 +9,10 @@ from decimal import Decimal
 
 import pytest
 
+from botkit.clock import ManualClock
 from botkit.errors import RequestValidationError
 from botkit.exchange.client import ExchangeClient
 from botkit.exchange.models import OrderHistoryState, OrderRequest, OrderSide, OrderType
-from botkit.sim.clock import ManualClock
 from tests.contract.conftest import Raw
 
 BTC = "BTC_USDT_PERP"

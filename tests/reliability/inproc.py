@@ -21,6 +21,7 @@ from pathlib import Path
 
 from botkit.app.clients import make_client
 from botkit.app.service import grace_ms
+from botkit.clock import ManualClock
 from botkit.exchange.client import ExchangeClient
 from botkit.journal import Journal
 from botkit.pipeline import Executor, GuardSettings
@@ -30,7 +31,6 @@ from botkit.runner.execution import LiveExecution
 from botkit.runner.loop import Loop
 from botkit.runner.reader import SnapshotReader
 from botkit.settings import load_settings
-from botkit.sim.clock import ManualClock
 from botkit.sim.inprocess import SimHandle, make_sim
 from botkit.sim.server import SimServer
 from tests.reliability.harness import (

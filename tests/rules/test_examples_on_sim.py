@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from decimal import ROUND_CEILING, ROUND_FLOOR
 from pathlib import Path
 
+from botkit.clock import ManualClock
 from botkit.exchange.models import OrderSide, PositionMode
 from botkit.intents import Activity, CancelIntent, OrderIntent, RuleActivity
 from botkit.rules import Strategy, belongs_to, evaluate, load
-from botkit.sim.clock import ManualClock
 from botkit.sim.config import load_sim_config
 from botkit.sim.engine import SimEngine
 from botkit.sim.port import SimPort
