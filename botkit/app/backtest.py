@@ -35,6 +35,7 @@ from botkit.runner.reader import ReadPolicy, SnapshotReader
 from botkit.sim.config import SimConfig
 from botkit.sim.engine import SimEngine
 from botkit.sim.port import SimPort
+from botkit.sources import FileSource
 
 __all__ = [
     "GROUP_ROWS",
@@ -67,7 +68,7 @@ class FixedStore(StrategyStore):
     while it runs, so nothing is re-read each cycle."""
 
     def __init__(self, strategies: Sequence[Strategy]) -> None:
-        super().__init__([])
+        super().__init__(FileSource([]))
         self._fixed = {s.name: s for s in strategies}
         self._pending = ReloadReport(loaded=tuple(strategies))
 

@@ -32,6 +32,7 @@ from botkit.runner.execution import LiveExecution
 from botkit.runner.loop import Loop
 from botkit.runner.pnl import Book, attribute
 from botkit.sim.inprocess import SimHandle
+from botkit.sources import FileSource
 
 __all__ = ["PaperRun", "Summary", "run_paper", "sim_client", "summarize"]
 
@@ -79,7 +80,7 @@ def run_paper(
     executor = Executor(client, journal, resync=client.resync_clock, batch_rate=None)
     runner = Runner(
         port=client,
-        store=StrategyStore(strategies),
+        store=StrategyStore(FileSource(strategies)),
         journal=journal,
         execution=LiveExecution(executor, client, journal),
         now_ms=client.clock.now_ms,

@@ -27,6 +27,7 @@ from botkit.runner.reader import SnapshotReader
 from botkit.service.metrics import Metrics
 from botkit.service.notify import Notifier
 from botkit.settings import Settings
+from botkit.sources import FileSource
 
 __all__ = [
     "SPEC_WINDOW_MS",
@@ -168,8 +169,10 @@ def assemble(
     runner = Runner(
         port=client,
         store=StrategyStore(
-            strategies or [settings.strategies_dir],
-            outside_links=settings.allow_strategy_symlinks,
+            FileSource(
+                strategies or [settings.strategies_dir],
+                outside_links=settings.allow_strategy_symlinks,
+            )
         ),
         journal=journal,
         execution=execution,

@@ -33,6 +33,7 @@ from botkit.runner.reader import SnapshotReader
 from botkit.settings import load_settings
 from botkit.sim.inprocess import SimHandle, make_sim
 from botkit.sim.server import SimServer
+from botkit.sources import FileSource
 from tests.reliability.harness import (
     LADDER_RUNGS,
     PERIOD_MS,
@@ -211,7 +212,7 @@ def build_paper(
     )
     runner = Runner(
         port=client,
-        store=StrategyStore([strategies]),
+        store=StrategyStore(FileSource([strategies])),
         journal=journal,
         execution=LiveExecution(executor, client, journal),
         now_ms=client.clock.now_ms,

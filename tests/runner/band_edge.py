@@ -33,6 +33,7 @@ from botkit.runner.execution import LiveExecution
 from botkit.sim.config import SimConfig
 from botkit.sim.faults import FaultKind
 from botkit.sim.inprocess import make_sim
+from botkit.sources import FileSource
 from tests.pipeline.simharness import client_for, static_config
 
 T0 = 1_763_000_000_000 - (1_763_000_000_000 % 60_000)
@@ -108,7 +109,7 @@ def run_band_edge(
     )
     runner = Runner(
         port=client,
-        store=StrategyStore(strategies),
+        store=StrategyStore(FileSource(strategies)),
         journal=journal,
         execution=LiveExecution(executor, client, journal),
         now_ms=client.clock.now_ms,

@@ -21,6 +21,7 @@ from botkit.rules.store import StrategyStore
 from botkit.runner.cycle import EvaluationRecords, Runner
 from botkit.runner.execution import DryRunExecution, Execution, LiveExecution
 from botkit.sim.inprocess import SimHandle, make_sim
+from botkit.sources import FileSource
 from tests.pipeline.simharness import client_for, static_config
 
 T0 = 1_763_000_000_000 - (1_763_000_000_000 % 60_000)
@@ -90,7 +91,7 @@ def make_rig(
     )
     runner = Runner(
         port=client,
-        store=StrategyStore(strategies),
+        store=StrategyStore(FileSource(strategies)),
         journal=journal,
         execution=execution,
         now_ms=client.clock.now_ms,
