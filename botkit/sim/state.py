@@ -108,7 +108,7 @@ CREATE TABLE IF NOT EXISTS positions (
     symbol TEXT NOT NULL, pos_side TEXT NOT NULL, mgn_mode TEXT NOT NULL, qty TEXT NOT NULL,
     avg_px TEXT NOT NULL, c_time INTEGER NOT NULL, u_time INTEGER NOT NULL, pnl TEXT NOT NULL,
     fee TEXT NOT NULL, closed_qty TEXT NOT NULL, close_px_qty TEXT NOT NULL,
-    PRIMARY KEY (symbol, pos_side)) WITHOUT ROWID;
+    seq INTEGER NOT NULL, PRIMARY KEY (symbol, pos_side)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS levers (
     symbol TEXT NOT NULL, mgn_mode TEXT NOT NULL, pos_side TEXT NOT NULL, lever TEXT NOT NULL,
     PRIMARY KEY (symbol, mgn_mode, pos_side)) WITHOUT ROWID;
@@ -124,7 +124,7 @@ _PUT_ORDER = (
 )
 _PUT_FILL = "INSERT INTO fills VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 _PUT_CLOSED = "INSERT INTO closed_positions VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
-_PUT_POSITION = "INSERT INTO positions VALUES (?,?,?,?,?,?,?,?,?,?,?)"
+_PUT_POSITION = "INSERT INTO positions VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
 _PUT_CANDLE = "INSERT OR REPLACE INTO candles VALUES (?,?,?,?,?,?,?,?,?)"
 _PUT_META = "INSERT OR REPLACE INTO meta VALUES (?, ?)"
 
@@ -303,7 +303,7 @@ def _closed(r: tuple[Any, ...]) -> PositionRecord:
     )
 
 
-def _position_row(p: SimPosition) -> tuple[Any, ...]:
+def _position_row(p: SimPosition, seq: int) -> tuple[Any, ...]:
     return (
         p.symbol,
         p.pos_side.value,
@@ -316,6 +316,7 @@ def _position_row(p: SimPosition) -> tuple[Any, ...]:
         str(p.fee),
         str(p.closed_qty),
         str(p.close_px_qty),
+        seq,  # the account's own order of positions (the order reads list them in)
     )
 
 
@@ -388,7 +389,8 @@ def _lock(state: Path, command: str) -> int:
     path = lock_path(state)
     try:
         state.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0))
+        flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+        fd = os.open(path, flags, 0o600)
     except OSError as exc:
         raise PaperStateError(
             f"paper account {state}: cannot create its lock file {path}"
@@ -463,7 +465,7 @@ def _load(conn: sqlite3.Connection, engine: SimEngine, path: Path) -> Restored:
     acc.wallet = Decimal(meta["wallet"])
     acc.c_time = int(meta["account_c_time"])
     acc.u_time = int(meta["account_u_time"])
-    for row in conn.execute("SELECT * FROM positions"):
+    for row in conn.execute("SELECT * FROM positions ORDER BY seq"):
         pos = _position(row)
         acc.positions[(pos.symbol, pos.pos_side)] = pos
     history = engine.history
@@ -649,7 +651,9 @@ class PaperState:
         if fresh or m.rev != self._rev:
             self._write_orders(conn)
             conn.execute("DELETE FROM positions")
-            conn.executemany(_PUT_POSITION, [_position_row(p) for p in acc.positions.values()])
+            conn.executemany(
+                _PUT_POSITION, [_position_row(p, n) for n, p in enumerate(acc.positions.values())]
+            )
             meta += [
                 ("wallet", str(acc.wallet)),
                 ("account_c_time", str(acc.c_time)),
