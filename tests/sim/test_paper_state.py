@@ -5,6 +5,7 @@ account; an account the config cannot continue is refused in one line."""
 
 from __future__ import annotations
 
+import json
 import random
 import sqlite3
 from decimal import Decimal
@@ -163,7 +164,7 @@ def test_an_accepted_order_is_in_the_file_when_its_answer_is_made(tmp_path: Path
     )
     answer = sim.http.handle("POST", "/v3/trade/orders", "", headers, body.encode())
     assert answer.status == 200
-    (placed,) = __import__("json").loads(answer.body)["data"]
+    (placed,) = json.loads(answer.body)["data"]
     with sqlite3.connect(path) as other:  # another connection: what a restart would read
         rows = other.execute("SELECT ord_id, state FROM orders").fetchall()
     assert rows == [(int(placed["ordId"]), "NEW")]
@@ -177,7 +178,8 @@ def test_a_held_paper_account_refuses_a_second_holder_in_one_line(tmp_path: Path
         _open(path, T0)
     text = str(refused.value)
     assert "\n" not in text
-    assert f"paper account {path} is in use by pid" in text and "(botkit run)" in text
+    assert f"paper account {path} is in use by pid" in text
+    assert "(botkit run)" in text
     sim.close()
     _open(path, T0).close()  # released: the next one holds it
 
@@ -250,7 +252,7 @@ def test_an_account_the_config_cannot_continue_is_refused_in_one_line(tmp_path: 
     other_ccy = base.model_copy(
         update={"balance": base.balance.model_copy(update={"currency": "USDC"})}
     )
-    with pytest.raises(PaperStateError, match="settled in USDT.*says USDC"):
+    with pytest.raises(PaperStateError, match=r"settled in USDT.*says USDC"):
         _open(path, T0, config=other_ccy)
 
 
