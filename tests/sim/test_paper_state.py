@@ -18,7 +18,7 @@ from botkit.errors import PaperStateError, PaperStateLocked
 from botkit.exchange import signing
 from botkit.exchange.http import dumps
 from botkit.sim import ManualClock, SimApi, SimEngine
-from botkit.sim.config import SimConfig
+from botkit.sim.config import SimConfig, load_sim_config
 from botkit.sim.inprocess import SimHandle, make_sim
 from botkit.sim.state import PaperFile, read_copy
 from tests.sim.conftest import BTC, T0, sim_config
@@ -271,4 +271,27 @@ def test_fresh_starts_a_new_account_in_the_same_file(tmp_path: Path) -> None:
     assert again.engine.balance().eq == Decimal(123)
     assert again.engine.positions() == []
     assert again.http.api.call("GET", "/v3/trade/order/trades", {}, None) == []
+    again.close()
+
+
+def test_the_random_walk_continues_from_the_saved_mark_and_step(tmp_path: Path) -> None:
+    path = tmp_path / "paper.sqlite"
+    walking = load_sim_config(None)  # random_walk: the mark moves with the clock
+    sim = _open(path, T0, config=walking)
+    sim.clock.advance(600_000)  # type: ignore[attr-defined]
+    sim.engine.step()
+    sim.http.api.call("GET", "/v3/market/tickers", {}, None)  # a request saves the walk
+    walked = {s: sim.engine.mark(s) for s in sim.engine.instruments}
+    step = sim.engine.last_step
+    sim.close()
+    fresh = SimEngine(walking, ManualClock(T0 + 600_000))
+    assert {s: fresh.mark(s) for s in fresh.instruments} != walked  # a restart from scratch
+    again = _open(path, T0 + 600_000, config=walking)
+    assert {s: again.engine.mark(s) for s in again.engine.instruments} == walked
+    assert again.engine.last_step == step == T0 + 600_000
+    again.clock.advance(1_000)  # type: ignore[attr-defined]
+    again.engine.step()  # one step from where it was, not 601 from the start price
+    assert again.engine.last_step == step + 1_000
+    for symbol, mark in walked.items():
+        assert abs(again.engine.mark(symbol) - mark) / mark < Decimal("0.01")
     again.close()
