@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from decimal import Decimal
-
 from pathlib import Path
 
 import httpx

@@ -101,7 +101,8 @@ def test_orders_placed_over_http_survive_kill_9_and_a_restart_with_state(tmp_pat
                 [OrderRequest(symbol=BTC, side=OrderSide.BUY, type=OrderType.MARKET, sz=Decimal(2))]
             )
             assert taken.accepted
-            before = (client.balance(), client.open_positions(), client.fills(symbol=BTC, limit=100))
+            fills = client.fills(symbol=BTC, limit=100)
+            before = (client.balance(), client.open_positions(), fills)
         enough = threading.Event()
 
         def place_until_killed() -> None:
@@ -131,7 +132,8 @@ def test_orders_placed_over_http_survive_kill_9_and_a_restart_with_state(tmp_pat
             resting = _all_open(client)
             assert set(acked) <= resting  # every answered order is there (one more batch may be)
             assert resting <= {_resting(n).clOrdId for n in range(len(acked) + 10)}
-            after = (client.balance(), client.open_positions(), client.fills(symbol=BTC, limit=100))
+            fills = client.fills(symbol=BTC, limit=100)
+            after = (client.balance(), client.open_positions(), fills)
     assert after[0].eq == before[0].eq  # nothing filled since: the wallet is as it was
     assert [(p.qty, p.openAvgPx) for p in after[1]] == [(p.qty, p.openAvgPx) for p in before[1]]
     assert after[2] == before[2]
