@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import json
 import os
 import socket
 import sqlite3
@@ -85,7 +86,7 @@ Synchronous = Literal["NORMAL", "FULL"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS orders (
+CREATE TABLE IF NOT EXISTS open_orders (
     ord_id INTEGER PRIMARY KEY, cl_ord_id TEXT NOT NULL, symbol TEXT NOT NULL,
     side TEXT NOT NULL, type TEXT NOT NULL, sz TEXT NOT NULL, px TEXT,
     mgn_mode TEXT NOT NULL, pos_side TEXT NOT NULL, reduce_only INTEGER NOT NULL,
@@ -93,17 +94,13 @@ CREATE TABLE IF NOT EXISTS orders (
     c_time INTEGER NOT NULL, u_time INTEGER NOT NULL, source TEXT NOT NULL, state TEXT NOT NULL,
     exec_qty TEXT NOT NULL, exec_amt TEXT NOT NULL, exec_px_qty TEXT NOT NULL, fee TEXT NOT NULL,
     cancel_reason TEXT NOT NULL, rev INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS fills (
-    id INTEGER PRIMARY KEY, trd_id INTEGER NOT NULL, symbol TEXT NOT NULL,
-    ord_id INTEGER NOT NULL, cl_ord_id TEXT NOT NULL, side TEXT NOT NULL,
-    mgn_mode TEXT NOT NULL, pos_side TEXT NOT NULL, ord_type TEXT NOT NULL, role TEXT NOT NULL,
-    px TEXT NOT NULL, qty TEXT NOT NULL, value TEXT NOT NULL, fee TEXT NOT NULL,
-    fee_rate TEXT NOT NULL, c_time INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS closed_positions (
-    id INTEGER PRIMARY KEY, symbol TEXT NOT NULL, side TEXT NOT NULL, mgn_mode TEXT NOT NULL,
-    pos_side TEXT NOT NULL, open_avg_px TEXT NOT NULL, close_avg_px TEXT NOT NULL,
-    closed_qty TEXT NOT NULL, pnl TEXT NOT NULL, fee TEXT NOT NULL, c_time INTEGER NOT NULL,
-    u_time INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS closed_orders (first_id INTEGER PRIMARY KEY, data TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS fills (first_id INTEGER PRIMARY KEY, data TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS closed_positions (first_id INTEGER PRIMARY KEY, data TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS account (
+    id INTEGER PRIMARY KEY CHECK (id = 1), wallet TEXT NOT NULL, c_time INTEGER NOT NULL,
+    u_time INTEGER NOT NULL, ids_last INTEGER NOT NULL, clock_ms INTEGER NOT NULL,
+    last_step INTEGER NOT NULL, position_mode TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS positions (
     symbol TEXT NOT NULL, pos_side TEXT NOT NULL, mgn_mode TEXT NOT NULL, qty TEXT NOT NULL,
     avg_px TEXT NOT NULL, c_time INTEGER NOT NULL, u_time INTEGER NOT NULL, pnl TEXT NOT NULL,
@@ -118,12 +115,14 @@ CREATE TABLE IF NOT EXISTS candles (
     l TEXT NOT NULL, c TEXT NOT NULL, qty TEXT NOT NULL, amt TEXT NOT NULL, tc INTEGER NOT NULL,
     PRIMARY KEY (symbol, st)) WITHOUT ROWID;
 """
-_TABLES = ("orders", "fills", "closed_positions", "positions", "levers", "status", "candles")
+_TABLES = (
+    "open_orders", "closed_orders", "fills", "closed_positions", "account", "positions", "levers",
+    "status", "candles",
+)  # fmt: skip
 _PUT_ORDER = (
-    "INSERT OR REPLACE INTO orders VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    "INSERT OR REPLACE INTO open_orders VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 )
-_PUT_FILL = "INSERT INTO fills VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
-_PUT_CLOSED = "INSERT INTO closed_positions VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
+_PUT_ACCOUNT = "INSERT OR REPLACE INTO account VALUES (1, ?, ?, ?, ?, ?, ?, ?)"
 _PUT_POSITION = "INSERT INTO positions VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
 _PUT_CANDLE = "INSERT OR REPLACE INTO candles VALUES (?,?,?,?,?,?,?,?,?)"
 _PUT_META = "INSERT OR REPLACE INTO meta VALUES (?, ?)"
@@ -152,6 +151,8 @@ class Restored:
     """What a state file gave back when it was opened (for the start-up line)."""
 
     fresh: bool
+    forgotten: int = 0
+    """Closed orders no longer shown (fill-less cancels older than 5 hours), not read back."""
     open_orders: int = 0
     positions: int = 0
     wallet: Decimal = Decimal(0)
@@ -167,6 +168,11 @@ class Restored:
 
 
 # --- rows ------------------------------------------------------------------------------------
+# The enums are StrEnums: SQLite and json store them as their text without the (slow)
+# ``.value``. Open orders change (fills, cancels): a row each, replaced. Closed orders, fills and
+# closed positions never change again: each save appends the new ones as one row (a JSON list
+# of records, ``first_id`` the first record's id), a row per record costing more than the
+# records' text.
 
 
 def _order_row(o: SimOrder) -> tuple[Any, ...]:
@@ -174,16 +180,16 @@ def _order_row(o: SimOrder) -> tuple[Any, ...]:
         o.ord_id,
         o.cl_ord_id,
         o.symbol,
-        o.side.value,
-        o.type.value,
+        o.side,
+        o.type,
         str(o.sz),
         None if o.px is None else str(o.px),
-        o.mgn_mode.value,
-        o.pos_side.value,
+        o.mgn_mode,
+        o.pos_side,
         int(o.reduce_only),
         int(o.closing),
-        o.tif.value,
-        o.stp.value,
+        o.tif,
+        o.stp,
         str(o.lever),
         o.c_time,
         o.u_time,
@@ -198,7 +204,7 @@ def _order_row(o: SimOrder) -> tuple[Any, ...]:
     )
 
 
-def _order(r: tuple[Any, ...]) -> SimOrder:
+def _order(r: tuple[Any, ...] | list[Any]) -> SimOrder:
     return SimOrder(
         ord_id=r[0],
         cl_ord_id=r[1],
@@ -227,17 +233,21 @@ def _order(r: tuple[Any, ...]) -> SimOrder:
     )
 
 
-def _fill_row(f: FillRecord) -> tuple[Any, ...]:
-    return (
+def _ord_id(order: SimOrder) -> int:
+    return order.ord_id
+
+
+def _fill_row(f: FillRecord) -> list[Any]:
+    return [
         f.id,
         f.trd_id,
         f.symbol,
         f.ord_id,
         f.cl_ord_id,
-        f.side.value,
-        f.mgn_mode.value,
-        f.pos_side.value,
-        f.ord_type.value,
+        f.side,
+        f.mgn_mode,
+        f.pos_side,
+        f.ord_type,
         f.role,
         str(f.px),
         str(f.qty),
@@ -245,10 +255,10 @@ def _fill_row(f: FillRecord) -> tuple[Any, ...]:
         str(f.fee),
         str(f.fee_rate),
         f.c_time,
-    )
+    ]
 
 
-def _fill(r: tuple[Any, ...]) -> FillRecord:
+def _fill(r: list[Any]) -> FillRecord:
     return FillRecord(
         id=r[0],
         trd_id=r[1],
@@ -269,13 +279,13 @@ def _fill(r: tuple[Any, ...]) -> FillRecord:
     )
 
 
-def _closed_row(p: PositionRecord) -> tuple[Any, ...]:
-    return (
+def _closed_row(p: PositionRecord) -> list[Any]:
+    return [
         p.id,
         p.symbol,
-        p.side.value,
-        p.mgn_mode.value,
-        p.pos_side.value,
+        p.side,
+        p.mgn_mode,
+        p.pos_side,
         str(p.open_avg_px),
         str(p.close_avg_px),
         str(p.closed_qty),
@@ -283,10 +293,10 @@ def _closed_row(p: PositionRecord) -> tuple[Any, ...]:
         str(p.fee),
         p.c_time,
         p.u_time,
-    )
+    ]
 
 
-def _closed(r: tuple[Any, ...]) -> PositionRecord:
+def _closed(r: list[Any]) -> PositionRecord:
     return PositionRecord(
         id=r[0],
         symbol=r[1],
@@ -306,8 +316,8 @@ def _closed(r: tuple[Any, ...]) -> PositionRecord:
 def _position_row(p: SimPosition, seq: int) -> tuple[Any, ...]:
     return (
         p.symbol,
-        p.pos_side.value,
-        p.mgn_mode.value,
+        p.pos_side,
+        p.mgn_mode,
         str(p.qty),
         str(p.avg_px),
         p.c_time,
@@ -426,11 +436,8 @@ def _meta(conn: sqlite3.Connection) -> dict[str, str]:
         return {}
 
 
-def _load(conn: sqlite3.Connection, engine: SimEngine, path: Path) -> Restored:
-    """Read the state at ``conn`` into ``engine`` (built from the config, untouched so far)."""
-    meta = _meta(conn)
-    if "schema" not in meta:
-        return Restored(True, wallet=engine.account.wallet, currency=engine.account.currency)
+def _check(engine: SimEngine, meta: dict[str, str], path: Path) -> None:
+    """Refuse, in one line, a state file this simulator cannot continue."""
     if meta["schema"] != SCHEMA_VERSION:
         raise PaperStateError(
             f"paper account {path}: written in format {meta['schema']}, this botkit reads"
@@ -443,13 +450,9 @@ def _load(conn: sqlite3.Connection, engine: SimEngine, path: Path) -> Restored:
             f"paper account {path}: settled in {meta['currency']}, the simulator's config says"
             f" {acc.currency} — restore the config, or start afresh with botkit sim reset"
         )
-    used = {
-        s
-        for (s,) in conn.execute(
-            "SELECT symbol FROM orders UNION SELECT symbol FROM positions"
-            " UNION SELECT symbol FROM fills"
-        )
-    }
+
+
+def _check_symbols(engine: SimEngine, used: set[str], path: Path) -> None:
     unknown = sorted(used - set(engine.instruments))
     if unknown:
         raise PaperStateError(
@@ -457,31 +460,50 @@ def _load(conn: sqlite3.Connection, engine: SimEngine, path: Path) -> Restored:
             " simulator's config no longer lists — add the instrument back, or start afresh"
             " with botkit sim reset"
         )
-    clock_ms = int(meta["clock_ms"])
+
+
+def _load(conn: sqlite3.Connection, engine: SimEngine, path: Path) -> Restored:
+    """Read the state at ``conn`` into ``engine`` (built from the config, untouched so far)."""
+    meta = _meta(conn)
+    if "schema" not in meta:
+        return Restored(True, wallet=engine.account.wallet, currency=engine.account.currency)
+    _check(engine, meta, path)
+    acc = engine.account
+    (account,) = conn.execute(
+        "SELECT wallet, c_time, u_time, ids_last, clock_ms, last_step, position_mode FROM account"
+    ).fetchall()
+    wallet, c_time, u_time, ids_last, clock_ms, last_step, position_mode = account
     clock = engine.clock
     if isinstance(clock, ManualClock) and clock.now_ms() < clock_ms:
         clock.set(clock_ms - clock.offset_ms)  # a manual clock continues where it stopped
     now = engine.clock.now_ms()
-    acc.wallet = Decimal(meta["wallet"])
-    acc.c_time = int(meta["account_c_time"])
-    acc.u_time = int(meta["account_u_time"])
+    acc.wallet = Decimal(wallet)
+    acc.c_time = c_time
+    acc.u_time = u_time
     for row in conn.execute("SELECT * FROM positions ORDER BY seq"):
         pos = _position(row)
         acc.positions[(pos.symbol, pos.pos_side)] = pos
     history = engine.history
-    for row in conn.execute("SELECT * FROM fills ORDER BY id"):
-        history.fills.add(_fill(row))
-    for row in conn.execute("SELECT * FROM closed_positions ORDER BY id"):
-        history.positions.add(_closed(row))
-    orders = []
-    for row in conn.execute("SELECT * FROM orders ORDER BY ord_id"):
-        order = _order(row)
-        if order.state in OrderState.OPEN or History.visible(order, now):
-            orders.append(order)
+    for (data,) in conn.execute("SELECT data FROM fills ORDER BY first_id"):
+        for record in json.loads(data):
+            history.fills.add(_fill(record))
+    for (data,) in conn.execute("SELECT data FROM closed_positions ORDER BY first_id"):
+        for record in json.loads(data):
+            history.positions.add(_closed(record))
+    orders = [_order(row) for row in conn.execute("SELECT * FROM open_orders")]
+    forgotten = 0
+    for (data,) in conn.execute("SELECT data FROM closed_orders"):
+        for record in json.loads(data):
+            order = _order(record)
+            if History.visible(order, now):
+                orders.append(order)
+            else:
+                forgotten += 1
+    orders.sort(key=_ord_id)
+    _check_symbols(engine, {o.symbol for o in orders} | {p for p, _ in acc.positions}, path)
     for symbol, word in conn.execute("SELECT symbol, status FROM status"):
         if symbol in engine.status:
             engine.status[symbol] = InstrumentStatus(word)
-    last_step = int(meta["last_step"])
     candles: dict[str, list[MinuteCandle]] = {}
     for row in conn.execute("SELECT * FROM candles ORDER BY symbol, st"):
         candles.setdefault(row[0], []).append(_candle(row[1:]))
@@ -496,16 +518,25 @@ def _load(conn: sqlite3.Connection, engine: SimEngine, path: Path) -> Restored:
     engine.restore(
         orders=orders,
         levers=levers,
-        position_mode=PositionMode(meta["position_mode"]),
+        position_mode=PositionMode(position_mode),
         last_step=last_step,
     )
-    engine.ids.resume(int(meta["ids_last"]))
+    engine.ids.resume(ids_last)
     return Restored(
         False,
+        forgotten=forgotten,
         open_orders=len(engine.matcher.open),
         positions=len(acc.positions),
         wallet=acc.wallet,
         currency=acc.currency,
+    )
+
+
+def _put_closed_orders(conn: sqlite3.Connection, orders: list[SimOrder]) -> None:
+    """Append closed orders (ascending ids) as one row."""
+    conn.execute(
+        "INSERT INTO closed_orders VALUES (?, ?)",
+        (orders[0].ord_id, json.dumps([_order_row(o) for o in orders], separators=(",", ":"))),
     )
 
 
@@ -562,6 +593,8 @@ class PaperState:
             self._mark_saved()
             if self.restored.fresh:
                 self._save(fresh=True)
+            elif self.restored.forgotten:
+                self._forget()
         except BaseException:
             self.close()
             raise
@@ -588,6 +621,7 @@ class PaperState:
         closed = e.history.positions.ids
         self._last_closed = closed[-1] if closed else 0
         self._open = {oid: (o, o.rev) for oid, o in m.open.items()}
+        self._positions = bool(e.account.positions)
         self._candles = {s: self._candle_key(p.current) for s, p in e.prices.items()}
         self._since = {s: p.current.sT for s, p in e.prices.items()}
         self._oldest = {s: p.oldest_ms for s, p in e.prices.items()}
@@ -647,55 +681,68 @@ class PaperState:
                     ("created_ms", str(e.clock.now_ms())),
                 ],
             )
-        meta: list[tuple[str, str]] = [("clock_ms", str(e.clock.now_ms()))]
         if fresh or m.rev != self._rev:
             self._write_orders(conn)
-            conn.execute("DELETE FROM positions")
-            conn.executemany(
-                _PUT_POSITION, [_position_row(p, n) for n, p in enumerate(acc.positions.values())]
-            )
-            meta += [
-                ("wallet", str(acc.wallet)),
-                ("account_c_time", str(acc.c_time)),
-                ("account_u_time", str(acc.u_time)),
-                ("ids_last", str(e.ids.last)),
-            ]
+            if acc.positions or self._positions:
+                conn.execute("DELETE FROM positions")
+                conn.executemany(
+                    _PUT_POSITION,
+                    [_position_row(p, n) for n, p in enumerate(acc.positions.values())],
+                )
         if fresh or m.rev != self._rev or e.mark_rev != self._mark_rev:
             self._write_candles(conn, fresh=fresh)
-            meta.append(("last_step", str(e.last_step)))
         if fresh or e.settings_rev != self._settings_rev:
             conn.execute("DELETE FROM levers")
             conn.executemany(
                 "INSERT INTO levers VALUES (?,?,?,?)",
-                [(s, mg.value, ps.value, str(v)) for (s, mg, ps), v in e.levers.items()],
+                [(s, mg, ps, str(v)) for (s, mg, ps), v in e.levers.items()],
             )
-            meta.append(("position_mode", e.position_mode.value))
         if fresh or e.status != self._status:
-            conn.executemany(
-                "INSERT OR REPLACE INTO status VALUES (?, ?)",
-                [(s, st.value) for s, st in e.status.items()],
-            )
-        conn.executemany(_PUT_META, meta)
+            conn.executemany("INSERT OR REPLACE INTO status VALUES (?, ?)", e.status.items())
+        conn.execute(
+            _PUT_ACCOUNT,
+            (
+                str(acc.wallet),
+                acc.c_time,
+                acc.u_time,
+                e.ids.last,
+                e.clock.now_ms(),
+                e.last_step,
+                e.position_mode,
+            ),
+        )
 
     def _write_orders(self, conn: sqlite3.Connection) -> None:
         e = self.engine
         series = e.history.orders
         start = bisect_right(series.ids, self._last_order)
-        rows = [_order_row(o) for o in series.records[start:]]
-        last = self._last_order
-        rows += [
-            _order_row(o) for oid, (o, rev) in self._open.items() if o.rev != rev and oid <= last
-        ]
-        if rows:
-            conn.executemany(_PUT_ORDER, rows)
+        changed = [o for o, rev in self._open.values() if o.rev != rev]
+        ended = [o.ord_id for o in changed if o.state not in OrderState.OPEN]
+        if ended:
+            conn.executemany("DELETE FROM open_orders WHERE ord_id = ?", [(i,) for i in ended])
+        changed += series.records[start:]
+        resting = [_order_row(o) for o in changed if o.state in OrderState.OPEN]
+        if resting:
+            conn.executemany(_PUT_ORDER, resting)
+        if len(resting) < len(changed):
+            ended_now = (o for o in changed if o.state not in OrderState.OPEN)
+            _put_closed_orders(conn, sorted(ended_now, key=_ord_id))
         fills = e.history.fills
         start = bisect_right(fills.ids, self._last_fill)
         if start < len(fills.ids):
-            conn.executemany(_PUT_FILL, [_fill_row(f) for f in fills.records[start:]])
+            new = fills.records[start:]
+            conn.execute(
+                "INSERT INTO fills VALUES (?, ?)",
+                (new[0].id, json.dumps([_fill_row(f) for f in new], separators=(",", ":"))),
+            )
         closed = e.history.positions
         start = bisect_right(closed.ids, self._last_closed)
         if start < len(closed.ids):
-            conn.executemany(_PUT_CLOSED, [_closed_row(p) for p in closed.records[start:]])
+            done = closed.records[start:]
+            conn.execute(
+                "INSERT INTO closed_positions VALUES (?, ?)",
+                (done[0].id, json.dumps([_closed_row(p) for p in done], separators=(",", ":"))),
+            )
 
     def _write_candles(self, conn: sqlite3.Connection, *, fresh: bool) -> None:
         rows: list[tuple[Any, ...]] = []
@@ -710,6 +757,22 @@ class PaperState:
                 conn.execute("DELETE FROM candles WHERE symbol = ? AND st < ?", (symbol, oldest))
         if rows:
             conn.executemany(_PUT_CANDLE, rows)
+
+    def _forget(self) -> None:
+        """Rewrite the closed orders without the forgotten ones (history no longer shows them),
+        so the file does not grow with them for ever."""
+        closed = [o for o in self.engine.history.orders.records if o.state in OrderState.CLOSED]
+        conn = self._conn
+        try:
+            conn.execute("BEGIN")
+            conn.execute("DELETE FROM closed_orders")
+            for at in range(0, len(closed), 1000):
+                _put_closed_orders(conn, closed[at : at + 1000])
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise PaperStateError(f"paper account {self.path}: cannot be written ({exc})") from None
 
     def close(self) -> None:
         """Let go of the file (what is saved stays); the lock is dropped."""

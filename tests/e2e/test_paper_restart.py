@@ -80,12 +80,12 @@ class Paper:
         return found if isinstance(found, list) else [found]
 
     def paper_orders(self) -> list[tuple[str, str]]:
-        """(clOrdId, state) of every order in the state file."""
+        """(clOrdId, state) of every open order in the state file."""
         if not self.state.exists():
             return []
         with sqlite3.connect(self.state) as conn:
             try:
-                rows = conn.execute("SELECT cl_ord_id, state FROM orders ORDER BY ord_id")
+                rows = conn.execute("SELECT cl_ord_id, state FROM open_orders ORDER BY ord_id")
                 return [(str(a), str(b)) for a, b in rows.fetchall()]
             except sqlite3.OperationalError:  # the file is being created
                 return []

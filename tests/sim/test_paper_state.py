@@ -166,7 +166,7 @@ def test_an_accepted_order_is_in_the_file_when_its_answer_is_made(tmp_path: Path
     assert answer.status == 200
     (placed,) = json.loads(answer.body)["data"]
     with sqlite3.connect(path) as other:  # another connection: what a restart would read
-        rows = other.execute("SELECT ord_id, state FROM orders").fetchall()
+        rows = other.execute("SELECT ord_id, state FROM open_orders").fetchall()
     assert rows == [(int(placed["ordId"]), "NEW")]
     sim.close()
 
@@ -202,7 +202,7 @@ def test_a_read_copy_sees_the_holders_account_and_never_writes(tmp_path: Path) -
     assert restored.open_orders == 1
     copy.cancel_all()
     with sqlite3.connect(path) as other:
-        assert other.execute("SELECT state FROM orders").fetchall() == [("NEW",)]
+        assert other.execute("SELECT state FROM open_orders").fetchall() == [("NEW",)]
     held.close()
 
 
