@@ -94,9 +94,7 @@ CREATE TABLE IF NOT EXISTS open_orders (
     c_time INTEGER NOT NULL, u_time INTEGER NOT NULL, source TEXT NOT NULL, state TEXT NOT NULL,
     exec_qty TEXT NOT NULL, exec_amt TEXT NOT NULL, exec_px_qty TEXT NOT NULL, fee TEXT NOT NULL,
     cancel_reason TEXT NOT NULL, rev INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS closed_orders (first_id INTEGER PRIMARY KEY, data TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS fills (first_id INTEGER PRIMARY KEY, data TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS closed_positions (first_id INTEGER PRIMARY KEY, data TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS history (first_id INTEGER PRIMARY KEY, data TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS account (
     id INTEGER PRIMARY KEY CHECK (id = 1), wallet TEXT NOT NULL, c_time INTEGER NOT NULL,
     u_time INTEGER NOT NULL, ids_last INTEGER NOT NULL, clock_ms INTEGER NOT NULL,
@@ -115,10 +113,7 @@ CREATE TABLE IF NOT EXISTS candles (
     l TEXT NOT NULL, c TEXT NOT NULL, qty TEXT NOT NULL, amt TEXT NOT NULL, tc INTEGER NOT NULL,
     PRIMARY KEY (symbol, st)) WITHOUT ROWID;
 """
-_TABLES = (
-    "open_orders", "closed_orders", "fills", "closed_positions", "account", "positions", "levers",
-    "status", "candles",
-)  # fmt: skip
+_TABLES = ("open_orders", "history", "account", "positions", "levers", "status", "candles")
 _PUT_ORDER = (
     "INSERT OR REPLACE INTO open_orders VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 )
@@ -170,9 +165,10 @@ class Restored:
 # --- rows ------------------------------------------------------------------------------------
 # The enums are StrEnums: SQLite and json store them as their text without the (slow)
 # ``.value``. Open orders change (fills, cancels): a row each, replaced. Closed orders, fills and
-# closed positions never change again: each save appends the new ones as one row (a JSON list
-# of records, ``first_id`` the first record's id), a row per record costing more than the
-# records' text.
+# closed positions never change again: each save appends the new ones as one ``history`` row
+# (JSON ``{"o": closed orders, "f": fills, "p": closed positions}``; ``first_id``, the smallest
+# id in it, is unique as every id comes from one sequence): a row per record, or a table per
+# kind, cost more than the records' text.
 
 
 def _order_row(o: SimOrder) -> tuple[Any, ...]:
@@ -484,16 +480,15 @@ def _load(conn: sqlite3.Connection, engine: SimEngine, path: Path) -> Restored:
         pos = _position(row)
         acc.positions[(pos.symbol, pos.pos_side)] = pos
     history = engine.history
-    for (data,) in conn.execute("SELECT data FROM fills ORDER BY first_id"):
-        for record in json.loads(data):
-            history.fills.add(_fill(record))
-    for (data,) in conn.execute("SELECT data FROM closed_positions ORDER BY first_id"):
-        for record in json.loads(data):
-            history.positions.add(_closed(record))
     orders = [_order(row) for row in conn.execute("SELECT * FROM open_orders")]
     forgotten = 0
-    for (data,) in conn.execute("SELECT data FROM closed_orders"):
-        for record in json.loads(data):
+    for (data,) in conn.execute("SELECT data FROM history ORDER BY first_id"):
+        saved = json.loads(data)
+        for record in saved.get("f", ()):
+            history.fills.add(_fill(record))
+        for record in saved.get("p", ()):
+            history.positions.add(_closed(record))
+        for record in saved.get("o", ()):
             order = _order(record)
             if History.visible(order, now):
                 orders.append(order)
@@ -532,11 +527,26 @@ def _load(conn: sqlite3.Connection, engine: SimEngine, path: Path) -> Restored:
     )
 
 
-def _put_closed_orders(conn: sqlite3.Connection, orders: list[SimOrder]) -> None:
-    """Append closed orders (ascending ids) as one row."""
+def _put_history(
+    conn: sqlite3.Connection,
+    orders: list[SimOrder],
+    fills: list[FillRecord],
+    closed: list[PositionRecord],
+) -> None:
+    """Append closed orders, fills and closed positions (each ascending) as one row."""
+    data: dict[str, list[list[Any]]] = {}
+    first = []
+    if orders:
+        data["o"] = [list(_order_row(o)) for o in orders]
+        first.append(orders[0].ord_id)
+    if fills:
+        data["f"] = [_fill_row(f) for f in fills]
+        first.append(fills[0].id)
+    if closed:
+        data["p"] = [_closed_row(p) for p in closed]
+        first.append(closed[0].id)
     conn.execute(
-        "INSERT INTO closed_orders VALUES (?, ?)",
-        (orders[0].ord_id, json.dumps([_order_row(o) for o in orders], separators=(",", ":"))),
+        "INSERT INTO history VALUES (?, ?)", (min(first), json.dumps(data, separators=(",", ":")))
     )
 
 
@@ -574,6 +584,9 @@ class PaperState:
         self.engine = engine
         self._fd: int | None = _lock(path, command)
         self._failed = ""
+        self._noted: dict[str, tuple[int, int, Decimal, Decimal, Decimal, int]] = {}
+        self._rev = self._mark_rev = self._settings_rev = -1
+        self._status: dict[str, InstrumentStatus] = {}
         try:
             self._conn = _connect(path)
             try:
@@ -606,25 +619,33 @@ class PaperState:
 
     # --- saving ------------------------------------------------------------------------------
 
-    def _mark_saved(self) -> None:
-        """Everything in the engine now is what the file holds."""
+    def _mark_saved(self, *, everything: bool = True) -> None:
+        """What the engine holds now is what the file holds (``everything``: look at every
+        part; else the candles were noted by :meth:`_write_candles`)."""
         e = self.engine
         m = e.matcher
+        h = e.history
+        if everything or m.rev != self._rev:
+            self._last_order = h.orders.ids[-1] if h.orders.ids else 0
+            self._last_fill = h.fills.ids[-1] if h.fills.ids else 0
+            self._last_closed = h.positions.ids[-1] if h.positions.ids else 0
+            self._open = {oid: (o, o.rev) for oid, o in m.open.items()}
+            self._positions = bool(e.account.positions)
+        if everything or e.status != self._status:
+            self._status = dict(e.status)
+        if everything:
+            self._candles = {s: self._candle_key(p.current) for s, p in e.prices.items()}
+            self._since = {s: p.current.sT for s, p in e.prices.items()}
+            self._oldest = {s: p.oldest_ms for s, p in e.prices.items()}
+        else:
+            for symbol, key in self._noted.items():
+                self._candles[symbol] = key
+                self._since[symbol] = key[1]
+                self._oldest[symbol] = e.prices[symbol].oldest_ms
+        self._noted.clear()
         self._rev = m.rev
         self._mark_rev = e.mark_rev
         self._settings_rev = e.settings_rev
-        self._status = dict(e.status)
-        ids = e.history.orders.ids
-        self._last_order = ids[-1] if ids else 0
-        fills = e.history.fills.ids
-        self._last_fill = fills[-1] if fills else 0
-        closed = e.history.positions.ids
-        self._last_closed = closed[-1] if closed else 0
-        self._open = {oid: (o, o.rev) for oid, o in m.open.items()}
-        self._positions = bool(e.account.positions)
-        self._candles = {s: self._candle_key(p.current) for s, p in e.prices.items()}
-        self._since = {s: p.current.sT for s, p in e.prices.items()}
-        self._oldest = {s: p.oldest_ms for s, p in e.prices.items()}
 
     @staticmethod
     def _candle_key(c: MinuteCandle) -> tuple[int, int, Decimal, Decimal, Decimal, int]:
@@ -662,7 +683,7 @@ class PaperState:
                 " every request until it is restarted (it then continues from the file)"
             )
             raise PaperStateError(self._failed) from None
-        self._mark_saved()
+        self._mark_saved(everything=fresh)
 
     def _write(self, conn: sqlite3.Connection, *, fresh: bool) -> None:
         e = self.engine
@@ -713,6 +734,8 @@ class PaperState:
         )
 
     def _write_orders(self, conn: sqlite3.Connection) -> None:
+        """Open orders that changed (a row each); what closed, filled or was closed since the
+        last save (one history row)."""
         e = self.engine
         series = e.history.orders
         start = bisect_right(series.ids, self._last_order)
@@ -724,32 +747,26 @@ class PaperState:
         resting = [_order_row(o) for o in changed if o.state in OrderState.OPEN]
         if resting:
             conn.executemany(_PUT_ORDER, resting)
-        if len(resting) < len(changed):
-            ended_now = (o for o in changed if o.state not in OrderState.OPEN)
-            _put_closed_orders(conn, sorted(ended_now, key=_ord_id))
+        done = (
+            sorted((o for o in changed if o.state not in OrderState.OPEN), key=_ord_id)
+            if len(resting) < len(changed)
+            else []
+        )
         fills = e.history.fills
-        start = bisect_right(fills.ids, self._last_fill)
-        if start < len(fills.ids):
-            new = fills.records[start:]
-            conn.execute(
-                "INSERT INTO fills VALUES (?, ?)",
-                (new[0].id, json.dumps([_fill_row(f) for f in new], separators=(",", ":"))),
-            )
+        new_fills = fills.records[bisect_right(fills.ids, self._last_fill) :]
         closed = e.history.positions
-        start = bisect_right(closed.ids, self._last_closed)
-        if start < len(closed.ids):
-            done = closed.records[start:]
-            conn.execute(
-                "INSERT INTO closed_positions VALUES (?, ?)",
-                (done[0].id, json.dumps([_closed_row(p) for p in done], separators=(",", ":"))),
-            )
+        new_closed = closed.records[bisect_right(closed.ids, self._last_closed) :]
+        if done or new_fills or new_closed:
+            _put_history(conn, done, new_fills, new_closed)
 
     def _write_candles(self, conn: sqlite3.Connection, *, fresh: bool) -> None:
         rows: list[tuple[Any, ...]] = []
         for symbol, series in self.engine.prices.items():
             current = series.current
-            if not fresh and self._candle_key(current) == self._candles[symbol]:
+            key = self._candle_key(current)
+            if not fresh and key == self._candles[symbol]:
                 continue
+            self._noted[symbol] = key
             since = series.oldest_ms if fresh else self._since[symbol]
             rows += [_candle_row(symbol, c) for c in series.since(since)]
             oldest = series.oldest_ms
@@ -759,15 +776,18 @@ class PaperState:
             conn.executemany(_PUT_CANDLE, rows)
 
     def _forget(self) -> None:
-        """Rewrite the closed orders without the forgotten ones (history no longer shows them),
-        so the file does not grow with them for ever."""
-        closed = [o for o in self.engine.history.orders.records if o.state in OrderState.CLOSED]
+        """Rewrite the history without the forgotten orders (history no longer shows them), so
+        the file does not grow with them for ever."""
+        h = self.engine.history
+        orders = [o for o in h.orders.records if o.state in OrderState.CLOSED]
+        fills, closed = h.fills.records, h.positions.records
         conn = self._conn
         try:
             conn.execute("BEGIN")
-            conn.execute("DELETE FROM closed_orders")
-            for at in range(0, len(closed), 1000):
-                _put_closed_orders(conn, closed[at : at + 1000])
+            conn.execute("DELETE FROM history")
+            for at in range(0, max(len(orders), len(fills), len(closed)), 1000):
+                part = slice(at, at + 1000)
+                _put_history(conn, orders[part], fills[part], closed[part])
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
             if conn.in_transaction:

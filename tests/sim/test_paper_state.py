@@ -210,7 +210,7 @@ def test_a_failed_save_answers_500_and_then_refuses_every_request(tmp_path: Path
     path = tmp_path / "paper.sqlite"
     sim = _open(path, T0)
     with sqlite3.connect(path) as other:
-        other.execute("DROP TABLE fills")
+        other.execute("DROP TABLE history")
     api = sim.http.api
     market = [{"symbol": BTC, "side": "BUY", "type": "MARKET", "sz": "1"}]
     with pytest.raises(PaperStateError, match="cannot be written"):
