@@ -164,6 +164,8 @@ def test_sigkill_mid_cycle_then_restart_the_account_journal_and_orders_agree(
             assert proc.poll() is None, (paper.folder / "run.err").read_text()
             assert time.monotonic() < deadline, "the cycle never reached its batch"
             time.sleep(0.02)
+        seen = [o["clOrdId"] for o in paper.exchange("orders")]  # a copy, while it is held
+        assert seen == [cl for cl, _ in paper.paper_orders()]
         proc.send_signal(signal.SIGKILL)  # the cycle is inside its batch's held answer
         assert proc.wait(30) == -signal.SIGKILL
     finally:
