@@ -43,6 +43,7 @@ import os
 import socket
 import sqlite3
 import stat
+import threading
 from bisect import bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -565,6 +566,39 @@ def read_copy(path: Path, engine: SimEngine) -> Restored:
         conn.close()
 
 
+_BACKSTOP_PAGES = 20_000
+_CHECKPOINT_S = 0.5
+
+
+class _Checkpointer:
+    """Copies the WAL back into the database every half second on its own thread and
+    connection (a PASSIVE checkpoint: it never blocks the writer), so the writer's commits
+    never pay for a checkpoint's copy and ``fsync``."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"checkpoint {path}", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            conn = sqlite3.connect(self._path, isolation_level=None)
+        except sqlite3.Error:
+            return  # the writer's own backstop checkpoints then
+        try:
+            while not self._stop.wait(_CHECKPOINT_S):
+                conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        except sqlite3.Error:
+            return
+        finally:
+            conn.close()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(10)
+
+
 class PaperState:
     """A paper account held in its state file: load at open, :meth:`save` after each change."""
 
@@ -592,6 +626,9 @@ class PaperState:
             try:
                 self._conn.execute("PRAGMA journal_mode = WAL")
                 self._conn.execute(f"PRAGMA synchronous = {synchronous}")
+                # checkpoints (and their fsync) run on a thread of their own, off the answer's
+                # path; this connection checkpoints only if that thread falls far behind
+                self._conn.execute(f"PRAGMA wal_autocheckpoint = {_BACKSTOP_PAGES}")
                 self._conn.executescript(_SCHEMA)
                 self.restored = (
                     Restored(True, wallet=engine.account.wallet, currency=engine.account.currency)
@@ -603,6 +640,7 @@ class PaperState:
                     f"paper account {path}: cannot read it ({exc}) — is it a botkit paper"
                     " account? Move it away, or start afresh with botkit sim reset"
                 ) from None
+            self._checkpointer = _Checkpointer(path)
             self._mark_saved()
             if self.restored.fresh:
                 self._save(fresh=True)
@@ -796,6 +834,9 @@ class PaperState:
 
     def close(self) -> None:
         """Let go of the file (what is saved stays); the lock is dropped."""
+        checkpointer = getattr(self, "_checkpointer", None)
+        if checkpointer is not None:
+            checkpointer.stop()
         conn = getattr(self, "_conn", None)
         if conn is not None:
             conn.close()
