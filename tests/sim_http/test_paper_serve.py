@@ -134,7 +134,7 @@ def test_orders_placed_over_http_survive_kill_9_and_a_restart_with_state(tmp_pat
             assert resting <= {_resting(n).clOrdId for n in range(len(acked) + 10)}
             fills = client.fills(symbol=BTC, limit=100)
             after = (client.balance(), client.open_positions(), fills)
-    wallet = [b.eq - b.upl for b in (before[0], after[0])]  # the marks walk on: upl moves
+    wallet = [(b.eq or 0) - (b.upl or 0) for b in (before[0], after[0])]  # upl moves with marks
     assert wallet[0] == wallet[1]  # nothing filled since: the wallet is as it was
     assert [(p.qty, p.openAvgPx) for p in after[1]] == [(p.qty, p.openAvgPx) for p in before[1]]
     assert after[2] == before[2]
