@@ -12,6 +12,7 @@ connection raises :class:`httpx.RemoteProtocolError` *after* the engine processe
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -228,4 +229,29 @@ def make_transport(
     the paper account of ``settings``: held (loaded, every change saved before its answer
     leaves; one process at a time) or, ``hold=False``, a read copy for looking."""
     paper = paper_file(settings, hold=hold, command=command)
-    return make_sim(sim_config_for(settings), WallClock(), paper=paper).transport
+    config = sim_config_for(settings)
+    return _AtFirstRequest(lambda: make_sim(config, WallClock(), paper=paper).transport)
+
+
+class _AtFirstRequest(httpx.BaseTransport):
+    """A simulator built, and its paper account opened, at the first request: a command holds
+    its journal (which needs the client's clock) before the paper account, so a second
+    ``botkit run`` on one journal is refused for the journal, and a journal that cannot be
+    created is reported before anything else. A paper account that cannot be opened raises
+    its one-line error from that first request."""
+
+    def __init__(self, build: Callable[[], SimTransport]) -> None:
+        self._build = build
+        self._built: SimTransport | None = None
+        self._lock = threading.Lock()
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        with self._lock:
+            if self._built is None:
+                self._built = self._build()
+        return self._built.handle_request(request)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._built is not None:
+                self._built.close()
