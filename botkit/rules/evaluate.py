@@ -10,7 +10,6 @@ read off the evaluation when asked for.
 from __future__ import annotations
 
 from collections.abc import Container, Mapping
-from dataclasses import dataclass
 from decimal import Decimal
 from itertools import islice
 from typing import Any
@@ -157,15 +156,65 @@ def _read_values(
     return tuple([(display, env[key]) for key, display in names if key in read])
 
 
-@dataclass(frozen=True, slots=True)
 class Evaluation:
-    """The outcome of one evaluation of one strategy."""
+    """The outcome of one evaluation of one strategy.
 
-    strategy: str
-    version: str
-    slot: int
-    now_ms: int
-    results: tuple[RuleResult, ...]
+    An immutable value like :class:`RuleResult` (read-only properties over slots; equal to,
+    hashing and printing as ``Evaluation(strategy, version, slot, now_ms, results)``), a plain
+    class for the same reason: one is made per strategy evaluation."""
+
+    __slots__ = ("_now_ms", "_results", "_slot", "_strategy", "_version")
+
+    def __init__(
+        self, strategy: str, version: str, slot: int, now_ms: int, results: tuple[RuleResult, ...]
+    ) -> None:
+        self._strategy = strategy
+        self._version = version
+        self._slot = slot
+        self._now_ms = now_ms
+        self._results = results
+
+    @property
+    def strategy(self) -> str:
+        return self._strategy
+
+    @property
+    def version(self) -> str:
+        return self._version
+
+    @property
+    def slot(self) -> int:
+        """The evaluation slot: ``now_ms`` // the strategy's period."""
+        return self._slot
+
+    @property
+    def now_ms(self) -> int:
+        return self._now_ms
+
+    @property
+    def results(self) -> tuple[RuleResult, ...]:
+        """One result per rule, in rule order."""
+        return self._results
+
+    def _fields(self) -> tuple[str, str, int, int, tuple[RuleResult, ...]]:
+        return (self._strategy, self._version, self._slot, self._now_ms, self._results)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Evaluation):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return (
+            f"Evaluation(strategy={self._strategy!r}, version={self._version!r}, "
+            f"slot={self._slot!r}, now_ms={self._now_ms!r}, results={self._results!r})"
+        )
+
+    def __reduce__(self) -> tuple[type[Evaluation], tuple[Any, ...]]:
+        return (Evaluation, self._fields())
 
     @property
     def intents(self) -> tuple[Intent, ...]:
