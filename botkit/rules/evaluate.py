@@ -26,7 +26,28 @@ from botkit.snapshot import Snapshot
 __all__ = ["Evaluation", "RuleResult", "RuleStatus", "evaluate"]
 
 
-class RuleResult:
+class _Value:
+    """An immutable value, equal to another of its class (and hashing, copied and pickled) by
+    its fields in constructor order, ``_fields()``."""
+
+    __slots__ = ()
+
+    def _fields(self) -> tuple[Any, ...]:
+        raise NotImplementedError
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _Value) or type(other) is not type(self):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __reduce__(self) -> tuple[type[_Value], tuple[Any, ...]]:
+        return (type(self), self._fields())
+
+
+class RuleResult(_Value):
     """One rule's outcome: fired (with intents) or why not, and the values it read.
 
     An immutable value: its fields are read-only properties, and two results are equal (and
@@ -123,22 +144,11 @@ class RuleResult:
     ) -> tuple[str, RuleStatus, str, tuple[Intent, ...], tuple[tuple[str, Any], ...]]:
         return (self._rule, self._status, self._reason, self._intents, self.values)
 
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, RuleResult):
-            return NotImplemented
-        return self._fields() == other._fields()
-
-    def __hash__(self) -> int:
-        return hash(self._fields())
-
     def __repr__(self) -> str:
         return (
             f"RuleResult(rule={self._rule!r}, status={self._status!r}, "
             f"reason={self._reason!r}, intents={self._intents!r})"
         )
-
-    def __reduce__(self) -> tuple[type[RuleResult], tuple[Any, ...]]:
-        return (RuleResult, self._fields())
 
 
 _Reads = tuple[Mapping[str, Any], tuple[tuple[str, str], ...], int]
@@ -156,7 +166,7 @@ def _read_values(
     return tuple([(display, env[key]) for key, display in names if key in read])
 
 
-class Evaluation:
+class Evaluation(_Value):
     """The outcome of one evaluation of one strategy.
 
     An immutable value like :class:`RuleResult` (read-only properties over slots; equal to,
@@ -199,22 +209,11 @@ class Evaluation:
     def _fields(self) -> tuple[str, str, int, int, tuple[RuleResult, ...]]:
         return (self._strategy, self._version, self._slot, self._now_ms, self._results)
 
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Evaluation):
-            return NotImplemented
-        return self._fields() == other._fields()
-
-    def __hash__(self) -> int:
-        return hash(self._fields())
-
     def __repr__(self) -> str:
         return (
             f"Evaluation(strategy={self._strategy!r}, version={self._version!r}, "
             f"slot={self._slot!r}, now_ms={self._now_ms!r}, results={self._results!r})"
         )
-
-    def __reduce__(self) -> tuple[type[Evaluation], tuple[Any, ...]]:
-        return (Evaluation, self._fields())
 
     @property
     def intents(self) -> tuple[Intent, ...]:
