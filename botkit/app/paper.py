@@ -23,12 +23,12 @@ from botkit.exchange.clock import ClockSync
 from botkit.exchange.models import Position, PosSide
 from botkit.exchange.paging import iter_history
 from botkit.journal import Journal, OrderFilter, Outcome
-from botkit.pipeline import Executor
 from botkit.rules import Strategy
 from botkit.rules.store import StrategyStore
 from botkit.runner.cycle import CycleReport, Runner
 from botkit.runner.execution import LiveExecution
 from botkit.runner.loop import Loop
+from botkit.runner.orders import Executor
 from botkit.runner.pnl import Book, attribute
 from botkit.runner.simtime import SimulatedTime
 from botkit.sim.clock import ManualClock

@@ -26,16 +26,7 @@ from botkit.exchange.port import ExchangePort
 from botkit.intents import CancelIntent, Intent, LeverageIntent, OrderIntent, PositionModeIntent
 from botkit.journal import Evaluated, Journal
 from botkit.journal.records import Outcome
-from botkit.pipeline import (
-    Controls,
-    ExecutionReport,
-    GuardSettings,
-    Plan,
-    Reason,
-    StrategyPolicy,
-    build_plan,
-    controls,
-)
+from botkit.pipeline import GuardSettings, Plan, Reason, StrategyPolicy, build_plan
 from botkit.rules import (
     Evaluation,
     OnDelete,
@@ -48,6 +39,8 @@ from botkit.rules import (
 from botkit.rules.store import ReloadReport, StrategyStore
 from botkit.runner.activity import ActivityCache
 from botkit.runner.execution import Execution, SideEffect, describe
+from botkit.runner.killswitch import Controls, controls
+from botkit.runner.orders import ExecutionReport
 from botkit.runner.orphans import OrphanReport
 from botkit.runner.ownership import Ownership, apply_on_delete
 from botkit.runner.reader import Needs, SnapshotReader, needs_of
