@@ -1,8 +1,10 @@
 """One cycle of the loop: reload, read, evaluate, plan, execute, journal.
 
 :class:`Runner` owns no I/O of its own: the exchange is an :class:`ExchangePort`, the strategies a
-:class:`~botkit.rules.store.StrategyStore`, the journal a :class:`~botkit.journal.Journal`, time a
-callable, and whether anything is sent an :class:`~botkit.runner.execution.Execution` adapter.
+:class:`~botkit.rules.store.StrategyStore`, the journal a
+:class:`~botkit.ports.journal.RunnerJournal`, time a callable, what it reports a
+:class:`~botkit.ports.observer.CycleObserver`, and whether anything is sent an
+:class:`~botkit.runner.execution.Execution` adapter.
 Live trading, paper trading on the embedded simulator, dry runs and backtests all run this code.
 
 A failing strategy or a failing read is logged and journaled and the cycle goes on (or, for a
@@ -24,9 +26,8 @@ from botkit.errors import BotkitError, ExchangeError, JournalError, StopRequeste
 from botkit.exchange.models import OpenOrder
 from botkit.exchange.port import ExchangePort
 from botkit.intents import CancelIntent, Intent, LeverageIntent, OrderIntent, PositionModeIntent
-from botkit.journal import Evaluated, Journal
-from botkit.journal.records import Outcome
 from botkit.pipeline import GuardSettings, Plan, Reason, StrategyPolicy, build_plan
+from botkit.ports.journal import Evaluated, Outcome, RunnerJournal
 from botkit.rules import (
     Evaluation,
     OnDelete,
@@ -159,7 +160,7 @@ class Runner:
         *,
         port: ExchangePort,
         store: StrategyStore,
-        journal: Journal,
+        journal: RunnerJournal,
         execution: Execution,
         now_ms: Callable[[], int],
         guards: GuardSettings | None = None,

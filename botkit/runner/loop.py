@@ -26,7 +26,7 @@ from typing import Protocol
 from loguru import logger
 
 from botkit.errors import AuthFailed, ExchangeError, JournalError, StopRequested
-from botkit.journal.records import Outcome
+from botkit.ports.journal import Outcome
 from botkit.runner.cycle import CycleReport, Runner
 from botkit.service.notify import Notifier
 

@@ -34,7 +34,7 @@ from typing import Any
 from loguru import logger
 
 from botkit.exchange.models import OpenOrder
-from botkit.journal import Journal, OrderOutcome
+from botkit.ports.journal import OrderOutcome, SharedIdReads
 from botkit.rules.ids import parse_client_order_id, strategy_tag
 from botkit.runner.orders.submit import SHARED_ID_NOTE
 
@@ -100,7 +100,7 @@ def _strategy_of(cl_ord_id: str, strategies: Iterable[str]) -> str:
 class SharedIdWatch:
     """Warns once per order about :func:`shared_ids` suspects (log and journal)."""
 
-    def __init__(self, journal: Journal) -> None:
+    def __init__(self, journal: SharedIdReads) -> None:
         self.journal = journal
         self._warned: set[tuple[str, str]] = set()
         self.checked = False
