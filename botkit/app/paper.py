@@ -31,6 +31,7 @@ from botkit.runner.loop import Loop
 from botkit.runner.orders import Executor
 from botkit.runner.pnl import Book, attribute
 from botkit.runner.simtime import SimulatedTime
+from botkit.service.notify import Notifier
 from botkit.sim.clock import ManualClock
 from botkit.sim.inprocess import SimHandle
 
@@ -104,6 +105,7 @@ def run_paper(
     loop = Loop(
         runner,
         SimulatedTime(clock, on_advance=advance),
+        notifier=Notifier(),
         sync=client.clock.maybe_resync,
         on_cycle=stop_at_end,
     )
