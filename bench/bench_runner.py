@@ -24,10 +24,10 @@ import httpx
 from botkit.app.clients import SIM_BASE_URL
 from botkit.clock import ManualClock
 from botkit.journal import Journal
-from botkit.pipeline import Executor
 from botkit.rules.store import StrategyStore
 from botkit.runner.cycle import Runner
 from botkit.runner.execution import LiveExecution
+from botkit.runner.orders import Executor
 from botkit.service.logs import configure_logging
 from botkit.sim.config import SimConfig, load_sim_config
 from botkit.sim.inprocess import make_sim

@@ -17,10 +17,10 @@ from botkit.backtest.setup import backtest_sim_config
 from botkit.clock import ManualClock
 from botkit.exchange.port import ExchangePort
 from botkit.journal import Journal, OrderFilter
-from botkit.pipeline import Executor
 from botkit.rules.store import StrategyStore
 from botkit.runner.cycle import CycleReport, Runner
 from botkit.runner.execution import LiveExecution
+from botkit.runner.orders import Executor
 from botkit.sim.config import load_sim_config
 from botkit.sim.inprocess import SimHandle, make_sim
 from botkit.sim.port import SimPort

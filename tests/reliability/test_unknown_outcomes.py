@@ -28,8 +28,9 @@ from botkit.clock import ManualClock
 from botkit.errors import OutcomeUnknown
 from botkit.exchange.models import OrderRequest, OrderSide, OrderType
 from botkit.journal import Journal, NewOrder, Outcome
-from botkit.pipeline import Executor, Plan
+from botkit.pipeline import Plan
 from botkit.runner.execution import LiveExecution
+from botkit.runner.orders import Executor
 from botkit.settings import load_settings
 from botkit.sim.config import default_config_text
 from botkit.sim.inprocess import make_sim

@@ -26,10 +26,10 @@ from loguru import logger
 from botkit.app.clients import SIM_BASE_URL
 from botkit.clock import ManualClock
 from botkit.journal import Journal
-from botkit.pipeline import Executor
 from botkit.rules.store import StrategyStore
 from botkit.runner.cycle import DEFAULT_BAND_MARGIN_BPS, Runner
 from botkit.runner.execution import LiveExecution
+from botkit.runner.orders import Executor
 from botkit.sim.config import SimConfig
 from botkit.sim.faults import FaultKind
 from botkit.sim.inprocess import make_sim
