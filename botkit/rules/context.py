@@ -207,3 +207,44 @@ ROOTS: dict[str, Root] = {
     "params": Root(AnyKey(NUM, "a name of the strategy's params"), "the strategy's params"),
 }
 """The names an expression may start with."""
+
+
+def reference() -> str:
+    """The reference of the context (docs/strategies.md, "The context"), made from
+    :data:`ROOTS` and the views' ``FIELDS``: a heading and a table per view, each view once
+    (``tests/rules/test_docs.py`` holds the page to it)."""
+    sections: list[str] = []
+    seen: set[type[View]] = set()
+    for name, root in ROOTS.items():
+        if isinstance(root.kind, type) and issubclass(root.kind, View):
+            _section(name, root.kind, sections, seen)
+        elif root.kind == NUM:
+            sections.append(f"**`{name}`** — {root.doc}\n")
+    return "\n".join(sections)
+
+
+_TYPE_WORD = {NUM: "number", BOOL: "true/false"}
+_ARG_EXAMPLE = {"window": "'1h'", "field": "'FIELD'"}
+
+
+def _section(path: str, view: type[View], out: list[str], seen: set[type[View]]) -> None:
+    seen.add(view)
+    rows = [f"**`{path}`** — {view.DOC}\n", "| name | type | meaning |", "|---|---|---|"]
+    below: list[tuple[str, type[View]]] = []
+    for name, field in view.FIELDS.items():
+        kind = field.kind
+        if isinstance(kind, Method):
+            args = ", ".join(_ARG_EXAMPLE[a] for a in kind.args)
+            rows.append(f"| `{path}.{name}({args})` | {_TYPE_WORD[kind.returns]} | {kind.doc} |")
+        elif isinstance(kind, AnyKey):
+            rows.append(f"| `{path}.{name}.CODE.…` | — | {field.doc} |")
+            below.append((f"{path}.{name}.CODE", kind.of))
+        elif isinstance(kind, type):
+            rows.append(f"| `{path}.{name}.…` | — | {field.doc} |")
+            below.append((f"{path}.{name}", kind))
+        else:
+            rows.append(f"| `{path}.{name}` | {_TYPE_WORD[kind]} | {field.doc} |")
+    out.append("\n".join(rows) + "\n")
+    for sub_path, sub in below:
+        if sub not in seen:
+            _section(sub_path, sub, out, seen)

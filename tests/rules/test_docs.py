@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from botkit.rules import loads
-from botkit.rules.context import ROOTS, AnyKey, Method, View
+from botkit.rules.context import ROOTS, AnyKey, Method, View, reference
 from tests.rules.helpers import BTC
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "strategies.md"
@@ -69,3 +69,9 @@ def test_the_reference_names_every_context_value() -> None:
     missing = [n for n in names if f"`{n}" not in TEXT]
     assert missing == []
     assert len(names) > 100
+
+
+def test_the_reference_is_the_declared_table() -> None:
+    """Every context field is declared once (ROOTS and the views' FIELDS); the page's tables
+    are exactly what that declaration makes: names, types and meanings, in order."""
+    assert reference() in TEXT
