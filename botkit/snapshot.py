@@ -9,9 +9,10 @@ and not at all when nothing does (a condition that stops at ``position.qty == 0`
 positions and nothing else; a quiet cycle never reads the price band the planner would check
 orders against).
 
-What is read when is explicit: each part is a typed attribute backed by its own
-:class:`Lazy` cell (no lookup by name), and the engine asks for the parts it must have before
-it acts with :meth:`Snapshot.prefetch` (the planner's parts, before anything is sent).
+What is read when is explicit: each part is declared once, a typed attribute that reads
+through its own typed method of :class:`Reads` (no lookup by name), and the engine asks for
+the parts it must have before it acts with :meth:`Snapshot.prefetch` (the planner's parts,
+before anything is sent).
 
 A read that fails raises :class:`~botkit.errors.ReadFailed` (the one read-failure error; its
 ``part`` says which read) from the access or the prefetch; the engine ends the cycle as a
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from enum import StrEnum
-from typing import Any, Generic, NoReturn, Protocol, TypeVar
+from typing import Any, Generic, NoReturn, Protocol, TypeVar, overload
 
 from botkit.exchange.models import (
     Balance,
@@ -38,7 +39,7 @@ from botkit.exchange.models import (
     Ticker,
 )
 
-__all__ = ["Lazy", "Part", "Reads", "Snapshot"]
+__all__ = ["Part", "Reads", "Snapshot"]
 
 T = TypeVar("T")
 
@@ -77,71 +78,74 @@ class Reads(Protocol):
 class _Unset:
     __slots__ = ()
 
+    def __repr__(self) -> str:
+        return "<not read>"
+
 
 _UNSET: Any = _Unset()
 
 
-class Lazy(Generic[T]):
-    """One part of a snapshot: its value, or the read that makes it on the first :meth:`get`
-    (then kept; a read that raises is not kept)."""
+class _NoReads:
+    """The reads of a snapshot built from values: there is nothing left to read."""
 
-    __slots__ = ("_read", "_value")
+    def __getattr__(self, name: str) -> NoReturn:
+        raise AssertionError(f"a snapshot built from values has every part ({name})")
 
-    def __init__(self, read: Callable[[], T] | None = None, value: T = _UNSET) -> None:
+
+class _Lazy(Generic[T]):
+    """One part of a :class:`Snapshot`, declared once: a typed attribute read through the
+    snapshot's :class:`Reads` on first access, then kept; a read that raises is not kept, so
+    the next access tries again."""
+
+    __slots__ = ("_at", "_read", "part")
+
+    def __init__(self, part: Part, read: Callable[[Reads], T]) -> None:
+        self.part = part
         self._read = read
-        self._value: T = value
+        self._at = len(_LAZY)  # its place among the snapshot's values: Part order
+        _LAZY[part] = self
 
-    @classmethod
-    def of(cls, value: T) -> Lazy[T]:
-        """A part that holds ``value`` already."""
-        return cls(None, value)
-
-    def get(self) -> T:
-        value = self._value
+    @overload
+    def __get__(self, snapshot: None, owner: type[Snapshot]) -> _Lazy[T]: ...
+    @overload
+    def __get__(self, snapshot: Snapshot, owner: type[Snapshot]) -> T: ...
+    def __get__(self, snapshot: Snapshot | None, owner: type[Snapshot]) -> T | _Lazy[T]:
+        if snapshot is None:
+            return self
+        values = snapshot._values
+        value: T = values[self._at]
         if value is _UNSET:
-            read = self._read
-            assert read is not None  # a cell is made with a value or a read
-            value = self._value = read()
+            value = values[self._at] = self._read(snapshot._reads)
         return value
 
-    @property
-    def fetched(self) -> bool:
-        """Whether the value is here (given, or read): :meth:`get` then reads nothing."""
-        return self._value is not _UNSET
+    def fetched(self, snapshot: Snapshot) -> bool:
+        return snapshot._values[self._at] is not _UNSET
 
-    def again(self) -> Lazy[T]:
-        """A fresh cell over the same read (a given value is kept: there is nothing to read)."""
-        return self if self._read is None else Lazy(self._read)
+
+_LAZY: dict[Part, _Lazy[Any]] = {}
+"""Each part's declaration, in :class:`Part` order (filled as :class:`Snapshot` is made)."""
 
 
 class Snapshot:
     """The account and market as seen at ``now_ms`` (exchange time, Unix ms)."""
 
-    __slots__ = (
-        "_balance",
-        "_fills",
-        "_limit_prices",
-        "_open_orders",
-        "_order_history",
-        "_position_history",
-        "_position_mode",
-        "_positions",
-        "_tickers",
-        "instruments",
-        "now_ms",
-    )
+    __slots__ = ("_reads", "_values", "instruments", "now_ms")
 
     now_ms: int
     instruments: dict[str, Instrument]
-    _balance: Lazy[Balance]
-    _tickers: Lazy[dict[str, Ticker]]
-    _positions: Lazy[list[Position]]
-    _open_orders: Lazy[list[OpenOrder]]
-    _order_history: Lazy[list[Order]]
-    _fills: Lazy[list[Fill]]
-    _position_history: Lazy[list[PositionHistory]]
-    _limit_prices: Lazy[dict[str, LimitPrice]]
-    _position_mode: Lazy[PositionMode]
+    _reads: Reads
+    _values: list[Any]
+    """The parts' values in :class:`Part` order (``_UNSET`` until read)."""
+
+    balance = _Lazy(Part.BALANCE, lambda reads: reads.balance())
+    tickers = _Lazy(Part.TICKERS, lambda reads: reads.tickers())
+    positions = _Lazy(Part.POSITIONS, lambda reads: reads.positions())
+    open_orders = _Lazy(Part.OPEN_ORDERS, lambda reads: reads.open_orders())
+    order_history = _Lazy(Part.ORDER_HISTORY, lambda reads: reads.order_history())
+    fills = _Lazy(Part.FILLS, lambda reads: reads.fills())
+    position_history = _Lazy(Part.POSITION_HISTORY, lambda reads: reads.position_history())
+    limit_prices = _Lazy(Part.LIMIT_PRICES, lambda reads: reads.limit_prices())
+    position_mode = _Lazy(Part.POSITION_MODE, lambda reads: reads.position_mode())
 
     def __init__(
         self,
@@ -157,7 +161,7 @@ class Snapshot:
         limit_prices: dict[str, LimitPrice] | None = None,
         position_mode: PositionMode = PositionMode.ONE_WAY,
     ) -> None:
-        given = (
+        values = [
             balance,
             tickers,
             [] if positions is None else positions,
@@ -167,134 +171,64 @@ class Snapshot:
             [] if position_history is None else position_history,
             {} if limit_prices is None else limit_prices,
             position_mode,
-        )
-        self._set(now_ms, instruments, tuple(Lazy.of(value) for value in given))
+        ]
+        self._set(now_ms, instruments, _NO_READS, values)
 
     @classmethod
     def deferred(cls, now_ms: int, instruments: dict[str, Instrument], reads: Reads) -> Snapshot:
         """A snapshot whose parts are read through ``reads`` on first access (each at most
         once) or when :meth:`prefetch` asks for them."""
         snapshot = cls.__new__(cls)
-        snapshot._set(
-            now_ms,
-            instruments,
-            (
-                Lazy(reads.balance),
-                Lazy(reads.tickers),
-                Lazy(reads.positions),
-                Lazy(reads.open_orders),
-                Lazy(reads.order_history),
-                Lazy(reads.fills),
-                Lazy(reads.position_history),
-                Lazy(reads.limit_prices),
-                Lazy(reads.position_mode),
-            ),
-        )
+        snapshot._set(now_ms, instruments, reads, [_UNSET] * len(_LAZY))
         return snapshot
 
     def _set(
-        self, now_ms: int, instruments: dict[str, Instrument], cells: tuple[Lazy[Any], ...]
+        self, now_ms: int, instruments: dict[str, Instrument], reads: Reads, values: list[Any]
     ) -> None:
         setattr_ = object.__setattr__
         setattr_(self, "now_ms", now_ms)
         setattr_(self, "instruments", instruments)
-        for part, cell in zip(_SLOTS, cells, strict=True):
-            setattr_(self, part, cell)
-
-    def _cells(self) -> tuple[Lazy[Any], ...]:
-        """The cells in :class:`Part` order."""
-        return (
-            self._balance,
-            self._tickers,
-            self._positions,
-            self._open_orders,
-            self._order_history,
-            self._fills,
-            self._position_history,
-            self._limit_prices,
-            self._position_mode,
-        )
-
-    def _cell(self, part: Part) -> Lazy[Any]:
-        return self._cells()[_INDEX[part]]
-
-    def _with(self, cells: tuple[Lazy[Any], ...]) -> Snapshot:
-        snapshot = Snapshot.__new__(Snapshot)
-        snapshot._set(self.now_ms, self.instruments, cells)
-        return snapshot
+        setattr_(self, "_reads", reads)
+        setattr_(self, "_values", values)
 
     def prefetch(self, *parts: Part) -> None:
         """Read ``parts`` now, in the order given, those not read yet: the engine's way of
         saying what it needs before it acts. Raises the first
         :class:`~botkit.errors.ReadFailed`."""
         for part in parts:
-            self._cell(part).get()
+            _LAZY[part].__get__(self, Snapshot)
 
     def fetched(self, part: Part) -> bool:
         """Whether ``part`` holds its value already (given, or read this cycle): looking at it
         then reads nothing."""
-        return self._cell(part).fetched
+        return _LAZY[part].fetched(self)
+
+    def _copy(self, values: dict[Part, Any]) -> Snapshot:
+        """A copy sharing every part but ``values`` (``_UNSET``: to be read again)."""
+        snapshot = Snapshot.__new__(Snapshot)
+        mine = list(self._values)
+        for part, value in values.items():
+            mine[_LAZY[part]._at] = value
+        snapshot._set(self.now_ms, self.instruments, self._reads, mine)
+        return snapshot
 
     def with_position_mode(self, mode: PositionMode) -> Snapshot:
         """A copy of this snapshot in position mode ``mode`` (the mode a switch sent this cycle
         put the account in); the other parts are shared."""
-        cells = list(self._cells())
-        cells[_INDEX[Part.POSITION_MODE]] = Lazy.of(mode)
-        return self._with(tuple(cells))
+        return self._copy({Part.POSITION_MODE: mode})
 
     def reread(self, *parts: Part) -> Snapshot:
         """A copy of this snapshot that reads ``parts`` again on their next access (something
         this cycle sent may have changed them); the other parts are shared."""
-        again = {_INDEX[p] for p in parts}
-        return self._with(
-            tuple(c.again() if i in again else c for i, c in enumerate(self._cells()))
-        )
+        return self._copy(dict.fromkeys(parts, _UNSET))
 
     def __setattr__(self, name: str, value: object) -> NoReturn:
         raise AttributeError(f"a Snapshot is read-only ({name})")
 
     def __repr__(self) -> str:
-        read = ", ".join(p.value for p, c in zip(Part, self._cells(), strict=True) if c.fetched)
+        read = ", ".join(part.value for part, lazy in _LAZY.items() if lazy.fetched(self))
         return f"Snapshot(now_ms={self.now_ms}, read: {read or 'nothing yet'})"
 
-    @property
-    def balance(self) -> Balance:
-        return self._balance.get()
 
-    @property
-    def tickers(self) -> dict[str, Ticker]:
-        return self._tickers.get()
-
-    @property
-    def positions(self) -> list[Position]:
-        return self._positions.get()
-
-    @property
-    def open_orders(self) -> list[OpenOrder]:
-        return self._open_orders.get()
-
-    @property
-    def order_history(self) -> list[Order]:
-        return self._order_history.get()
-
-    @property
-    def fills(self) -> list[Fill]:
-        return self._fills.get()
-
-    @property
-    def position_history(self) -> list[PositionHistory]:
-        return self._position_history.get()
-
-    @property
-    def limit_prices(self) -> dict[str, LimitPrice]:
-        return self._limit_prices.get()
-
-    @property
-    def position_mode(self) -> PositionMode:
-        return self._position_mode.get()
-
-
-_INDEX = {part: i for i, part in enumerate(Part)}
-"""Each part's place among :meth:`Snapshot._cells` (the order of :class:`Part`)."""
-_SLOTS = tuple(f"_{part.value}" for part in Part)
-"""The slot of each part's cell, in :class:`Part` order (for :meth:`Snapshot._set`)."""
+_NO_READS: Any = _NoReads()
+assert list(_LAZY) == list(Part), "Snapshot declares each Part once, in Part order"
