@@ -22,7 +22,17 @@ from botkit.rules.ids import strategy_tag
 
 if TYPE_CHECKING:
     from botkit.rules.context import Ctx
-from botkit.rules.views import BOOL, NEVER, NUM, ZERO, Field, Method, View, has_strategy_tag
+from botkit.rules.views import (
+    BOOL,
+    NEVER,
+    NUM,
+    ZERO,
+    Field,
+    Method,
+    View,
+    has_strategy_tag,
+    numbers,
+)
 
 __all__ = ["ClosedPositionsView", "FillsView", "HistoryView", "OrdersView"]
 
@@ -55,7 +65,7 @@ def _record_num(name: str) -> Callable[[RecordView], Decimal]:
 
 def _record_fields(nums: Mapping[str, str]) -> dict[str, Field]:
     return {
-        **{name: Field(NUM, doc, _record_num(name)) for name, doc in nums.items()},
+        **numbers(_record_num, nums),
         "exists": Field(BOOL, "there is such a record", lambda view: view._r is not None),
         "is_buy": Field(
             BOOL,

@@ -20,7 +20,7 @@ from botkit.exchange.models import (
 
 if TYPE_CHECKING:
     from botkit.rules.context import Ctx
-from botkit.rules.views import BOOL, NUM, ZERO, ContextError, Field, View
+from botkit.rules.views import BOOL, NUM, ZERO, ContextError, Field, View, numbers
 
 __all__ = ["InstrumentView", "PriceView"]
 
@@ -45,9 +45,9 @@ def _limit(name: str) -> Callable[[InstrumentView], Decimal]:
 
 
 InstrumentView.FIELDS = {
-    **{
-        name: Field(NUM, doc, _limit(name))
-        for name, doc in {
+    **numbers(
+        _limit,
+        {
             "tSz": "price tick",
             "lotSz": "size step (contracts)",
             "minSz": "minimum order size",
@@ -61,8 +61,8 @@ InstrumentView.FIELDS = {
             "ordPxRange": "allowed distance from the mark (fraction)",
             "iM": "initial margin rate",
             "mM": "maintenance margin rate",
-        }.items()
-    },
+        },
+    ),
     "is_open": Field(BOOL, "status is OPEN", lambda view: view._i.status is InstrumentStatus.OPEN),
 }
 
@@ -87,32 +87,28 @@ class PriceView(View):
         return ctx.snapshot.limit_prices.get(ctx.symbol)
 
 
-def _ticker(name: str, attr: str) -> Callable[[PriceView], Decimal]:
-    """``price.<name>``: the ticker's ``attr``."""
+def _price(
+    name: str, source: Callable[[PriceView], Ticker | LimitPrice | None], attr: str
+) -> Callable[[PriceView], Decimal]:
+    """``price.<name>``: ``attr`` of the ticker or the price band ``source`` gives."""
     get = operator.attrgetter(attr)
 
     def read(view: PriceView) -> Decimal:
-        ticker = view.ticker()
-        value = None if ticker is None else get(ticker)
+        found = source(view)
+        value = None if found is None else get(found)
         if value is None:
             raise view.missing(name)
         return Decimal(value)
 
     return read
+
+
+def _ticker(name: str, attr: str) -> Callable[[PriceView], Decimal]:
+    return _price(name, PriceView.ticker, attr)
 
 
 def _band(name: str, attr: str) -> Callable[[PriceView], Decimal]:
-    """``price.<name>``: the price band's (``limitPrice``) ``attr``."""
-    get = operator.attrgetter(attr)
-
-    def read(view: PriceView) -> Decimal:
-        band = view.band()
-        value = None if band is None else get(band)
-        if value is None:
-            raise view.missing(name)
-        return Decimal(value)
-
-    return read
+    return _price(name, PriceView.band, attr)
 
 
 _LAST, _OPEN_24H, _BID, _ASK = (

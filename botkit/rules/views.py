@@ -49,6 +49,7 @@ __all__ = [
     "StrategyView",
     "View",
     "has_strategy_tag",
+    "numbers",
 ]
 
 NUM = "number"
@@ -118,6 +119,13 @@ def _num(get: Callable[[Any], Decimal | None]) -> Callable[[Any], Decimal]:
     return read
 
 
+def numbers(
+    read: Callable[[str], Callable[[Any], Any]], docs: Mapping[str, str]
+) -> dict[str, Field]:
+    """Number fields: each name of ``docs`` (name → doc) read by ``read(name)``."""
+    return {name: Field(NUM, doc, read(name)) for name, doc in docs.items()}
+
+
 # --- account ---------------------------------------------------------------------------------
 
 
@@ -140,9 +148,9 @@ class CurrencyView(View):
         self._d = detail
 
 
-CurrencyView.FIELDS = {
-    name: Field(NUM, doc, _currency_num(name))
-    for name, doc in {
+CurrencyView.FIELDS = numbers(
+    _currency_num,
+    {
         "eq": "equity in this currency",
         "isoEq": "isolated-margin equity",
         "avail": "available balance",
@@ -155,8 +163,8 @@ CurrencyView.FIELDS = {
         "mm": "maintenance margin",
         "mmr": "maintenance margin rate",
         "imr": "initial margin rate",
-    }.items()
-}
+    },
+)
 
 
 class CurrencyMap(View):
@@ -189,9 +197,9 @@ class AccountView(View):
 
 
 AccountView.FIELDS = {
-    **{
-        name: Field(NUM, doc, _balance_num(name))
-        for name, doc in {
+    **numbers(
+        _balance_num,
+        {
             "eq": "total equity",
             "isoEq": "isolated-margin equity",
             "availMgn": "available margin",
@@ -199,8 +207,8 @@ AccountView.FIELDS = {
             "mm": "maintenance margin",
             "mmr": "maintenance margin ratio",
             "upl": "unrealized PnL",
-        }.items()
-    },
+        },
+    ),
     "ccy": Field(
         AnyKey(CurrencyView, "a currency code"),
         "per currency: account.ccy.USDT.avail",
@@ -257,9 +265,9 @@ PositionView.FIELDS = {
         "size that can be closed now (contracts, unsigned)",
         _position_num("availQty", unsigned=True),
     ),
-    **{
-        name: Field(NUM, doc, _position_num(name))
-        for name, doc in {
+    **numbers(
+        _position_num,
+        {
             "openAvgPx": "average entry price",
             "markPx": "mark price the exchange used",
             "liqPx": "estimated liquidation price",
@@ -272,8 +280,8 @@ PositionView.FIELDS = {
             "pnl": "realized PnL",
             "fee": "fees paid",
             "mgnRatio": "margin ratio",
-        }.items()
-    },
+        },
+    ),
     "age": Field(NUM, "ms since the position was opened (0 when flat)", _position_age),
     "is_open": Field(BOOL, "a position exists", lambda view: view.qty != 0),
     "is_long": Field(BOOL, "qty > 0", lambda view: view.qty > 0),
