@@ -127,13 +127,18 @@ def make_resolver(root: str, scope: str | None, plan: tuple[tuple[str, Any], ...
         else:
             method, args = what
             steps.append(operator.methodcaller(method, *args))
-    read = ROOTS[root].read
-    assert read is not None  # params are constants, never resolved
+    read: Callable[[Ctx, str | None], Any]
     if root == "position":  # the side is known at load
         side = SIDES[scope or "BOTH"]
 
-        def read(ctx: Ctx, _scope: str | None) -> Any:
+        def position(ctx: Ctx, _scope: str | None) -> PositionView:
             return ctx.position(side)
+
+        read = position
+    else:
+        declared = ROOTS[root].read
+        assert declared is not None  # params are constants, never resolved
+        read = declared
 
     if not steps:
 
