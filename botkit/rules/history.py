@@ -48,7 +48,9 @@ class RecordView(View):
         self._r = record
 
     @staticmethod
-    def value(record: Any, name: str) -> Decimal:
+    def number(record: Any, name: str) -> Decimal:
+        """Field ``name`` of ``record`` as a number (0 when absent). Not ``value``: that is a
+        field of a fill, read through the view's ``FIELDS`` like every other."""
         raw = getattr(record, name)
         if raw is None:
             return ZERO
@@ -58,7 +60,7 @@ class RecordView(View):
 def _record_num(name: str) -> Callable[[RecordView], Decimal]:
     def read(view: RecordView) -> Decimal:
         record = view._r
-        return ZERO if record is None else RecordView.value(record, name)
+        return ZERO if record is None else RecordView.number(record, name)
 
     return read
 
@@ -159,19 +161,19 @@ class RecordsView(View):
         return Decimal(len(self._window(window)))
 
     def sum(self, name: str, window: str) -> Decimal:
-        return sum((self.RECORD.value(r, name) for r in self._window(window)), ZERO)
+        return sum((self.RECORD.number(r, name) for r in self._window(window)), ZERO)
 
     def avg(self, name: str, window: str) -> Decimal:
         items = self._window(window)
         if not items:
             return ZERO
-        return sum((self.RECORD.value(r, name) for r in items), ZERO) / len(items)
+        return sum((self.RECORD.number(r, name) for r in items), ZERO) / len(items)
 
     def min(self, name: str, window: str) -> Decimal:
-        return min((self.RECORD.value(r, name) for r in self._window(window)), default=ZERO)
+        return min((self.RECORD.number(r, name) for r in self._window(window)), default=ZERO)
 
     def max(self, name: str, window: str) -> Decimal:
-        return max((self.RECORD.value(r, name) for r in self._window(window)), default=ZERO)
+        return max((self.RECORD.number(r, name) for r in self._window(window)), default=ZERO)
 
 
 def _last(view: RecordsView) -> RecordView:
