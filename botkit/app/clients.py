@@ -14,8 +14,8 @@ from __future__ import annotations
 import httpx
 
 from botkit.clock import Clock, wall_ms
-from botkit.exchange.client import ExchangeClient
-from botkit.exchange.clock import ClockSync
+from botkit.live.client import ExchangeClient
+from botkit.live.clock import ClockSync
 from botkit.settings import Settings, check_live
 
 __all__ = ["SIM_BASE_URL", "make_client", "sim_transport"]

@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Literal
 
 from botkit.app.clients import SIM_BASE_URL
-from botkit.exchange.client import ExchangeClient
-from botkit.exchange.clock import ClockSync
 from botkit.exchange.models import Position, PosSide
 from botkit.exchange.paging import iter_history
 from botkit.journal import Journal, OrderFilter, Outcome
+from botkit.live.client import ExchangeClient
+from botkit.live.clock import ClockSync
 from botkit.pipeline import Executor
 from botkit.rules import Strategy
 from botkit.rules.store import StrategyStore

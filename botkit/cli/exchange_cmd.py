@@ -24,7 +24,7 @@ from botkit.timeparse import exchange_interval
 if TYPE_CHECKING:  # the client, models and settings are imported when a command runs
     from pydantic import BaseModel
 
-    from botkit.exchange.client import ExchangeClient
+    from botkit.live.client import ExchangeClient
 
     Command = Callable[[ExchangeClient, argparse.Namespace], Any]
 

@@ -1,6 +1,6 @@
 """``ExchangePort``: the one interface between botkit's core and an exchange.
 
-Implemented by the live HTTP client (:mod:`botkit.exchange.client`) and by the embedded simulator
+Implemented by the live HTTP client (:mod:`botkit.live.client`) and by the embedded simulator
 in process (:mod:`botkit.sim`), so the runner, dry-run and backtest share one code path and only
 the adapter underneath differs. Every method speaks in the typed models of
 :mod:`botkit.exchange.models`; errors are those of :mod:`botkit.errors`.

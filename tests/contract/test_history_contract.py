@@ -10,8 +10,8 @@ from decimal import Decimal
 import pytest
 
 from botkit.errors import RequestValidationError
-from botkit.exchange.client import ExchangeClient
 from botkit.exchange.models import OrderHistoryState, OrderRequest, OrderSide, OrderType
+from botkit.live.client import ExchangeClient
 from botkit.sim.clock import ManualClock
 from tests.contract.conftest import Raw
 

@@ -7,7 +7,6 @@ from decimal import Decimal
 
 import pytest
 
-from botkit.exchange.client import ExchangeClient
 from botkit.exchange.models import (
     InstrumentStatus,
     MarginMode,
@@ -18,6 +17,7 @@ from botkit.exchange.models import (
     PosSide,
 )
 from botkit.exchange.port import ExchangePort
+from botkit.live.client import ExchangeClient
 
 from . import payloads as wire
 from .conftest import T0, ClientFactory, FakeExchange, Seen, envelope

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from botkit.errors import RequestValidationError
-from botkit.exchange.client import ExchangeClient
 from botkit.exchange.paging import DEFAULT_WINDOW_MS, iter_history, iter_pages, time_windows
+from botkit.live.client import ExchangeClient
 
 from . import payloads as wire
 from .conftest import FakeExchange, Seen

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from botkit.errors import RequestValidationError
-from botkit.exchange.client import ExchangeClient
 from botkit.exchange.models import OrderRequest, OrderSide, OrderType
+from botkit.live.client import ExchangeClient
 
 from .conftest import FakeExchange
 

@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from botkit.errors import ExchangeError
-from botkit.exchange.client import ExchangeClient
 from botkit.exchange.models import OrderRequest, OrderSide, OrderType
 from botkit.journal.records import Outcome
+from botkit.live.client import ExchangeClient
 from botkit.pipeline import RetryPolicy
 from botkit.pipeline.submit import Submitter
 from tests.exchange import payloads as wire

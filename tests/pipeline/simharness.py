@@ -17,12 +17,12 @@ from typing import Any
 
 from pydantic import SecretStr
 
-from botkit.exchange.client import ExchangeClient
-from botkit.exchange.clock import ClockSync
 from botkit.exchange.models import Balance
 from botkit.exchange.port import ExchangePort
 from botkit.intents import OrderIntent
 from botkit.journal import Journal, OrderFilter, Outcome
+from botkit.live.client import ExchangeClient
+from botkit.live.clock import ClockSync
 from botkit.pipeline import Executor, RetryPolicy, build_plan
 from botkit.sim.config import SimConfig, load_sim_config
 from botkit.snapshot import Snapshot

@@ -3,9 +3,9 @@
 Implements :class:`~botkit.exchange.port.ExchangePort` (and more: reference data, order book,
 leverage). Parameters are checked before a request leaves (:mod:`botkit.exchange.params`);
 answers are parsed into :mod:`botkit.exchange.models` with Decimal amounts; every failure is one
-:mod:`botkit.errors` class (:mod:`botkit.exchange.http`). Public market-data and reference paths
+:mod:`botkit.errors` class (:mod:`botkit.live.http`). Public market-data and reference paths
 go unsigned, account and trade paths are signed with the chosen scheme (``v3`` or ``pf``) and a
-timestamp from :class:`~botkit.exchange.clock.ClockSync`. The client never retries.
+timestamp from :class:`~botkit.live.clock.ClockSync`. The client never retries.
 
 The constructor takes an optional ``httpx`` transport: tests pass ``httpx.MockTransport``, the
 embedded simulator passes its in-process transport, production uses the network.
@@ -18,10 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from botkit.errors import NotFoundError, RequestContext
-from botkit.exchange import http
 from botkit.exchange import params as p
-from botkit.exchange.client_base import as_list, first
-from botkit.exchange.market_data import MarketDataEndpoints
 from botkit.exchange.models import (
     Balance,
     CancelResult,
@@ -42,6 +39,9 @@ from botkit.exchange.models import (
 )
 from botkit.exchange.paging import iter_pages
 from botkit.exchange.port import Direction
+from botkit.live import http
+from botkit.live.client_base import as_list, first
+from botkit.live.market_data import MarketDataEndpoints
 
 __all__ = ["ExchangeClient"]
 

@@ -1,6 +1,6 @@
 """Reference data (spec 4.1) and market data (notes): the unsigned endpoints of the client.
 
-:class:`MarketDataEndpoints` is a base of :class:`~botkit.exchange.client.ExchangeClient`. The
+:class:`MarketDataEndpoints` is a base of :class:`~botkit.live.client.ExchangeClient`. The
 spot reference paths may answer with or without the v3 envelope (the live ones answer bare
 JSON, the simulator wraps them): both are accepted. Market-data answers that are an object for
 one symbol and a list for all come back as a list.
@@ -13,9 +13,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from botkit.errors import RequestContext
-from botkit.exchange import http
 from botkit.exchange import params as p
-from botkit.exchange.client_base import ClientBase, as_list, first, model_problem, path_segment
 from botkit.exchange.models import (
     Candle,
     CurrencyV1,
@@ -31,6 +29,8 @@ from botkit.exchange.models import (
     RiskLimitTier,
     Ticker,
 )
+from botkit.live import http
+from botkit.live.client_base import ClientBase, as_list, first, model_problem, path_segment
 
 __all__ = ["MarketDataEndpoints"]
 
