@@ -38,7 +38,13 @@ from botkit.exchange.models import (
     PosSide,
 )
 from botkit.exchange.paging import iter_pages
-from botkit.exchange.port import Direction
+from botkit.exchange.queries import (
+    Direction,
+    FillQuery,
+    HistoryQuery,
+    OrderQuery,
+    PositionQuery,
+)
 from botkit.live import http
 from botkit.live.client_base import as_list, first
 from botkit.live.market_data import MarketDataEndpoints
@@ -126,81 +132,47 @@ class ExchangeClient(MarketDataEndpoints):
             raise NotFoundError(404, "order not found", context=ctx)
         return self._parse(OpenOrder, found, ctx)
 
-    def order_history(
-        self,
-        *,
-        symbol: str | None = None,
-        side: OrderSide | str | None = None,
-        ord_id: str | None = None,
-        cl_ord_id: str | None = None,
-        state: OrderHistoryState | str | None = None,
-        type: OrderType | str | None = None,
-        start: int | None = None,
-        end: int | None = None,
-        from_id: str | None = None,
-        limit: int | None = None,
-        direct: Direction | None = None,
-    ) -> list[Order]:
+    def order_history(self, query: OrderQuery = OrderQuery()) -> list[Order]:
         """``GET /v3/trade/order/history``: one page of closed orders."""
+        q = query
         return self._get_list(
             Order,
             "/v3/trade/order/history",
             signed=True,
-            symbol=p.optional_text(symbol, "symbol"),
-            side=p.enum_word(side, OrderSide, "side"),
-            ordId=p.optional_text(ord_id, "ord_id"),
-            clOrdId=p.optional_text(cl_ord_id, "cl_ord_id"),
-            state=p.enum_word(state, OrderHistoryState, "state"),
-            type=p.enum_word(type, OrderType, "type"),
-            **_paging(start, end, from_id, limit, direct),
+            symbol=p.optional_text(q.symbol, "symbol"),
+            side=p.enum_word(q.side, OrderSide, "side"),
+            ordId=p.optional_text(q.ord_id, "ord_id"),
+            clOrdId=p.optional_text(q.cl_ord_id, "cl_ord_id"),
+            state=p.enum_word(q.state, OrderHistoryState, "state"),
+            type=p.enum_word(q.type, OrderType, "type"),
+            **_paging(q),
         )
 
-    def fills(
-        self,
-        *,
-        symbol: str | None = None,
-        side: OrderSide | str | None = None,
-        ord_id: str | None = None,
-        cl_ord_id: str | None = None,
-        start: int | None = None,
-        end: int | None = None,
-        from_id: str | None = None,
-        limit: int | None = None,
-        direct: Direction | None = None,
-    ) -> list[Fill]:
+    def fills(self, query: FillQuery = FillQuery()) -> list[Fill]:
         """``GET /v3/trade/order/trades``: one page of executions."""
+        q = query
         return self._get_list(
             Fill,
             "/v3/trade/order/trades",
             signed=True,
-            symbol=p.optional_text(symbol, "symbol"),
-            side=p.enum_word(side, OrderSide, "side"),
-            ordId=p.optional_text(ord_id, "ord_id"),
-            clOrdId=p.optional_text(cl_ord_id, "cl_ord_id"),
-            **_paging(start, end, from_id, limit, direct),
+            symbol=p.optional_text(q.symbol, "symbol"),
+            side=p.enum_word(q.side, OrderSide, "side"),
+            ordId=p.optional_text(q.ord_id, "ord_id"),
+            clOrdId=p.optional_text(q.cl_ord_id, "cl_ord_id"),
+            **_paging(q),
         )
 
-    def position_history(
-        self,
-        *,
-        symbol: str | None = None,
-        mgn_mode: MarginMode | str | None = None,
-        pos_side: PosSide | str | None = None,
-        start: int | None = None,
-        end: int | None = None,
-        from_id: str | None = None,
-        limit: int | None = None,
-        direct: Direction | None = None,
-    ) -> list[PositionHistory]:
+    def position_history(self, query: PositionQuery = PositionQuery()) -> list[PositionHistory]:
         """``GET /v3/trade/position/history``: one page of previous positions."""
+        q = query
         return self._get_list(
             PositionHistory,
             "/v3/trade/position/history",
             signed=True,
-            symbol=p.optional_text(symbol, "symbol"),
-            mgnMode=p.enum_word(mgn_mode, MarginMode, "mgn_mode"),
-            posSide=p.enum_word(pos_side, PosSide, "pos_side"),
-            **_paging(start, end, from_id, limit, direct),
+            symbol=p.optional_text(q.symbol, "symbol"),
+            mgnMode=p.enum_word(q.mgn_mode, MarginMode, "mgn_mode"),
+            posSide=p.enum_word(q.pos_side, PosSide, "pos_side"),
+            **_paging(q),
         )
 
     def position_mode(self) -> PositionMode:
@@ -319,20 +291,14 @@ class ExchangeClient(MarketDataEndpoints):
         self._call("POST", _AUTO_DEPOSIT_PATH, signed=True, body=body, scheme="pf")
 
 
-def _paging(
-    start: int | None,
-    end: int | None,
-    from_id: str | None,
-    limit: int | None,
-    direct: Direction | None,
-) -> dict[str, str | None]:
-    s_time, e_time = p.time_range(start, end)
+def _paging(query: HistoryQuery) -> dict[str, str | None]:
+    s_time, e_time = p.time_range(query.start, query.end)
     return {
         "sTime": s_time,
         "eTime": e_time,
-        "from": p.optional_text(from_id, "from_id"),
-        "limit": p.page_limit(limit),
-        "direct": p.direction(direct),
+        "from": p.optional_text(query.from_id, "from_id"),
+        "limit": p.page_limit(query.limit),
+        "direct": p.direction(query.direct),
     }
 
 

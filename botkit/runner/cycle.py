@@ -1,6 +1,7 @@
 """One cycle of the loop: reload, read, evaluate, plan, execute, journal.
 
-:class:`Runner` owns no I/O of its own: the exchange is an :class:`ExchangePort`, the strategies a
+:class:`Runner` owns no I/O of its own: the exchange is its reads
+(:class:`~botkit.exchange.port.ExchangeReads`), the strategies a
 :class:`~botkit.rules.store.StrategyStore`, the journal a :class:`~botkit.journal.Journal`, time a
 callable, and whether anything is sent an :class:`~botkit.runner.execution.Execution` adapter.
 Live trading, paper trading on the embedded simulator, dry runs and backtests all run this code.
@@ -22,7 +23,7 @@ from loguru import logger
 
 from botkit.errors import BotkitError, ExchangeError, JournalError, StopRequested
 from botkit.exchange.models import OpenOrder
-from botkit.exchange.port import ExchangePort
+from botkit.exchange.port import ExchangeReads
 from botkit.intents import CancelIntent, Intent, LeverageIntent, OrderIntent, PositionModeIntent
 from botkit.journal import Evaluated, Journal
 from botkit.journal.records import Outcome
@@ -164,7 +165,7 @@ class Runner:
     def __init__(
         self,
         *,
-        port: ExchangePort,
+        port: ExchangeReads,
         store: StrategyStore,
         journal: Journal,
         execution: Execution,

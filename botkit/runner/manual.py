@@ -27,7 +27,7 @@ from botkit.exchange.models import (
     Position,
     PosSide,
 )
-from botkit.exchange.port import ExchangePort
+from botkit.exchange.port import AccountReads
 from botkit.intents import OrderIntent
 from botkit.journal import Journal
 from botkit.journal.records import OrderRecord
@@ -194,7 +194,7 @@ class ManualRun:
     def __init__(
         self,
         *,
-        port: ExchangePort,
+        port: AccountReads,
         journal: Journal,
         execution: Execution,
         reader: SnapshotReader,

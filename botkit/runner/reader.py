@@ -32,7 +32,8 @@ from botkit.errors import (
 )
 from botkit.exchange.models import Instrument, LimitPrice, PositionMode
 from botkit.exchange.paging import iter_history
-from botkit.exchange.port import ExchangePort
+from botkit.exchange.port import ExchangeReads
+from botkit.exchange.queries import FillQuery, HistoryQuery, OrderQuery, PositionQuery
 from botkit.retry import Retry, backoff, tries, wait_answer
 from botkit.rules import Strategy
 from botkit.snapshot import Snapshot
@@ -79,11 +80,11 @@ def _time_of(record: Any) -> int:
 
 
 class SnapshotReader:
-    """Builds a :class:`~botkit.snapshot.Snapshot` from an :class:`ExchangePort`."""
+    """Builds a :class:`~botkit.snapshot.Snapshot` from the exchange's reads."""
 
     def __init__(
         self,
-        port: ExchangePort,
+        port: ExchangeReads,
         policy: ReadPolicy | None = None,
         *,
         sleep: Callable[[float], None] = time.sleep,
@@ -132,11 +133,17 @@ class SnapshotReader:
                     odd,
                 )
 
-    def _history(self, page: Callable[..., Sequence[T]], now_ms: int, window_ms: int) -> list[T]:
+    def _history(
+        self,
+        page: Callable[[Any], Sequence[T]],
+        query: type[HistoryQuery],
+        now_ms: int,
+        window_ms: int,
+    ) -> list[T]:
         start = now_ms - (window_ms or self.policy.history_window_ms)
 
         def every_page() -> list[T]:  # a fresh walk on each try: a failed one is exhausted
-            records = iter_history(page, start=start, end=now_ms, limit=100)
+            records = iter_history(page, query(start=start, end=now_ms, limit=100))
             return list(itertools.islice(records, self.policy.history_max_records))
 
         kept = self._get(every_page)
@@ -203,9 +210,10 @@ class _CycleReads:
             return reader._position_mode()
         if name == "limit_prices":
             return reader._bands(self._symbols, self._now_ms)
-        pages: dict[str, Callable[..., Sequence[Any]]] = {
-            "order_history": port.order_history,
-            "fills": port.fills,
-            "position_history": port.position_history,
+        pages: dict[str, tuple[Callable[[Any], Sequence[Any]], type[HistoryQuery]]] = {
+            "order_history": (port.order_history, OrderQuery),
+            "fills": (port.fills, FillQuery),
+            "position_history": (port.position_history, PositionQuery),
         }
-        return reader._history(pages[name], self._now_ms, self._window_ms)
+        page, query = pages[name]
+        return reader._history(page, query, self._now_ms, self._window_ms)

@@ -19,6 +19,7 @@ from pydantic import SecretStr
 
 from botkit.exchange.models import Balance
 from botkit.exchange.port import ExchangePort
+from botkit.exchange.queries import OrderQuery
 from botkit.intents import OrderIntent
 from botkit.journal import Journal, OrderFilter, Outcome
 from botkit.live.client import ExchangeClient
@@ -109,7 +110,7 @@ class PlacementRecorder:
 def exchange_orders(port: ExchangePort) -> dict[str, str]:
     """clOrdId → ordId of every order the exchange has (open or closed)."""
     found: dict[str, str] = {o.clOrdId: o.ordId for o in port.open_orders(SYMBOL)}
-    for order in port.order_history(symbol=SYMBOL, limit=100):
+    for order in port.order_history(OrderQuery(symbol=SYMBOL, limit=100)):
         found.setdefault(order.clOrdId, order.ordId)
     return found
 
