@@ -34,12 +34,12 @@ from botkit.backtest.bars import Bar, CandleSeries
 from botkit.backtest.path import PathPoint, candle_path
 from botkit.backtest.result import BacktestResult, EquityPoint, FillRow, OrderRow, PositionRow
 from botkit.exchange.paging import iter_history
+from botkit.exchange.port import AccountReads
 from botkit.exchange.queries import FillQuery, PositionQuery
 from botkit.journal import Journal, OrderFilter, Outcome
 from botkit.runner.cycle import CycleReport, Runner
 from botkit.sim.clock import ManualClock
 from botkit.sim.engine import SimEngine
-from botkit.sim.port import SimPort
 
 __all__ = ["BacktestRun", "price_points", "replay"]
 
@@ -141,7 +141,7 @@ def replay(
     runner: Runner,
     *,
     engine: SimEngine,
-    port: SimPort,
+    port: AccountReads,
     clock: ManualClock,
     journal: Journal,
     symbol: str,
@@ -213,7 +213,7 @@ def _note_problems(run: BacktestRun, report: CycleReport) -> None:
 def _result(
     base: BacktestResult,
     series: CandleSeries,
-    port: SimPort,
+    port: AccountReads,
     journal: Journal,
     equity: list[EquityPoint],
     meta: Mapping[str, str],

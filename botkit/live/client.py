@@ -134,45 +134,32 @@ class ExchangeClient(MarketDataEndpoints):
 
     def order_history(self, query: OrderQuery = OrderQuery()) -> list[Order]:
         """``GET /v3/trade/order/history``: one page of closed orders."""
-        q = query
         return self._get_list(
             Order,
             "/v3/trade/order/history",
             signed=True,
-            symbol=p.optional_text(q.symbol, "symbol"),
-            side=p.enum_word(q.side, OrderSide, "side"),
-            ordId=p.optional_text(q.ord_id, "ord_id"),
-            clOrdId=p.optional_text(q.cl_ord_id, "cl_ord_id"),
-            state=p.enum_word(q.state, OrderHistoryState, "state"),
-            type=p.enum_word(q.type, OrderType, "type"),
-            **_paging(q),
+            **_order_filter(query),
+            state=p.enum_word(query.state, OrderHistoryState, "state"),
+            type=p.enum_word(query.type, OrderType, "type"),
+            **_paging(query),
         )
 
     def fills(self, query: FillQuery = FillQuery()) -> list[Fill]:
         """``GET /v3/trade/order/trades``: one page of executions."""
-        q = query
         return self._get_list(
-            Fill,
-            "/v3/trade/order/trades",
-            signed=True,
-            symbol=p.optional_text(q.symbol, "symbol"),
-            side=p.enum_word(q.side, OrderSide, "side"),
-            ordId=p.optional_text(q.ord_id, "ord_id"),
-            clOrdId=p.optional_text(q.cl_ord_id, "cl_ord_id"),
-            **_paging(q),
+            Fill, "/v3/trade/order/trades", signed=True, **_order_filter(query), **_paging(query)
         )
 
     def position_history(self, query: PositionQuery = PositionQuery()) -> list[PositionHistory]:
         """``GET /v3/trade/position/history``: one page of previous positions."""
-        q = query
         return self._get_list(
             PositionHistory,
             "/v3/trade/position/history",
             signed=True,
-            symbol=p.optional_text(q.symbol, "symbol"),
-            mgnMode=p.enum_word(q.mgn_mode, MarginMode, "mgn_mode"),
-            posSide=p.enum_word(q.pos_side, PosSide, "pos_side"),
-            **_paging(q),
+            symbol=p.optional_text(query.symbol, "symbol"),
+            mgnMode=p.enum_word(query.mgn_mode, MarginMode, "mgn_mode"),
+            posSide=p.enum_word(query.pos_side, PosSide, "pos_side"),
+            **_paging(query),
         )
 
     def position_mode(self) -> PositionMode:
@@ -289,6 +276,16 @@ class ExchangeClient(MarketDataEndpoints):
         )
         body = {"symbol": p.symbol(symbol), "status": bool(status)}
         self._call("POST", _AUTO_DEPOSIT_PATH, signed=True, body=body, scheme="pf")
+
+
+def _order_filter(query: OrderQuery | FillQuery) -> dict[str, str | None]:
+    """The filters closed orders and fills share, checked in this order."""
+    return {
+        "symbol": p.optional_text(query.symbol, "symbol"),
+        "side": p.enum_word(query.side, OrderSide, "side"),
+        "ordId": p.optional_text(query.ord_id, "ord_id"),
+        "clOrdId": p.optional_text(query.cl_ord_id, "cl_ord_id"),
+    }
 
 
 def _paging(query: HistoryQuery) -> dict[str, str | None]:
