@@ -24,14 +24,15 @@ from botkit.exchange.queries import FillQuery, PositionQuery
 from botkit.journal import Journal, OrderFilter, Outcome
 from botkit.live.client import ExchangeClient
 from botkit.live.clock import ClockSync
-from botkit.pipeline import Executor
 from botkit.rules import Strategy
 from botkit.rules.store import StrategyStore
 from botkit.runner.cycle import CycleReport, Runner
 from botkit.runner.execution import LiveExecution
 from botkit.runner.loop import Loop
+from botkit.runner.orders import Executor
 from botkit.runner.pnl import Book, attribute
 from botkit.runner.simtime import SimulatedTime
+from botkit.service.notify import Notifier
 from botkit.sim.clock import ManualClock
 from botkit.sim.inprocess import SimHandle
 
@@ -105,6 +106,7 @@ def run_paper(
     loop = Loop(
         runner,
         SimulatedTime(clock, on_advance=advance),
+        notifier=Notifier(),
         sync=client.clock.maybe_resync,
         on_cycle=stop_at_end,
     )

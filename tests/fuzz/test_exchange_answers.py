@@ -25,8 +25,8 @@ from botkit.exchange.models import OrderRequest, OrderSide, OrderType
 from botkit.exchange.queries import FillQuery, OrderQuery
 from botkit.journal.records import Outcome
 from botkit.live.client import ExchangeClient
-from botkit.pipeline import RetryPolicy
-from botkit.pipeline.submit import Submitter
+from botkit.runner.orders import RetryPolicy
+from botkit.runner.orders.submit import Submitter
 from tests.exchange import payloads as wire
 from tests.fuzz.fakes import client_answering
 from tests.fuzz.mutations import mutated
