@@ -9,7 +9,6 @@ import pytest
 
 from botkit.clock import ManualClock
 from botkit.errors import NotFoundError
-from botkit.exchange.client import ExchangeClient
 from botkit.exchange.models import (
     InstrumentStatus,
     MarginMode,
@@ -18,6 +17,7 @@ from botkit.exchange.models import (
     OrderType,
     PositionMode,
 )
+from botkit.live.client import ExchangeClient
 from botkit.sim.inprocess import SimHandle
 from tests.contract.conftest import T0
 
