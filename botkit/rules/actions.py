@@ -15,7 +15,9 @@ from typing import Any
 from botkit.exchange.models import OrderSide
 from botkit.intents import (
     CancelIntent,
+    DeclaredOrder,
     Intent,
+    KeepIntent,
     LeverageIntent,
     OrderIntent,
     PositionModeIntent,
@@ -225,7 +227,31 @@ class _Builder:
                 )
             elif isinstance(action, SetPositionMode):
                 self.out.append(PositionModeIntent(strategy.name, rule.name, action.mode))
+        if rule.keep is not None:
+            return [self.declared()]
         return self.out
+
+    def declared(self) -> KeepIntent:
+        """A ``keep:`` rule's orders as its declared set: rung k is its k-th order."""
+        strategy, rule = self.strategy, self.rule
+        assert rule.keep is not None
+        orders = tuple(
+            DeclaredOrder(
+                rung=o.leg,
+                side=o.side,
+                type=o.type,
+                sz=o.sz,
+                px=o.px,
+                mgn_mode=o.mgn_mode,
+                pos_side=o.pos_side,
+                reduce_only=o.reduce_only,
+                time_in_force=o.time_in_force,
+                stp_mode=o.stp_mode,
+            )
+            for o in self.out
+            if isinstance(o, OrderIntent)
+        )
+        return KeepIntent(strategy.name, rule.name, strategy.symbol, orders, rule.keep, self.inputs)
 
 
 def build_intents(

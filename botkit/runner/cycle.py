@@ -23,9 +23,17 @@ from loguru import logger
 from botkit.errors import BotkitError, ExchangeError, JournalError, StopRequested
 from botkit.exchange.models import OpenOrder
 from botkit.exchange.port import ExchangePort
-from botkit.intents import CancelIntent, Intent, LeverageIntent, OrderIntent, PositionModeIntent
+from botkit.intents import (
+    Activity,
+    CancelIntent,
+    Intent,
+    LeverageIntent,
+    OrderIntent,
+    PositionModeIntent,
+)
 from botkit.journal import Evaluated, Journal
 from botkit.journal.records import Outcome
+from botkit.pipeline.desired import RuleDiff
 from botkit.pipeline import (
     Controls,
     ExecutionReport,
@@ -47,6 +55,7 @@ from botkit.rules import (
 )
 from botkit.rules.store import ReloadReport, StrategyStore
 from botkit.runner.activity import ActivityCache
+from botkit.runner import keeping
 from botkit.runner.execution import Execution, SideEffect, describe
 from botkit.runner.orphans import OrphanReport
 from botkit.runner.ownership import Ownership, apply_on_delete
@@ -86,6 +95,8 @@ class CycleReport:
     seconds: float = 0.0
     orphans: OrphanReport | None = None
     """What start-up did with the open orders no loaded strategy owns (the first cycle)."""
+    desired: tuple[RuleDiff, ...] = ()
+    """What each ``keep:`` rule's reconcile decided (kept, placed, cancelled, replaced, why)."""
 
     @property
     def ok(self) -> bool:
@@ -358,6 +369,7 @@ class Runner:
         try:
             snapshot = self.reader.read(now, symbols, needs)
             done, errors = self._evaluate(due, snapshot)
+            desired = keeping.diffs(done, snapshot, self._activity_of)
             if any(r.intents for _, e in done for r in e.results):
                 _planner_parts(snapshot)  # what orders are checked against, before anything
 
@@ -382,6 +394,17 @@ class Runner:
             effects, snapshot, unknown = self._side_effects(cycle_id, intents, snapshot, ctl)
             hold = hold or unknown
         orders = [i for i in intents if isinstance(i, OrderIntent)]
+        if desired:  # cancels before places: a replacement never stacks on what it replaces
+            kept, kept_effects, gone = keeping.apply(
+                desired, execution=self.execution, journal=self.journal, cycle_id=cycle_id,
+                halt=ctl.halt,
+            )  # fmt: skip
+            orders += kept
+            effects += tuple(kept_effects)
+            if gone:
+                snapshot = snapshot.with_parts(
+                    open_orders=[o for o in snapshot.open_orders if o.clOrdId not in gone]
+                )
         plan = build_plan(
             orders,
             snapshot,
@@ -411,7 +434,11 @@ class Runner:
             strategy_errors=errors,
             rule_errors=tuple(rule_errors),
             seconds=self._monotonic() - started,
+            desired=tuple(desired),
         )
+
+    def _activity_of(self, strategy: Strategy) -> Activity:
+        return self.activity.get(strategy.name, strategy.activity_window_ms)
 
     def _watch_shared_ids(
         self, snapshot: Snapshot, cycle_id: int, execution: ExecutionReport
