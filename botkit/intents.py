@@ -135,7 +135,7 @@ class KeepPolicy:
     def describe_tolerance(self) -> str:
         if self.tolerance_ticks:
             return f"{self.tolerance.normalize():f} tick(s)"
-        return f"{(self.tolerance / 100).normalize():f} %"
+        return f"{(self.tolerance / 100).quantize(Decimal('0.01')):f} %"
 
 
 @dataclass(frozen=True, slots=True)

@@ -299,20 +299,15 @@ class _Compiler:
                     f"{name}: a keep: rule never fires, it is kept every cycle",
                     f"remove {name} (use keep: min_rest / max_replacements to limit churn)",
                 )
-        for index, order in enumerate(keep.orders or ()):
-            if order.px is None and order.type is not OrderType.MARKET:
-                continue
-            self.at(
-                (*path, "orders", index),
-                "a kept order must rest: a MARKET order cannot",
-                "give it a px (LIMIT or LIMIT_MAKER), or use place: for a market order",
-            )
-        if keep.order is not None and (keep.order.px is None or keep.order.type is OrderType.MARKET):
-            self.at(
-                (*path, "order"),
-                "a kept order must rest: a MARKET order cannot",
-                "give it a px (LIMIT or LIMIT_MAKER), or use place: for a market order",
-            )
+        placed = [(("order",), keep.order)] if keep.order is not None else []
+        placed += [(("orders", k), o) for k, o in enumerate(keep.orders or ())]
+        for where, order in placed:
+            if order is not None and (order.px is None or order.type is OrderType.MARKET):
+                self.at(
+                    (*path, *where),
+                    "a kept order must rest: a MARKET order cannot",
+                    "give it a px (LIMIT or LIMIT_MAKER), or use place: for a market order",
+                )
         match = re.fullmatch(TOLERANCE_PATTERN, keep.tolerance)
         assert match is not None  # the schema checked the pattern
         digits, ticks = match[1], match[3].startswith("tick")
