@@ -168,15 +168,24 @@ class _Builder:
         levels = self.count(action.levels, "grid levels", MAX_LEGS // 2)
         center = self.positive(action.center, "grid center")
         step = self.positive(action.step_px, "grid step_px")
+        buys: list[tuple[Decimal, Decimal]] = []
+        sells: list[tuple[Decimal, Decimal]] = []
         for k in range(levels):
             px = center - step * (k + 1)
             if px <= 0:
                 raise ActionError(f"grid BUY level {k + 1}: price {_fmt(px)} is not > 0")
-            sz = self.positive(action.sz, f"grid level {k + 1} sz", self.rung(k))
-            self.order(action.buy, sz, px)
+            buys.append((self.positive(action.sz, f"grid level {k + 1} sz", self.rung(k)), px))
         for k in range(levels):
             px = center + step * (k + 1)
-            sz = self.positive(action.sz, f"grid level {k + 1} sz", self.rung(k))
+            sells.append((self.positive(action.sz, f"grid level {k + 1} sz", self.rung(k)), px))
+        if self.rule.keep is not None:  # kept: level k is legs 2k (BUY) and 2k + 1 (SELL),
+            for buy, sell in zip(buys, sells, strict=True):  # whatever the number of levels
+                self.order(action.buy, *buy)
+                self.order(action.sell, *sell)
+            return
+        for sz, px in buys:
+            self.order(action.buy, sz, px)
+        for sz, px in sells:
             self.order(action.sell, sz, px)
 
     def close(self, action: Close) -> None:

@@ -67,8 +67,8 @@ def declared(mark: Decimal, step: str, levels: int) -> dict[int, Decimal]:
     out: dict[int, Decimal] = {}
     for k in range(levels):
         gap = mark * Decimal(step) * (k + 1)
-        out[k] = ((mark - gap) / TICK).to_integral_value(ROUND_FLOOR) * TICK
-        out[levels + k] = ((mark + gap) / TICK).to_integral_value(ROUND_CEILING) * TICK
+        out[2 * k] = ((mark - gap) / TICK).to_integral_value(ROUND_FLOOR) * TICK
+        out[2 * k + 1] = ((mark + gap) / TICK).to_integral_value(ROUND_CEILING) * TICK
     return out
 
 
