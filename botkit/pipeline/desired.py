@@ -22,7 +22,7 @@ the exchange) come in as values.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from enum import StrEnum
@@ -142,6 +142,10 @@ class _Rung:
     last_id: str = ""
     first_gen: int | None = None
 
+    def saw(self, generation: int, cl_ord_id: str) -> None:
+        if generation > self.last_gen:
+            self.last_gen, self.last_id = generation, cl_ord_id
+
 
 def _pct(value: Decimal) -> str:
     return f"{value.quantize(Decimal('0.01')):f} %"
@@ -201,6 +205,161 @@ def _word(value: object) -> str:
     return str(text).lower() if isinstance(text, bool) else str(text)
 
 
+def _facts(
+    resting: Iterable[OpenOrder], sent: Iterable[tuple[int, str]], now_ms: int
+) -> tuple[dict[int, _Rung], list[OpenOrder], int]:
+    """Per rung: its resting orders and the last generation sent; the rule's resting orders
+    that are not declared ones; the re-placements sent within the last minute."""
+    rungs: dict[int, _Rung] = {}
+    strays: list[OpenOrder] = []
+    for order in resting:
+        parsed = parse_client_order_id(order.clOrdId)
+        if parsed is None or not parsed.kept:
+            strays.append(order)
+            continue
+        entry = rungs.setdefault(parsed.leg, _Rung())
+        entry.resting.append((parsed.slot, order))
+        entry.saw(parsed.slot, order.clOrdId)
+    kept = []
+    for time_ms, cl_ord_id in sent:
+        parsed = parse_client_order_id(cl_ord_id)
+        if parsed is not None and parsed.kept:
+            kept.append((time_ms, parsed.leg, parsed.slot))
+            entry = rungs.setdefault(parsed.leg, _Rung())
+            entry.saw(parsed.slot, cl_ord_id)
+            if entry.first_gen is None or parsed.slot < entry.first_gen:
+                entry.first_gen = parsed.slot
+    recent = 0
+    for time_ms, rung, generation in kept:
+        first = rungs[rung].first_gen
+        if time_ms > now_ms - MINUTE_MS and first is not None and generation > first:
+            recent += 1
+    return rungs, strays, recent
+
+
+@dataclass(slots=True)
+class _Reconcile:
+    strategy: str
+    rule: str
+    symbol: str
+    policy: KeepPolicy
+    now_ms: int
+    slot: int
+    instrument: Instrument | None
+    filled: Callable[[str], FillFact | None]
+    inputs: dict[str, str]
+    recent: int
+    budget: int | None
+    cancels: list[Decision] = field(default_factory=list)
+    places: list[Decision] = field(default_factory=list)
+    others: list[Decision] = field(default_factory=list)
+
+    def intent(self, want: DeclaredOrder, entry: _Rung | None) -> OrderIntent:
+        """The order of ``want`` under the rung's next generation (never below the slot)."""
+        generation = max(self.slot, (entry.last_gen + 1) if entry is not None else 0)
+        return OrderIntent(
+            strategy=self.strategy,
+            rule=self.rule,
+            slot=generation,
+            leg=want.rung,
+            cl_ord_id=kept_order_id(self.strategy, self.rule, generation, want.rung),
+            symbol=self.symbol,
+            side=want.side,
+            type=want.type,
+            sz=want.sz,
+            px=want.px,
+            mgn_mode=want.mgn_mode,
+            pos_side=want.pos_side,
+            reduce_only=want.reduce_only,
+            time_in_force=want.time_in_force,
+            stp_mode=want.stp_mode,
+            inputs=self.inputs,
+        )
+
+    def undeclared(self, rungs: dict[int, _Rung], wanted: Mapping[int, DeclaredOrder]) -> None:
+        """Cancel what rests for a rung no longer declared, and a rung's extra orders."""
+        for rung, entry in sorted(rungs.items()):
+            if entry.resting and rung not in wanted:
+                reason = (
+                    "no longer declared (the condition is false)"
+                    if not wanted
+                    else f"no longer declared (the rule declares {len(wanted)} order(s))"
+                )
+                self.cancels.extend(
+                    Decision(Action.CANCEL, rung, reason, o) for _g, o in entry.resting
+                )
+            elif len(entry.resting) > 1:
+                entry.resting.sort(key=lambda item: item[0], reverse=True)
+                self.cancels.extend(
+                    Decision(Action.CANCEL, rung, "the rung rests twice: the newest is kept", o)
+                    for _g, o in entry.resting[1:]
+                )
+                del entry.resting[1:]
+
+    def resting(self, want: DeclaredOrder, entry: _Rung, order: OpenOrder) -> None:
+        """A declared order with an order resting: keep it, or replace it if it drifted (and
+        churn allows)."""
+        beyond, why = drift(want, order, self.policy, self.instrument)
+        age = self.now_ms - order.cTime if order.cTime is not None else None
+        policy = self.policy
+        if not beyond:
+            self.others.append(Decision(Action.KEEP, want.rung, why, order))
+        elif policy.min_rest_ms and age is not None and age < policy.min_rest_ms:
+            rested = (
+                f"{format_duration(max(age, 0))} < min_rest {format_duration(policy.min_rest_ms)}"
+            )
+            self.others.append(
+                Decision(Action.KEEP, want.rung, f"{why}, but it rested {rested}", order)
+            )
+        elif self.budget is not None and self.budget <= 0:
+            self.others.append(
+                Decision(
+                    Action.KEEP,
+                    want.rung,
+                    f"{why}, but {self.recent} re-placement(s) in the last minute reach"
+                    f" max_replacements {policy.max_replacements}",
+                    order,
+                )
+            )
+        else:
+            if self.budget is not None:
+                self.budget -= 1
+            self.places.append(
+                Decision(Action.REPLACE, want.rung, why, order, self.intent(want, entry))
+            )
+
+    def missing(self, want: DeclaredOrder, entry: _Rung | None) -> None:
+        """A declared order with nothing resting: place it, unless its last order filled and
+        the refill policy says to wait."""
+        last = entry.last_id if entry is not None else ""
+        fill = self.filled(last) if last else None
+        if fill is None:
+            why = (
+                f"declared; its last order {last} no longer rests (cancelled or expired)"
+                if last
+                else "declared, nothing rests"
+            )
+            self.places.append(
+                Decision(Action.PLACE, want.rung, why, None, self.intent(want, entry))
+            )
+            return
+        refill = self.policy.refill_ms
+        ago = format_duration(max(self.now_ms - fill.time_ms, 0))
+        if refill is None:
+            self.others.append(
+                Decision(Action.WAIT, want.rung, f"{last} filled {ago} ago; refill: never")
+            )
+        elif self.now_ms - fill.time_ms < refill:
+            due = format_duration(fill.time_ms + refill - self.now_ms)
+            why = f"{last} filled {ago} ago; refill after {format_duration(refill)}: due in {due}"
+            self.others.append(Decision(Action.WAIT, want.rung, why))
+        else:
+            why = f"refill: {last} filled {ago} ago"
+            self.places.append(
+                Decision(Action.PLACE, want.rung, why, None, self.intent(want, entry))
+            )
+
+
 def reconcile(
     *,
     strategy: str,
@@ -223,160 +382,22 @@ def reconcile(
     slot, the least generation a new order gets; ``filled``: the fill of an order no longer
     resting, or None. Cancels come first in the result, then places, then keeps and waits.
     """
-    rungs: dict[int, _Rung] = {}
-    strays: list[OpenOrder] = []
-    for order in resting:
-        parsed = parse_client_order_id(order.clOrdId)
-        if parsed is None or not parsed.kept:
-            strays.append(order)
-            continue
-        entry = rungs.setdefault(parsed.leg, _Rung())
-        entry.resting.append((parsed.slot, order))
-        if parsed.slot > entry.last_gen:
-            entry.last_gen, entry.last_id = parsed.slot, order.clOrdId
-    recent = 0
-    sent_ids = sorted(sent)
-    for _time, cl_ord_id in sent_ids:
-        parsed = parse_client_order_id(cl_ord_id)
-        if parsed is None or not parsed.kept:
-            continue
-        entry = rungs.setdefault(parsed.leg, _Rung())
-        if entry.first_gen is None or parsed.slot < entry.first_gen:
-            entry.first_gen = parsed.slot
-        if parsed.slot > entry.last_gen:
-            entry.last_gen, entry.last_id = parsed.slot, cl_ord_id
-    for time_ms, cl_ord_id in sent_ids:
-        parsed = parse_client_order_id(cl_ord_id)
-        if parsed is None or not parsed.kept or time_ms <= now_ms - MINUTE_MS:
-            continue
-        first = rungs[parsed.leg].first_gen
-        if first is not None and parsed.slot > first:
-            recent += 1
-    budget = None if policy.max_replacements is None else policy.max_replacements - recent
-
-    cancels: list[Decision] = []
-    places: list[Decision] = []
-    others: list[Decision] = []
-    for order in strays:
-        cancels.append(
-            Decision(
-                Action.CANCEL, None, "not a declared order (placed by an earlier place: rule)", order
-            )
-        )
+    rungs, strays, recent = _facts(resting, sent, now_ms)
+    limit = policy.max_replacements
+    work = _Reconcile(
+        strategy, rule, symbol, policy, now_ms, slot, instrument, filled,
+        inputs if inputs is not None else {}, recent, None if limit is None else limit - recent,
+    )  # fmt: skip
+    work.cancels.extend(
+        Decision(Action.CANCEL, None, "not a declared order (placed by an earlier place: rule)", o)
+        for o in strays
+    )
     wanted = {d.rung: d for d in declared}
-    for rung_no, entry in sorted(rungs.items()):
-        if entry.resting and rung_no not in wanted:
-            reason = (
-                "no longer declared (the condition is false)"
-                if not declared
-                else f"no longer declared (the rule declares {len(declared)} order(s))"
-            )
-            cancels.extend(Decision(Action.CANCEL, rung_no, reason, o) for _g, o in entry.resting)
-        elif len(entry.resting) > 1:
-            entry.resting.sort(key=lambda item: item[0], reverse=True)
-            cancels.extend(
-                Decision(Action.CANCEL, rung_no, "the rung rests twice: the newest is kept", o)
-                for _g, o in entry.resting[1:]
-            )
-            del entry.resting[1:]
-
-    def new_intent(want: DeclaredOrder, entry: _Rung | None) -> OrderIntent:
-        generation = max(slot, (entry.last_gen + 1) if entry is not None else 0)
-        return OrderIntent(
-            strategy=strategy,
-            rule=rule,
-            slot=generation,
-            leg=want.rung,
-            cl_ord_id=kept_order_id(strategy, rule, generation, want.rung),
-            symbol=symbol,
-            side=want.side,
-            type=want.type,
-            sz=want.sz,
-            px=want.px,
-            mgn_mode=want.mgn_mode,
-            pos_side=want.pos_side,
-            reduce_only=want.reduce_only,
-            time_in_force=want.time_in_force,
-            stp_mode=want.stp_mode,
-            inputs=inputs if inputs is not None else {},
-        )
-
-    for want in sorted(declared, key=lambda d: d.rung):
-        entry = rungs.get(want.rung)
+    work.undeclared(rungs, wanted)
+    for rung, want in sorted(wanted.items()):
+        entry = rungs.get(rung)
         if entry is not None and entry.resting:
-            order = entry.resting[0][1]
-            beyond, why = drift(want, order, policy, instrument)
-            age = now_ms - order.cTime if order.cTime is not None else None
-            if not beyond:
-                others.append(Decision(Action.KEEP, want.rung, why, order))
-            elif policy.min_rest_ms and age is not None and age < policy.min_rest_ms:
-                rested = format_duration(max(age, 0))
-                minimum = format_duration(policy.min_rest_ms)
-                others.append(
-                    Decision(
-                        Action.KEEP,
-                        want.rung,
-                        f"{why}, but it rested {rested} < min_rest {minimum}",
-                        order,
-                    )
-                )
-            elif budget is not None and budget <= 0:
-                others.append(
-                    Decision(
-                        Action.KEEP,
-                        want.rung,
-                        f"{why}, but {recent} re-placement(s) in the last minute reach"
-                        f" max_replacements {policy.max_replacements}",
-                        order,
-                    )
-                )
-            else:
-                if budget is not None:
-                    budget -= 1
-                cancels_first = Decision(Action.REPLACE, want.rung, why, order, new_intent(want, entry))
-                places.append(cancels_first)
-            continue
-        last = entry.last_id if entry is not None else ""
-        if not last:
-            places.append(
-                Decision(Action.PLACE, want.rung, "declared, nothing rests", None, new_intent(want, entry))
-            )
-            continue
-        fill = filled(last)
-        if fill is None:
-            places.append(
-                Decision(
-                    Action.PLACE,
-                    want.rung,
-                    f"declared; its last order {last} no longer rests (cancelled or expired)",
-                    None,
-                    new_intent(want, entry),
-                )
-            )
-            continue
-        ago = format_duration(max(now_ms - fill.time_ms, 0))
-        if policy.refill_ms is None:
-            others.append(
-                Decision(Action.WAIT, want.rung, f"{last} filled {ago} ago; refill: never")
-            )
-        elif now_ms - fill.time_ms < policy.refill_ms:
-            due = format_duration(fill.time_ms + policy.refill_ms - now_ms)
-            others.append(
-                Decision(
-                    Action.WAIT,
-                    want.rung,
-                    f"{last} filled {ago} ago; refill after"
-                    f" {format_duration(policy.refill_ms)}: due in {due}",
-                )
-            )
+            work.resting(want, entry, entry.resting[0][1])
         else:
-            places.append(
-                Decision(
-                    Action.PLACE,
-                    want.rung,
-                    f"refill: {last} filled {ago} ago",
-                    None,
-                    new_intent(want, entry),
-                )
-            )
-    return RuleDiff(strategy, rule, (*cancels, *places, *others))
+            work.missing(want, entry)
+    return RuleDiff(strategy, rule, (*work.cancels, *work.places, *work.others))

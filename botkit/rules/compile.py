@@ -299,10 +299,12 @@ class _Compiler:
                     f"{name}: a keep: rule never fires, it is kept every cycle",
                     f"remove {name} (use keep: min_rest / max_replacements to limit churn)",
                 )
-        placed = [(("order",), keep.order)] if keep.order is not None else []
+        placed: list[tuple[Path, OrderSpec]] = []
+        if keep.order is not None:
+            placed.append((("order",), keep.order))
         placed += [(("orders", k), o) for k, o in enumerate(keep.orders or ())]
         for where, order in placed:
-            if order is not None and (order.px is None or order.type is OrderType.MARKET):
+            if order.px is None or order.type is OrderType.MARKET:
                 self.at(
                     (*path, *where),
                     "a kept order must rest: a MARKET order cannot",

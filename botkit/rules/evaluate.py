@@ -287,6 +287,7 @@ def _declared_reason(intents: tuple[Intent, ...]) -> str:
     count = sum(len(i.orders) for i in intents if isinstance(i, KeepIntent))
     return f"declares {count} order(s) to keep resting"
 
+
 _FALSE = RuleStatus.CONDITION_FALSE
 _FALSE_REASON = "condition is false"
 _NOTHING = RuleStatus.NOTHING_TO_DO

@@ -2,14 +2,15 @@
 
 Shape: ``bk`` + 6 characters hashing the strategy name + 4 hashing the rule name + ``-`` + the
 slot in base 36 + ``-`` + the leg in base 36, e.g. ``bkq3xz7mab2c-hx0k9c-0``. Only A-Z a-z 0-9
-``_`` ``-``, at most 32 characters.
-
-A declared (``keep:``) order has the same shape with ``_`` for ``-``: ``bk`` + the two hashes +
-``_`` + its generation in base 36 + ``_`` + its rung (slot) in base 36, e.g.
-``bkq3xz7mab2c_hx0k9c_3`` (:func:`kept_order_id`). The rung is its stable identity within the
-rule; the generation grows with every order sent for the rung, so a replacement's id is new. The same decision (same strategy, rule, slot and leg) always
+``_`` ``-``, at most 32 characters. The same decision (same strategy, rule, slot and leg) always
 gives the same id, so re-running a decision can never double an order; the hashes let the bot
 attribute an open order to its strategy and rule without any state.
+
+A declared (``keep:``) order has the same shape with ``_`` for ``-``: ``bk`` + the two hashes +
+``_`` + its generation in base 36 + ``_`` + its rung in base 36, e.g. ``bkq3xz7mab2c_hx0k9c_3``
+(:func:`kept_order_id`). The rung is its stable identity within the rule; the generation grows
+with every order sent for the rung (never below the evaluation slot it was sent in), so a
+replacement's id is new and no id is sent twice.
 """
 
 from __future__ import annotations

@@ -33,7 +33,6 @@ from botkit.intents import (
 )
 from botkit.journal import Evaluated, Journal
 from botkit.journal.records import Outcome
-from botkit.pipeline.desired import RuleDiff
 from botkit.pipeline import (
     Controls,
     ExecutionReport,
@@ -44,6 +43,7 @@ from botkit.pipeline import (
     build_plan,
     controls,
 )
+from botkit.pipeline.desired import RuleDiff
 from botkit.rules import (
     Evaluation,
     OnDelete,
@@ -54,8 +54,8 @@ from botkit.rules import (
     evaluate,
 )
 from botkit.rules.store import ReloadReport, StrategyStore
-from botkit.runner.activity import ActivityCache
 from botkit.runner import keeping
+from botkit.runner.activity import ActivityCache
 from botkit.runner.execution import Execution, SideEffect, describe
 from botkit.runner.orphans import OrphanReport
 from botkit.runner.ownership import Ownership, apply_on_delete

@@ -19,7 +19,7 @@ from botkit.intents import Activity, KeepIntent, OrderIntent
 from botkit.pipeline.desired import Action, Decision, FillFact, RuleDiff, reconcile
 from botkit.ports.journal import JournalPort
 from botkit.rules import Evaluation, RuleStatus, Strategy
-from botkit.rules.ids import parse_client_order_id, rule_tag, strategy_tag
+from botkit.rules.ids import parse_client_order_id, strategy_tag
 from botkit.runner.execution import Execution, SideEffect
 from botkit.snapshot import Snapshot
 
@@ -253,4 +253,3 @@ def _journal(
         strategy=diff.strategy,
         rule=diff.rule,
     )
-

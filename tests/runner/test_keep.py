@@ -25,7 +25,11 @@ GRID = """\
       - name: grid
         when: price.mark > {floor}
         keep:
-          grid: {{center: price.mark, step_px: price.mark * params.step, levels: params.levels, sz: 1}}
+          grid:
+            center: price.mark
+            step_px: price.mark * params.step
+            levels: params.levels
+            sz: 1
           tolerance: 10 bps
 """
 
@@ -153,7 +157,8 @@ def test_a_replaced_order_shows_why_in_journal_show(rig: Rig) -> None:
         capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
     assert "[desired]" in out
-    assert "replace rung 0" in out and "price drifted 1.67 % > tolerance 0.10 %" in out
+    assert "replace rung 0" in out
+    assert "price drifted 1.67 % > tolerance 0.10 %" in out
 
 
 def test_refill_at_once_places_a_filled_order_again_under_a_new_id(rig: Rig) -> None:
