@@ -335,7 +335,7 @@ class _Reconcile:
         fill = self.filled(last) if last else None
         if fill is None:
             why = (
-                f"declared; its last order {last} no longer rests (cancelled or expired)"
+                f"declared; its last order {last} no longer rests and did not fill"
                 if last
                 else "declared, nothing rests"
             )
