@@ -16,6 +16,7 @@ from botkit.rules.ids import (
     ParsedOrderId,
     belongs_to,
     client_order_id,
+    kept_order_id,
     parse_client_order_id,
 )
 from botkit.rules.loader import load, loads, version_of
@@ -37,6 +38,7 @@ __all__ = [
     "belongs_to",
     "client_order_id",
     "evaluate",
+    "kept_order_id",
     "load",
     "loads",
     "parse_client_order_id",
