@@ -329,16 +329,17 @@ def _show_kept(ctx: DemoContext, run: PaperRun) -> None:
         for rule in strategy.rules
         if rule.keep is not None
     }
-    rows: list[tuple[object, ...]] = []
+    rows: list[tuple[str, int, str, Decimal, object, str]] = []
     for order in ctx.client.open_orders():
         parsed = parse_client_order_id(order.clOrdId)
         if parsed is None or not parsed.kept:
             continue
         who = names.get((parsed.strategy_tag, parsed.rule_tag), "?")
-        rows.append((who, parsed.leg, order.side.value, order.px, order.sz, order.clOrdId))
+        px = order.px or Decimal(0)
+        rows.append((who, parsed.leg, order.side.value, px, order.sz, order.clOrdId))
     if not rows:
         return
-    rows.sort(key=lambda r: (str(r[0]), -(r[3] or Decimal(0))))
+    rows.sort(key=lambda r: (r[0], -r[3]))
     ctx.say("Kept orders resting now (keep: rules; botkit keeps them as the files declare):")
     ctx.say(format_table(("rule", "rung", "side", "px", "sz", "clOrdId"), rows))
 

@@ -283,8 +283,8 @@ class _Compiler:
             if value is not None
         ]
         if others:
-            self.at(
-                (*base, others[0]),
+            self.problem(
+                self.smap.key_at((*base, others[0])),
                 f"{others[0]}: a keep: rule only declares orders",
                 f"move {others[0]}: to a rule of its own",
             )
@@ -294,8 +294,8 @@ class _Compiler:
             ("keep_open", spec.keep_open or None),
         ):
             if value is not None:
-                self.at(
-                    (*base, name),
+                self.problem(
+                    self.smap.key_at((*base, name)),
                     f"{name}: a keep: rule never fires, it is kept every cycle",
                     f"remove {name} (use keep: min_rest / max_replacements to limit churn)",
                 )

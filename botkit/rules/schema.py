@@ -7,6 +7,7 @@ expressions, cross-field rules, instruments — is checked when the file is comp
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 from enum import StrEnum
 from typing import Annotated, Any
@@ -170,7 +171,17 @@ TOLERANCE_PATTERN = r"^\s*(\d+(\.\d+)?)\s*(bps|ticks?)\s*$"
 REFILL_PATTERN = r"^\s*(never|at once|after\s+(\d+(ms|s|m|h|d|w))+)\s*$"
 
 
+def _tolerance(value: str) -> str:
+    if re.fullmatch(TOLERANCE_PATTERN, value) is None:
+        raise ValueError(f"{value!r} is not a tolerance — write '10 bps' or '3 ticks'")
+    return value
+
+
 def _refill(value: str) -> str:
+    if re.fullmatch(REFILL_PATTERN, value) is None:
+        raise ValueError(
+            f"{value!r} is not a refill policy — write 'never', 'at once' or 'after 5m'"
+        )
     text = " ".join(value.split())
     if text.startswith("after "):
         parse_duration(text[len("after ") :])
@@ -180,15 +191,16 @@ def _refill(value: str) -> str:
 Tolerance = Annotated[
     str,
     Field(
-        pattern=TOLERANCE_PATTERN,
+        json_schema_extra={"pattern": TOLERANCE_PATTERN},
         description="how far a resting order's price may drift from the declared one before it"
         " is replaced: '10 bps' (basis points of the price) or '3 ticks'",
     ),
+    AfterValidator(_tolerance),
 ]
 Refill = Annotated[
     str,
     Field(
-        pattern=REFILL_PATTERN,
+        json_schema_extra={"pattern": REFILL_PATTERN},
         description="when a filled order is placed again: 'never', 'at once' or 'after 5m'",
     ),
     AfterValidator(_refill),
