@@ -332,6 +332,13 @@ class _Reconcile:
         """A declared order with nothing resting: place it, unless its last order filled and
         the refill policy says to wait."""
         last = entry.last_id if entry is not None else ""
+        refill = self.policy.refill_ms
+        if last and refill == 0:  # placed again whether it filled or not: nothing to look up
+            why = f"declared; its last order {last} no longer rests (filled or cancelled)"
+            self.places.append(
+                Decision(Action.PLACE, want.rung, why, None, self.intent(want, entry))
+            )
+            return
         fill = self.filled(last) if last else None
         if fill is None:
             why = (
@@ -343,7 +350,6 @@ class _Reconcile:
                 Decision(Action.PLACE, want.rung, why, None, self.intent(want, entry))
             )
             return
-        refill = self.policy.refill_ms
         ago = format_duration(max(self.now_ms - fill.time_ms, 0))
         if refill is None:
             self.others.append(
