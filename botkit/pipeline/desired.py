@@ -140,7 +140,6 @@ class _Rung:
     resting: list[tuple[int, OpenOrder]] = field(default_factory=list)
     last_gen: int = -1
     last_id: str = ""
-    first_gen: int | None = None
 
     def saw(self, generation: int, cl_ord_id: str) -> None:
         if generation > self.last_gen:
@@ -206,10 +205,20 @@ def _word(value: object) -> str:
 
 
 def _facts(
-    resting: Iterable[OpenOrder], sent: Iterable[tuple[int, str]], now_ms: int
+    resting: Iterable[OpenOrder],
+    sent: Sequence[tuple[int, str]],
+    now_ms: int,
+    wanted: Iterable[int],
+    count_recent: bool,
 ) -> tuple[dict[int, _Rung], list[OpenOrder], int]:
     """Per rung: its resting orders and the last generation sent; the rule's resting orders
-    that are not declared ones; the re-placements sent within the last minute."""
+    that are not declared ones; the re-placements sent within the last minute (when
+    ``count_recent``).
+
+    ``sent`` is oldest first. A rung's generations only grow, so its newest order sent is its
+    last generation: the orders are read newest first, and only as far back as needed (the
+    rungs wanted or resting found; for the count, an older order of each rung sent in the last
+    minute) — a cycle reads a few, not the day's."""
     rungs: dict[int, _Rung] = {}
     strays: list[OpenOrder] = []
     for order in resting:
@@ -220,20 +229,26 @@ def _facts(
         entry = rungs.setdefault(parsed.leg, _Rung())
         entry.resting.append((parsed.slot, order))
         entry.saw(parsed.slot, order.clOrdId)
-    kept = []
-    for time_ms, cl_ord_id in sent:
+    missing = set(wanted) | set(rungs)
+    since = now_ms - MINUTE_MS
+    in_minute: dict[int, int] = {}
+    before: set[int] = set()
+    for time_ms, cl_ord_id in reversed(sent):
+        if time_ms <= since and not missing and before.issuperset(in_minute):
+            break
         parsed = parse_client_order_id(cl_ord_id)
-        if parsed is not None and parsed.kept:
-            kept.append((time_ms, parsed.leg, parsed.slot))
-            entry = rungs.setdefault(parsed.leg, _Rung())
-            entry.saw(parsed.slot, cl_ord_id)
-            if entry.first_gen is None or parsed.slot < entry.first_gen:
-                entry.first_gen = parsed.slot
-    recent = 0
-    for time_ms, rung, generation in kept:
-        first = rungs[rung].first_gen
-        if time_ms > now_ms - MINUTE_MS and first is not None and generation > first:
-            recent += 1
+        if parsed is None or not parsed.kept:
+            continue
+        rung = parsed.leg
+        rungs.setdefault(rung, _Rung()).saw(parsed.slot, cl_ord_id)
+        missing.discard(rung)
+        if not count_recent:
+            continue
+        if time_ms > since:
+            in_minute[rung] = in_minute.get(rung, 0) + 1
+        else:
+            before.add(rung)
+    recent = sum(n if rung in before else n - 1 for rung, n in in_minute.items())
     return rungs, strays, recent
 
 
@@ -374,7 +389,7 @@ def reconcile(
     declared: Sequence[DeclaredOrder],
     policy: KeepPolicy,
     resting: Iterable[OpenOrder],
-    sent: Iterable[tuple[int, str]],
+    sent: Sequence[tuple[int, str]],
     now_ms: int,
     slot: int,
     instrument: Instrument | None = None,
@@ -384,12 +399,14 @@ def reconcile(
     """The decisions that bring ``rule``'s resting orders to its ``declared`` set.
 
     ``resting``: the open orders of the rule (by client order id); ``sent``: (time, client order
-    id) of the orders the rule sent recently (the journal's activity); ``slot``: the evaluation
-    slot, the least generation a new order gets; ``filled``: the fill of an order no longer
-    resting, or None. Cancels come first in the result, then places, then keeps and waits.
+    id) of the orders the rule sent recently, oldest first (the journal's activity); ``slot``:
+    the evaluation slot, the least generation a new order gets; ``filled``: the fill of an
+    order no longer resting, or None. Cancels come first in the result, then places, then keeps and waits.
     """
-    rungs, strays, recent = _facts(resting, sent, now_ms)
     limit = policy.max_replacements
+    rungs, strays, recent = _facts(
+        resting, sent, now_ms, (d.rung for d in declared), limit is not None
+    )
     work = _Reconcile(
         strategy, rule, symbol, policy, now_ms, slot, instrument, filled,
         inputs if inputs is not None else {}, recent, None if limit is None else limit - recent,
