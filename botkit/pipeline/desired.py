@@ -401,7 +401,8 @@ def reconcile(
     ``resting``: the open orders of the rule (by client order id); ``sent``: (time, client order
     id) of the orders the rule sent recently, oldest first (the journal's activity); ``slot``:
     the evaluation slot, the least generation a new order gets; ``filled``: the fill of an
-    order no longer resting, or None. Cancels come first in the result, then places, then keeps and waits.
+    order no longer resting, or None. Cancels come first in the result, then places, then
+    keeps and waits.
     """
     limit = policy.max_replacements
     rungs, strays, recent = _facts(
