@@ -157,6 +157,7 @@ def test_a_replaced_order_shows_why_in_journal_show(rig: Rig) -> None:
         capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
     assert "[desired]" in out
+    assert "kept order: rung 0, generation" in out
     assert "replace rung 0" in out
     assert "price drifted 1.67 % > tolerance 0.10 %" in out
 
