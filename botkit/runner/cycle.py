@@ -215,6 +215,7 @@ class Runner:
             raise ValueError(f"band_margin_bps must be in 0..10000, got {band_margin_bps}")
         self.band_margin = band_margin_bps / Decimal(10_000)
         self._controls = Controls()
+        self._first_look = keeping.FirstLook()
         self.ownership = (
             Ownership(port, store, journal, execution, halted=lambda: controls(self.guards).halt)
             if orphans
@@ -369,7 +370,7 @@ class Runner:
         try:
             snapshot = self.reader.read(now, symbols, needs)
             done, errors = self._evaluate(due, snapshot)
-            desired = keeping.diffs(done, snapshot, self._activity_of)
+            desired = keeping.diffs(done, snapshot, self._activity_of, self._first_look)
             if any(r.intents for _, e in done for r in e.results):
                 _planner_parts(snapshot)  # what orders are checked against, before anything
 

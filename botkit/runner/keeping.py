@@ -23,7 +23,7 @@ from botkit.rules.ids import parse_client_order_id, strategy_tag
 from botkit.runner.execution import Execution, SideEffect
 from botkit.snapshot import Snapshot
 
-__all__ = ["EVENT", "apply", "diffs", "has_kept_rules"]
+__all__ = ["EVENT", "FirstLook", "apply", "diffs", "has_kept_rules"]
 
 EVENT = "desired"
 """The journal's event kind of a reconcile decision."""
@@ -33,6 +33,19 @@ _REMOVED = "(removed rule)"
 
 def has_kept_rules(strategy: Strategy) -> bool:
     return any(rule.keep is not None for rule in strategy.rules)
+
+
+class FirstLook:
+    """Says once per loaded version of a strategy that it has not been looked at yet."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, str] = {}
+
+    def __call__(self, strategy: Strategy) -> bool:
+        if self._seen.get(strategy.name) == strategy.version:
+            return False
+        self._seen[strategy.name] = strategy.version
+        return True
 
 
 def _fills_of(snapshot: Snapshot) -> Callable[[str], FillFact | None]:
@@ -59,25 +72,37 @@ def diffs(
     done: Sequence[tuple[Strategy, Evaluation]],
     snapshot: Snapshot,
     activity_of: Callable[[Strategy], Activity],
+    first_look: Callable[[Strategy], bool] = lambda _s: False,
 ) -> list[RuleDiff]:
     """What each ``keep:`` rule of the evaluated strategies needs done now (reads the open
     orders, and the fills when an order of a rung is gone; a failed read raises
-    :class:`~botkit.errors.ExchangeError`)."""
+    :class:`~botkit.errors.ExchangeError`).
+
+    A strategy without ``keep:`` rules is looked at when its open orders were read anyway, or
+    when ``first_look`` says so (the first cycle of each loaded version): kept orders of rules
+    edited out of the file are cancelled then."""
     out: list[RuleDiff] = []
     filled: Callable[[str], FillFact | None] | None = None
     for strategy, evaluation in done:
-        if not has_kept_rules(strategy) and not _has_kept_orders(strategy, snapshot):
+        if (
+            not has_kept_rules(strategy)
+            and not first_look(strategy)
+            and not _has_kept_orders(strategy, snapshot)
+        ):
             continue
         if filled is None:
             filled = _fills_of(snapshot)
         activity = activity_of(strategy)
-        mine = [
-            o
-            for o in snapshot.open_orders
-            if o.symbol == strategy.symbol
-            and (parsed := parse_client_order_id(o.clOrdId)) is not None
-            and parsed.strategy_tag == strategy.tag
-        ]
+        by_rule: dict[str, list[OpenOrder]] = {}
+        kept_orders: list[tuple[str, OpenOrder]] = []
+        for order in snapshot.open_orders:
+            parsed = parse_client_order_id(order.clOrdId)
+            if parsed is None or parsed.strategy_tag != strategy.tag:
+                continue
+            if order.symbol == strategy.symbol:
+                by_rule.setdefault(parsed.rule_tag, []).append(order)
+                if parsed.kept:
+                    kept_orders.append((parsed.rule_tag, order))
         kept_tags = {rule.tag for rule in strategy.rules if rule.keep is not None}
         for rule in strategy.rules:
             if rule.keep is None:
@@ -93,7 +118,7 @@ def diffs(
                 )
                 continue
             intent = next((i for i in result.intents if isinstance(i, KeepIntent)), None)
-            resting = [o for o in mine if parse_client_order_id(o.clOrdId).rule_tag == rule.tag]  # type: ignore[union-attr]
+            resting = by_rule.get(rule.tag, [])
             rule_activity = activity.get(rule.name)
             out.append(
                 reconcile(
@@ -111,13 +136,7 @@ def diffs(
                     inputs=intent.inputs if intent is not None else None,
                 )
             )
-        orphans = [
-            o
-            for o in mine
-            if (parsed := parse_client_order_id(o.clOrdId)) is not None
-            and parsed.kept
-            and parsed.rule_tag not in kept_tags
-        ]
+        orphans = [order for tag, order in kept_orders if tag not in kept_tags]
         if orphans:
             out.append(
                 RuleDiff(

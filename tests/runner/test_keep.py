@@ -244,3 +244,17 @@ def test_no_client_order_id_is_sent_twice_over_many_fills(rig: Rig) -> None:
     ids = Counter(r.cl_ord_id for r in rows)
     assert max(ids.values()) == 1
     assert all(r.outcome is Outcome.ACCEPTED for r in rows)
+
+
+def test_a_keep_rule_removed_from_the_file_has_its_orders_cancelled(rig: Rig) -> None:
+    rig.write("two.yaml", TWO)
+    cycle(rig)
+    assert len(resting(rig)) == 2
+    header = TWO.split("      - name: pair")[0]
+    rig.write("two.yaml", header + "      - name: exit\n        close: {}\n")
+    report = rig.runner.run_cycle()
+    assert resting(rig) == {}
+    removed = [d for d in report.desired if d.rule == "(removed rule)"]
+    assert [d.reason for d in removed[0].decisions] == [
+        "its keep: rule is no longer in the strategy"
+    ] * 2
