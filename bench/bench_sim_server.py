@@ -3,7 +3,9 @@
 1. Loopback: ``botkit sim serve`` in its own process (so client and server do not share one
    GIL), and a few client threads, each with the real ExchangeClient (v3 signing), sending
    10-order batches (5 market buys, 5 market sells: every order fills, positions net out) for
-   a bounded time. Prints batches/s, orders/s and the batch round-trip percentiles.
+   a bounded time. Prints batches/s, orders/s and the batch round-trip percentiles. Once with
+   the paper account in memory, once kept in a state file (``--state``: every batch's orders,
+   fills and positions committed before its answer leaves).
 2. In process: the same batches through :class:`SimTransport` (client → transport → SimHttp →
    engine, no sockets), and SimHttp.handle alone (pre-signed request, no client), per order.
 
@@ -64,9 +66,21 @@ def _client(base_url: str, sim: SimHandle | None = None) -> ExchangeClient:
     )
 
 
-def _start_server(config: Path) -> tuple[subprocess.Popen[str], str]:
+def _start_server(config: Path, state: Path | None) -> tuple[subprocess.Popen[str], str]:
+    kept = ["--state", str(state)] if state is not None else []
     proc = subprocess.Popen(  # noqa: S603 - fixed argv: this interpreter running botkit
-        [sys.executable, "-m", "botkit", "sim", "serve", "--port", "0", "--config", str(config)],
+        [
+            sys.executable,
+            "-m",
+            "botkit",
+            "sim",
+            "serve",
+            "--port",
+            "0",
+            "--config",
+            str(config),
+            *kept,
+        ],
         stdout=subprocess.PIPE,
         text=True,
         env={**os.environ, "BOTKIT_API_KEY": KEY, "BOTKIT_API_SECRET": SECRET},
@@ -79,11 +93,14 @@ def _start_server(config: Path) -> tuple[subprocess.Popen[str], str]:
     return proc, first.rsplit(" ", 1)[1].strip()
 
 
-def bench_loopback(seconds: float, threads: int) -> None:
+def bench_loopback(seconds: float, threads: int, *, kept: bool = False) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         config = Path(tmp) / "sim.toml"
         config.write_text(_config_text(), encoding="utf-8")
-        proc, url = _start_server(config)
+        proc, url = _start_server(config, Path(tmp) / "paper.sqlite" if kept else None)
+        print(
+            "paper account kept in a state file (--state):" if kept else "paper account in memory:"
+        )
         try:
             _run_loopback(url, seconds, threads, proc.pid)
         finally:
@@ -189,6 +206,7 @@ def main() -> None:
     bench_inprocess(batches=2000)
     for n in sorted({1, threads}):
         bench_loopback(seconds, n)
+        bench_loopback(seconds, n, kept=True)
 
 
 if __name__ == "__main__":

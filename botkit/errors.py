@@ -31,6 +31,9 @@
     │   │                         when): this one refuses to start
     │   └── JournalUntrusted      the journal is corrupt, or no longer the file this process
     │                             opened (deleted, replaced): stop, never read or write on
+    ├── PaperStateError           the paper account's state file (exchange = sim) cannot be
+    │   │                         opened, read or written: stop (it is the account's truth)
+    │   └── PaperStateLocked      another process holds the paper account: refuse to start
     └── StopRequested             a stop (SIGTERM / SIGINT) came during a wait, backoff or retry:
                                   unwind now; what is still open stays unsettled for reconcile
 
@@ -64,6 +67,8 @@ __all__ = [
     "MalformedWriteResponse",
     "NotFoundError",
     "OutcomeUnknown",
+    "PaperStateError",
+    "PaperStateLocked",
     "RateLimited",
     "ReadTimedOut",
     "RequestContext",
@@ -278,6 +283,16 @@ class JournalUntrusted(JournalError):
     """The journal is corrupt (SQLite says malformed / not a database), or the file at its path
     is no longer the one this process opened (deleted, moved, replaced). Nothing it says can be
     believed and nothing written to it would be found again: the service stops."""
+
+
+class PaperStateError(BotkitError):
+    """The paper account's state file (``botkit.sim.state``) cannot be opened, read or written,
+    or holds an account the simulator's config cannot continue (another currency, a symbol it
+    no longer lists)."""
+
+
+class PaperStateLocked(PaperStateError):
+    """Another live process holds the paper account (one process per state file)."""
 
 
 class StopRequested(BotkitError):

@@ -159,6 +159,22 @@ class Settings(BaseSettings):
     sim_config: Path = Field(
         default=Path("configs/sim.toml"), description="settings file of the embedded simulator"
     )
+    paper_state: Path | None = Field(
+        default=None,
+        description="the paper account's state file (exchange = sim); unset: paper.sqlite"
+        " beside the journal; :memory: keeps it in memory",
+    )
+    paper_balance: Decimal | None = Field(
+        default=None,
+        gt=0,
+        allow_inf_nan=False,
+        description="starting balance of a fresh paper account; unset: the simulator config's",
+    )
+    paper_synchronous: Literal["NORMAL", "FULL"] = Field(
+        default="NORMAL",
+        description="paper state SQLite synchronous mode (NORMAL: survives any process death;"
+        " FULL: also a power loss)",
+    )
     # --- risk guards and kill switch (the pipeline's GuardSettings.from_settings reads them) ---
     kill_switch: bool = Field(
         default=False,
@@ -218,6 +234,16 @@ class Settings(BaseSettings):
         default=None,
         description="BOTKIT_API_* lines (mode 600/640) filling the credentials not set otherwise",
     )
+
+    @field_validator("paper_state", mode="before")
+    @classmethod
+    def _empty_paper_state(cls, value: Any) -> Any:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("paper_synchronous", mode="before")
+    @classmethod
+    def _upper_sync(cls, value: Any) -> Any:
+        return value.strip().upper() if isinstance(value, str) else value
 
     @field_validator("exchange", "signing", "log_format", "journal_evaluations", mode="before")
     @classmethod
@@ -288,6 +314,16 @@ class Settings(BaseSettings):
         secret = self.api_secret or SecretStr(SIM_DEFAULT_SECRET if sim else "")
         passphrase = self.api_passphrase or SecretStr(SIM_DEFAULT_PASSPHRASE if sim else "")
         return Credentials(key or (SIM_DEFAULT_KEY if sim else ""), secret, passphrase)
+
+    def paper_state_file(self) -> Path | None:
+        """Where the paper account is kept (``exchange = "sim"``): ``paper_state``, else
+        ``paper.sqlite`` in the journal's folder; None: in memory (``:memory:``, or a journal
+        in memory)."""
+        if self.paper_state is not None:
+            return None if str(self.paper_state) == ":memory:" else self.paper_state
+        if str(self.journal) == ":memory:":
+            return None
+        return Path(self.journal).parent / "paper.sqlite"
 
     def describe(self) -> dict[str, str]:
         """Every setting as display text, secrets masked: safe to print and log."""

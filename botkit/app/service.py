@@ -150,7 +150,8 @@ def assemble(
     stack = ExitStack()
     dry = settings.dry_run if dry_run is None else dry_run
     if client is None:  # sends nothing yet: the journal is held before the first request
-        client = stack.enter_context(make_client(settings))
+        # a dry run changes nothing: it reads a copy of the paper account (exchange = sim)
+        client = stack.enter_context(make_client(settings, paper="read" if dry else "hold"))
     journal = stack.enter_context(
         open_journal(settings, clock=client.clock.now_ms, command=command)
     )

@@ -93,7 +93,7 @@ def _live_instruments(settings: Any) -> dict[str, Instrument]:
     from botkit.app.clients import make_client
 
     try:
-        with make_client(settings) as client:
+        with make_client(settings, paper="read") as client:
             return {i.symbol: i for i in client.instruments()}
     except (BotkitError, OSError) as exc:
         raise LiveUnavailable(

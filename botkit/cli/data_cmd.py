@@ -184,7 +184,7 @@ def _fetch(args: argparse.Namespace) -> int:
     word = exchange_interval(args.interval)  # candle_interval_arg checked it has one
     _writable_file(args.out)
     settings = load_settings(config=args.config)
-    with clients.make_client(settings) as client:
+    with clients.make_client(settings, paper="read") as client:
         now = client.server_time()  # an age (--start 30d) is measured back from the exchange's
         start = args.start.at(now)
         end = args.end.at(now) if args.end is not None else now

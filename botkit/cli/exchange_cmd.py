@@ -186,7 +186,7 @@ def _run(args: argparse.Namespace) -> int:
 
     settings = load_settings(config=args.config)
     _, command, columns = _COMMANDS[args.what]
-    with clients.make_client(settings) as client:
+    with clients.make_client(settings, paper="read") as client:
         result = command(client, args)
     if args.json:
         print(json.dumps(_as_json(result), indent=2, default=str))

@@ -10,10 +10,9 @@ read off the evaluation when asked for.
 from __future__ import annotations
 
 from collections.abc import Container, Mapping
-from dataclasses import dataclass, field
 from decimal import Decimal
 from itertools import islice
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from botkit.errors import ExchangeError
 from botkit.intents import Activity, Intent, KeepIntent
@@ -27,37 +26,106 @@ from botkit.snapshot import Snapshot
 __all__ = ["Evaluation", "RuleResult", "RuleStatus", "evaluate"]
 
 
-class _Reads:
-    """The base of :class:`RuleResult`: room for what a result :func:`evaluate` made reads
-    its ``values`` from when first asked (not a field: equality, hashing, repr, pickling and
-    copies all go through ``values``)."""
+class _Value:
+    """An immutable value, equal to another of its class (and hashing, copied and pickled) by
+    its fields in constructor order, ``_fields()``."""
 
-    __slots__ = ("_reads",)
+    __slots__ = ()
+
+    def _fields(self) -> tuple[Any, ...]:
+        raise NotImplementedError
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _Value) or type(other) is not type(self):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __reduce__(self) -> tuple[type[_Value], tuple[Any, ...]]:
+        return (type(self), self._fields())
 
 
-@dataclass(frozen=True, slots=True)
-class RuleResult(_Reads):
+class RuleResult(_Value):
     """One rule's outcome: fired (with intents) or why not, and the values it read.
 
-    The ``values`` of a result :func:`evaluate` made are read off the evaluation's environment
-    the first time something asks for them, then kept: most results are never looked at (a
-    runner journaling only changes reads a few). The values a rule saw are fixed once read, so
-    they come out the same whenever, and in whatever order, results are read — what the rule
-    had read when it was done, not what later rules read (tests/rules/test_result_values.py).
-    In every other respect the result is the frozen dataclass it says it is: equal to, hashing
-    and printing as ``RuleResult(rule, status, reason, intents, values)``.
+    An immutable value: its fields are read-only properties, and two results are equal (and
+    hash alike) when ``(rule, status, reason, intents, values)`` are; it prints as
+    ``RuleResult(rule=..., status=..., reason=..., intents=...)``; a copy or a pickle holds the
+    values themselves. A plain class rather than a frozen dataclass for speed alone: an
+    evaluation makes one result per rule, and a frozen dataclass's ``__init__`` stores each field
+    through ``object.__setattr__`` (3.4 times the cost of this ``__init__``).
     """
 
-    rule: str
-    status: RuleStatus
-    reason: str = ""
-    intents: tuple[Intent, ...] = ()
-    values: tuple[tuple[str, Any], ...] = field(default=(), repr=False)
-    """(name as written, value) of every context value the rule read; see ``inputs``."""
+    __slots__ = ("_intents", "_reads", "_reason", "_rule", "_status", "_values")
+
+    def __init__(
+        self,
+        rule: str,
+        status: RuleStatus,
+        reason: str = "",
+        intents: tuple[Intent, ...] = (),
+        values: tuple[tuple[str, Any], ...] = (),
+    ) -> None:
+        self._rule = rule
+        self._status = status
+        self._reason = reason
+        self._intents = intents
+        self._values = values
+        self._reads: _Reads | None = None
+        """Where ``values`` are still to be read from (see :meth:`_deferred`), or None."""
+
+    @classmethod
+    def _deferred(
+        cls,
+        rule: str,
+        status: RuleStatus,
+        reason: str,
+        env: Env,
+        names: tuple[tuple[str, str], ...],
+    ) -> RuleResult:
+        """A result of no intents whose values are those of ``names`` that ``env`` holds now,
+        read off ``env`` when first asked for (see ``values``)."""
+        result = cls(rule, status, reason)
+        result._reads = (env, names, len(env))
+        return result
+
+    @property
+    def rule(self) -> str:
+        return self._rule
+
+    @property
+    def status(self) -> RuleStatus:
+        return self._status
+
+    @property
+    def reason(self) -> str:
+        return self._reason
+
+    @property
+    def intents(self) -> tuple[Intent, ...]:
+        return self._intents
+
+    @property
+    def values(self) -> tuple[tuple[str, Any], ...]:
+        """(name as written, value) of every context value the rule read; see ``inputs``.
+
+        For a result :func:`evaluate` made without intents, read off the evaluation's
+        environment the first time something asks, then kept: most such results are never
+        looked at (a runner journaling only changes reads a few). The values a rule saw are
+        fixed once read, so they come out the same whenever, and in whatever order, results
+        are read — what the rule had read when it was done, not what later rules read
+        (tests/rules/test_result_values.py)."""
+        reads = self._reads
+        if reads is not None:
+            self._values = _read_values(*reads)
+            self._reads = None
+        return self._values
 
     @property
     def fired(self) -> bool:
-        return self.status is RuleStatus.FIRED
+        return self._status is RuleStatus.FIRED
 
     @property
     def inputs(self) -> dict[str, str]:
@@ -71,16 +139,21 @@ class RuleResult(_Reads):
                 out[name] = _text(value)
         return out
 
-    if not TYPE_CHECKING:  # hidden from mypy, which would otherwise let any attribute pass
+    def _fields(
+        self,
+    ) -> tuple[str, RuleStatus, str, tuple[Intent, ...], tuple[tuple[str, Any], ...]]:
+        return (self._rule, self._status, self._reason, self._intents, self.values)
 
-        def __getattr__(self, name: str) -> Any:
-            """Called only for an attribute that is not set: ``values`` of a result whose
-            values are still to be read (see the class doc)."""
-            if name != "values":
-                raise AttributeError(f"'RuleResult' object has no attribute '{name}'")
-            values = _read_values(*self._reads)
-            object.__setattr__(self, "values", values)  # kept: read once
-            return values
+    def __repr__(self) -> str:
+        return (
+            f"RuleResult(rule={self._rule!r}, status={self._status!r}, "
+            f"reason={self._reason!r}, intents={self._intents!r})"
+        )
+
+
+_Reads = tuple[Mapping[str, Any], tuple[tuple[str, str], ...], int]
+"""(environment, the rule's (key, display) names, how many values it held when the rule was
+done): what :func:`_read_values` reads a result's values from."""
 
 
 def _read_values(
@@ -93,15 +166,54 @@ def _read_values(
     return tuple([(display, env[key]) for key, display in names if key in read])
 
 
-@dataclass(frozen=True, slots=True)
-class Evaluation:
-    """The outcome of one evaluation of one strategy."""
+class Evaluation(_Value):
+    """The outcome of one evaluation of one strategy.
 
-    strategy: str
-    version: str
-    slot: int
-    now_ms: int
-    results: tuple[RuleResult, ...]
+    An immutable value like :class:`RuleResult` (read-only properties over slots; equal to,
+    hashing and printing as ``Evaluation(strategy, version, slot, now_ms, results)``), a plain
+    class for the same reason: one is made per strategy evaluation."""
+
+    __slots__ = ("_now_ms", "_results", "_slot", "_strategy", "_version")
+
+    def __init__(
+        self, strategy: str, version: str, slot: int, now_ms: int, results: tuple[RuleResult, ...]
+    ) -> None:
+        self._strategy = strategy
+        self._version = version
+        self._slot = slot
+        self._now_ms = now_ms
+        self._results = results
+
+    @property
+    def strategy(self) -> str:
+        return self._strategy
+
+    @property
+    def version(self) -> str:
+        return self._version
+
+    @property
+    def slot(self) -> int:
+        """The evaluation slot: ``now_ms`` // the strategy's period."""
+        return self._slot
+
+    @property
+    def now_ms(self) -> int:
+        return self._now_ms
+
+    @property
+    def results(self) -> tuple[RuleResult, ...]:
+        """One result per rule, in rule order."""
+        return self._results
+
+    def _fields(self) -> tuple[str, str, int, int, tuple[RuleResult, ...]]:
+        return (self._strategy, self._version, self._slot, self._now_ms, self._results)
+
+    def __repr__(self) -> str:
+        return (
+            f"Evaluation(strategy={self._strategy!r}, version={self._version!r}, "
+            f"slot={self._slot!r}, now_ms={self._now_ms!r}, results={self._results!r})"
+        )
 
     @property
     def intents(self) -> tuple[Intent, ...]:
@@ -138,77 +250,6 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-class _ResultTwin(_Reads):
-    """A mutable twin of :class:`RuleResult`: same base, same slots, no ``__init__``.
-
-    :func:`evaluate` makes its results as twins, stores the slots, then gives each
-    ``RuleResult`` as its class — Python allows ``__class__`` assignment between classes of
-    the same layout (Data model, "__slots__"). A frozen dataclass's ``__init__`` stores each
-    field through ``object.__setattr__``, and a result whose values are read later cannot be
-    made through it at all; this is 2.2 times cheaper than storing through the slot
-    descriptors (the next cheapest way), about 0.7 us of a backtest candle's two rules and its
-    evaluation. tests/rules checks the results equal, hash, print, copy and pickle as the
-    constructor's."""
-
-    __slots__ = RuleResult.__slots__
-
-
-class _EvaluationTwin:
-    """The same for :class:`Evaluation` (one per evaluation)."""
-
-    __slots__ = Evaluation.__slots__
-
-
-def _result(
-    rule: str,
-    status: RuleStatus,
-    reason: str,
-    intents: tuple[Intent, ...],
-    values: tuple[tuple[str, Any], ...],
-) -> RuleResult:
-    """``RuleResult(rule, status, reason, intents, values)`` (see :class:`_ResultTwin`)."""
-    twin: Any = _ResultTwin()
-    twin.rule = rule
-    twin.status = status
-    twin.reason = reason
-    twin.intents = intents
-    twin.values = values
-    twin.__class__ = RuleResult
-    result: RuleResult = twin
-    return result
-
-
-def _deferred(
-    rule: str, status: RuleStatus, reason: str, env: Env, names: tuple[tuple[str, str], ...]
-) -> RuleResult:
-    """A result of no intents whose values are read from ``env`` when asked for: those of
-    ``names`` among what ``env`` holds now."""
-    twin: Any = _ResultTwin()
-    twin.rule = rule
-    twin.status = status
-    twin.reason = reason
-    twin.intents = ()
-    twin._reads = (env, names, len(env))
-    twin.__class__ = RuleResult
-    result: RuleResult = twin
-    return result
-
-
-def _evaluation(
-    strategy: str, version: str, slot: int, now_ms: int, results: tuple[RuleResult, ...]
-) -> Evaluation:
-    """``Evaluation(strategy, version, slot, now_ms, results)`` (see :class:`_EvaluationTwin`)."""
-    twin: Any = _EvaluationTwin()
-    twin.strategy = strategy
-    twin.version = version
-    twin.slot = slot
-    twin.now_ms = now_ms
-    twin.results = results
-    twin.__class__ = Evaluation
-    evaluation: Evaluation = twin
-    return evaluation
-
-
 def evaluate(strategy: Strategy, snapshot: Snapshot, activity: Activity, now_ms: int) -> Evaluation:
     """Evaluate every rule of ``strategy`` at ``now_ms`` (exchange time). Never raises for a
     problem of the strategy or the data: such a rule's result is an ``error``. A part of a
@@ -237,7 +278,7 @@ def evaluate(strategy: Strategy, snapshot: Snapshot, activity: Activity, now_ms:
                     strategy_enabled=enabled,
                 )
                 if blocked is not None:
-                    results.append(_result(name, blocked[0], blocked[1], (), ()))
+                    results.append(RuleResult(name, blocked[0], blocked[1]))
                     continue
         inputs: dict[str, str] | None = None
         intents: tuple[Intent, ...] = ()
@@ -271,12 +312,12 @@ def evaluate(strategy: Strategy, snapshot: Snapshot, activity: Activity, now_ms:
             values = _read_values(env, rule.input_names, len(env))
             if inputs is not None:
                 inputs.update((display, _text(v)) for display, v in values)
-            results.append(_result(name, status, reason, intents, values))
+            results.append(RuleResult(name, status, reason, intents, values))
         elif rule.input_names:
-            results.append(_deferred(name, status, reason, env, rule.input_names))
+            results.append(RuleResult._deferred(name, status, reason, env, rule.input_names))
         else:
-            results.append(_result(name, status, reason, (), ()))
-    return _evaluation(strategy.name, strategy.version, slot, now_ms, tuple(results))
+            results.append(RuleResult(name, status, reason))
+    return Evaluation(strategy.name, strategy.version, slot, now_ms, tuple(results))
 
 
 _FIRED = RuleStatus.FIRED

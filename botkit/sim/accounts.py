@@ -15,6 +15,7 @@ balance reports add up exactly.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_EVEN, Decimal
 
@@ -28,7 +29,13 @@ __all__ = [
     "PositionFigures",
     "PositionRecord",
     "SimPosition",
+    "balance_figures",
+    "balance_totals",
+    "leg_figures",
+    "order_margin",
+    "position_figures",
     "q8",
+    "unrealized_pnl",
 ]
 
 MONEY_Q = Decimal("1e-8")
@@ -124,16 +131,112 @@ class BalanceFigures:
     details: list[BalanceFigures] = field(default_factory=list)
 
 
+def unrealized_pnl(signed_size: Decimal, avg_px: Decimal, mark: Decimal) -> Decimal:
+    """``q × ctVal × (mark − P)``, to 1e-8 (``signed_size`` is ``q × ctVal``)."""
+    return (signed_size * (mark - avg_px)).quantize(MONEY_Q, ROUND_HALF_EVEN)
+
+
+def leg_figures(
+    size: Decimal,
+    signed_size: Decimal,
+    avg_px: Decimal,
+    mark: Decimal,
+    lever: Decimal,
+    mm_rate: Decimal,
+) -> tuple[Decimal, Decimal, Decimal, Decimal]:
+    """(notional, upl, im, mm) at ``mark`` of a position of ``size`` = ``|q| × ctVal`` and
+    ``signed_size`` = ``q × ctVal`` at average entry ``avg_px``: notional = ``size × mark``,
+    upl (:func:`unrealized_pnl`), im = notional / leverage, mm = notional × ``mM``; each to
+    1e-8, im and mm from the rounded notional."""
+    notional = (size * mark).quantize(MONEY_Q, ROUND_HALF_EVEN)
+    return (
+        notional,
+        unrealized_pnl(signed_size, avg_px, mark),
+        (notional / lever).quantize(MONEY_Q, ROUND_HALF_EVEN),
+        (notional * mm_rate).quantize(MONEY_Q, ROUND_HALF_EVEN),
+    )
+
+
 def position_figures(
     pos: SimPosition, mark: Decimal, ct_val: Decimal, lever: Decimal, mm_rate: Decimal
 ) -> PositionFigures:
-    size = abs(pos.qty) * ct_val
-    notional = q8(size * mark)
+    """``pos``'s figures at ``mark`` (:func:`leg_figures`)."""
     return PositionFigures(
-        notional=notional,
-        upl=q8(pos.qty * ct_val * (mark - pos.avg_px)),
-        im=q8(notional / lever),
-        mm=q8(notional * mm_rate),
+        *leg_figures(abs(pos.qty) * ct_val, pos.qty * ct_val, pos.avg_px, mark, lever, mm_rate)
+    )
+
+
+def balance_totals(
+    wallet: Decimal,
+    upl: Decimal,
+    position_im: Decimal,
+    mm: Decimal,
+    order_im: Decimal,
+    iso_upl: Decimal,
+    iso_position_im: Decimal,
+    iso_hold: Decimal,
+) -> tuple[Decimal, Decimal, Decimal, Decimal, Decimal, Decimal]:
+    """(im, eq, iso_eq, avail, mmr, imr) of an account from its sums: ``upl``, ``position_im``
+    and ``mm`` over its positions (``iso_upl``, ``iso_position_im`` over the isolated ones),
+    ``order_im`` the margin its resting orders reserve (``iso_hold``, the isolated orders').
+
+    im = position im + order im; equity = wallet + upl; isolated equity = isolated position
+    im + isolated upl + isolated hold; available = max(0, equity − im); the margin ratios
+    mm / equity and im / equity to 1e-8 (0 unless equity > 0)."""
+    im = position_im + order_im
+    eq = wallet + upl
+    iso_eq = iso_position_im + iso_upl + iso_hold
+    avail = max(_ZERO, eq - im)
+    if eq > _ZERO:
+        mmr = (mm / eq).quantize(MONEY_Q, ROUND_HALF_EVEN)
+        imr = (im / eq).quantize(MONEY_Q, ROUND_HALF_EVEN)
+    else:
+        mmr = imr = _ZERO
+    return im, eq, iso_eq, avail, mmr, imr
+
+
+def balance_figures(
+    account: Account,
+    positions: Iterable[tuple[SimPosition, PositionFigures]],
+    orders: Iterable[tuple[MarginMode, Decimal]],
+) -> BalanceFigures:
+    """The balance, plainly: ``account``'s wallet, each open position with its figures at the
+    current mark (in the account's order) and the margin each resting order reserves
+    (:func:`order_margin`, in the book's order), summed and put through :func:`balance_totals`.
+    :class:`botkit.sim.figures.AccountFigures` caches the same computation."""
+    upl = position_im = mm = iso_upl = iso_position_im = order_im = iso_hold = _ZERO
+    for pos, f in positions:
+        upl += f.upl
+        position_im += f.im
+        mm += f.mm
+        if pos.mgn_mode is MarginMode.ISOLATED:
+            iso_upl += f.upl
+            iso_position_im += f.im
+    for mgn_mode, margin in orders:
+        order_im += margin
+        if mgn_mode is MarginMode.ISOLATED:
+            iso_hold += margin
+    im, eq, iso_eq, avail, mmr, imr = balance_totals(
+        account.wallet, upl, position_im, mm, order_im, iso_upl, iso_position_im, iso_hold
+    )
+    return BalanceFigures(
+        account.currency,
+        account.wallet,
+        eq,
+        upl,
+        im,
+        mm,
+        position_im,
+        order_im,
+        iso_eq,
+        iso_upl,
+        iso_hold,
+        iso_position_im,
+        avail,
+        mmr,
+        imr,
+        account.c_time,
+        account.u_time,
     )
 
 

@@ -373,6 +373,42 @@ class SimEngine:
             self.matcher.close(order, USER_CANCEL, now)
         return chosen
 
+    # --- the paper account's state file (botkit.sim.state) ------------------------------
+    @property
+    def last_step(self) -> int:
+        """The server time the random walk has been stepped to."""
+        return self._last_step
+
+    @property
+    def levers(self) -> dict[tuple[str, MarginMode, PosSide], Decimal]:
+        """The leverage set per (symbol, margin mode, leg); the others are the instrument's."""
+        return self._levers
+
+    def restore(
+        self,
+        *,
+        orders: Sequence[SimOrder],
+        levers: dict[tuple[str, MarginMode, PosSide], Decimal],
+        position_mode: PositionMode,
+        last_step: int,
+    ) -> None:
+        """Take back a saved account's orders (ascending ids; open ones rest on their books
+        again), leverage, position mode and walk time. The account, history records and prices
+        are restored into their own parts before this; every cached figure is dropped."""
+        for order in orders:
+            self._orders[order.ord_id] = order
+            self._by_cl[order.cl_ord_id] = order
+            self.history.orders.add(order)
+            if order.state in OrderState.OPEN:
+                self.matcher.open[order.ord_id] = order
+                self.matcher.books[order.symbol].add(order)
+        self._levers = dict(levers)
+        self.position_mode = position_mode
+        self._last_step = last_step
+        self.matcher.rev += 1
+        self.settings_rev += 1
+        self.mark_rev += 1
+
     # --- reading the account -------------------------------------------------------------
     def open_orders(
         self,

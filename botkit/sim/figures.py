@@ -20,10 +20,13 @@ in one :class:`Book`:
 :meth:`AccountFigures.equity` takes each leg's upl where it is up to date and works out only the
 upl of a moved leg otherwise (without keeping it), then adds the wallet: no totals are summed.
 
-Guarantee: every figure is computed with the same Decimal operations, in the same order, as
-:func:`~botkit.sim.accounts.position_figures` and the balance formula of
-:mod:`botkit.sim.accounts` — values and exponents are those an uncached computation gives, in
-whichever order positions, balance and equity are asked (or not asked at all).
+The formulas themselves are written once, plainly, in :mod:`botkit.sim.accounts`
+(:func:`~botkit.sim.accounts.leg_figures`, :func:`~botkit.sim.accounts.unrealized_pnl`,
+:func:`~botkit.sim.accounts.order_margin`, :func:`~botkit.sim.accounts.balance_totals`); the
+layers only decide when to call them and keep what they gave. Guarantee: every figure is what
+the uncached :func:`~botkit.sim.accounts.position_figures` and
+:func:`~botkit.sim.accounts.balance_figures` give now — values and exponents — in whichever
+order positions, balance and equity are asked (or not asked at all; tests/sim/test_read_caches.py).
 ``Book.stamp`` changes whenever any figure may have changed, ``Book.number`` whenever anything
 but the mark figures may have; a leg's figures change only with ``Leg.mark`` (for one book
 number); readers key what they derive on them. The answers (:class:`BalanceFigures`,
@@ -33,17 +36,19 @@ number); readers key what they derive on them. The answers (:class:`BalanceFigur
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import ROUND_HALF_EVEN, Decimal
+from decimal import Decimal
 from typing import Protocol
 
 from botkit.exchange.models import MarginMode, PosSide
 from botkit.sim.accounts import (
-    MONEY_Q,
     Account,
     BalanceFigures,
     PositionFigures,
     SimPosition,
+    balance_totals,
+    leg_figures,
     order_margin,
+    unrealized_pnl,
 )
 from botkit.sim.config import InstrumentConfig
 from botkit.sim.matching import Matcher
@@ -52,8 +57,6 @@ from botkit.sim.prices import PriceSeries
 __all__ = ["AccountFigures", "Book", "Leg", "OpenPosition"]
 
 _ZERO = Decimal(0)
-_HALF_EVEN = ROUND_HALF_EVEN
-_QUANTIZE = Decimal.quantize
 _NO_MARK = Decimal("NaN")
 """A leg's mark before its first figures: no price series ever holds this very object."""
 
@@ -175,10 +178,10 @@ class Book:
         self.balance: BalanceFigures | None = None
 
     def sum_legs(self) -> None:
-        """The balance totals from the legs' figures (which must be at the current marks): the
-        balance formula, step by step, summing the legs in the account's order."""
-        quantize, cent, half_even, zero = _QUANTIZE, MONEY_Q, _HALF_EVEN, _ZERO
-        upl = position_im = mm = iso_upl = iso_position_im = zero
+        """The balance totals from the legs' figures (which must be at the current marks):
+        summed in the account's order, then :func:`~botkit.sim.accounts.balance_totals`, as
+        :func:`~botkit.sim.accounts.balance_figures` does."""
+        upl = position_im = mm = iso_upl = iso_position_im = _ZERO
         for leg in self.legs:
             leg_upl, leg_im = leg.upl, leg.im
             upl += leg_upl
@@ -189,16 +192,16 @@ class Book:
                 iso_position_im += leg_im
         self.upl, self.position_im, self.mm = upl, position_im, mm
         self.iso_upl, self.iso_position_im = iso_upl, iso_position_im
-        self.im = im = position_im + self.order_im
-        self.eq = eq = self.wallet + upl
-        self.iso_eq = iso_position_im + iso_upl + self.iso_hold
-        avail = eq - im
-        self.avail = avail if avail > zero else zero  # max(_ZERO, eq - im): first of equals
-        if eq > zero:
-            self.mmr = quantize(mm / eq, cent, half_even)
-            self.imr = quantize(im / eq, cent, half_even)
-        else:
-            self.mmr = self.imr = zero
+        self.im, self.eq, self.iso_eq, self.avail, self.mmr, self.imr = balance_totals(
+            self.wallet,
+            upl,
+            position_im,
+            mm,
+            self.order_im,
+            iso_upl,
+            iso_position_im,
+            self.iso_hold,
+        )
         self.balance = None
         self.summed = self.stamp
 
@@ -215,8 +218,8 @@ class AccountFigures:
 
     def marked(self) -> Book:
         """The book for the current orders and settings, every leg's figures at its symbol's
-        mark now (redone, inline, for the legs whose mark moved: the position figures step by
-        step); the balance totals maybe of older marks (``summed != stamp``)."""
+        mark now (:func:`~botkit.sim.accounts.leg_figures`, redone for the legs whose mark
+        moved); the balance totals maybe of older marks (``summed != stamp``)."""
         src = self._source
         book = self._book
         if book.rev != src.matcher.rev or book.settings != src.settings_rev:
@@ -225,10 +228,9 @@ class AccountFigures:
         for leg in book.legs:
             mark = leg.series.mark
             if mark is not leg.mark:
-                notional = leg.notional = _QUANTIZE(leg.size * mark, MONEY_Q, _HALF_EVEN)
-                leg.upl = _QUANTIZE(leg.signed * (mark - leg.avg), MONEY_Q, _HALF_EVEN)
-                leg.im = _QUANTIZE(notional / leg.lever, MONEY_Q, _HALF_EVEN)
-                leg.mm = _QUANTIZE(notional * leg.mm_rate, MONEY_Q, _HALF_EVEN)
+                leg.notional, leg.upl, leg.im, leg.mm = leg_figures(
+                    leg.size, leg.signed, leg.avg, mark, leg.lever, leg.mm_rate
+                )
                 leg.mark = mark  # last: a figure that raised is not taken for done
                 leg.open = None
                 moved = True
@@ -328,7 +330,7 @@ class AccountFigures:
             if mark is leg.mark:
                 upl += leg.upl
             else:
-                upl += _QUANTIZE(leg.signed * (mark - leg.avg), MONEY_Q, _HALF_EVEN)
+                upl += unrealized_pnl(leg.signed, leg.avg, mark)
         return book.wallet + upl
 
     def positions(self, symbol: str | None = None) -> list[OpenPosition]:

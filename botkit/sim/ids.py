@@ -24,6 +24,16 @@ class IdGen:
         self._clock = clock
         self._last = 0
 
+    @property
+    def last(self) -> int:
+        """The last id handed out (0: none yet)."""
+        return self._last
+
+    def resume(self, last: int) -> None:
+        """Hand out ids above ``last`` from now on (a restored paper account's ids stay unique
+        even on a clock that is now behind the one they were made on)."""
+        self._last = max(self._last, last)
+
     def next(self) -> int:
         now = max(0, self._clock.now_ms())
         candidate = _BASE + now * _PER_MS

@@ -119,6 +119,48 @@ class PriceSeries:
         cur.amt += amt
         cur.tc += 1
 
+    # --- saving and restoring (the paper account's state file, botkit.sim.state) ---------
+    @property
+    def current(self) -> MinuteCandle:
+        """The candle of the minute the mark last moved in (its close is the mark)."""
+        return self._cur
+
+    def since(self, start_ms: int) -> list[MinuteCandle]:
+        """The kept minute candles that start at or after ``start_ms``, oldest first."""
+        out: list[MinuteCandle] = []
+        for candle in reversed(self._history):
+            if candle.sT < start_ms:
+                break
+            out.append(candle)
+        out.reverse()
+        return out
+
+    @property
+    def oldest_ms(self) -> int:
+        """The start of the oldest minute candle kept."""
+        return self._history[0].sT
+
+    def restore(self, candles: list[MinuteCandle], seed: str) -> None:
+        """Continue from saved minute candles (oldest first; the last one is the current minute,
+        its close the mark), with the random walk reseeded from ``seed``: the 24h window is
+        rebuilt as if the minutes had passed here."""
+        kept = candles[-(self._history.maxlen or len(candles)) :]
+        if not kept:
+            return
+        self._history.clear()
+        self._day.clear()
+        self._day_max.clear()
+        self._day_min.clear()
+        self._day_qty = self._day_amt = _ZERO
+        self._day_tc = 0
+        for candle in kept[:-1]:
+            self._history.append(candle)
+            self._close_minute(candle)
+        self._cur = kept[-1]
+        self._history.append(self._cur)
+        self.mark = self._cur.c
+        self._rng = random.Random(seed)  # noqa: S311 - a price model, not security
+
     # --- reading -------------------------------------------------------------------------
     def day_stats(self, now_ms: int) -> tuple[Decimal, Decimal, Decimal, Decimal, Decimal, int]:
         """(open, high, low, qty, amt, trade count) over the last 24 hours, current minute in."""

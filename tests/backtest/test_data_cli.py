@@ -207,7 +207,7 @@ def test_fetch_writes_the_simulators_candles(
     start: str,
 ) -> None:
     _sim, client = sim_with_history
-    monkeypatch.setattr(clients, "make_client", lambda settings: client)
+    monkeypatch.setattr(clients, "make_client", lambda settings, **_: client)
     out = tmp_path / "fetched.csv"
     code = main(["data", "fetch", "--symbol", "BTC_USDT_PERP", "--interval", interval,
                  "--start", start, "--out", str(out), "--rate", "0"])  # fmt: skip
@@ -227,7 +227,7 @@ def test_fetch_of_a_period_without_candles_fails_with_one_line(
     sim_with_history: tuple[SimHandle, ExchangeClient],
 ) -> None:
     _sim, client = sim_with_history
-    monkeypatch.setattr(clients, "make_client", lambda settings: client)
+    monkeypatch.setattr(clients, "make_client", lambda settings, **_: client)
     code = main(["data", "fetch", "--symbol", "BTC_USDT_PERP", "--interval", "1m",
                  "--start", "2023-12-31T00:00:00Z", "--end", "2023-12-31T01:00:00Z",
                  "--out", str(tmp_path / "x.csv"), "--rate", "0"])  # fmt: skip

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from decimal import Decimal
+from pathlib import Path
 
 import httpx
 import pytest
@@ -50,7 +51,7 @@ def test_client_repr_shows_no_secret() -> None:
         assert SECRET not in str(vars(c))
 
 
-def test_sim_mode_talks_to_the_embedded_simulator_without_network() -> None:
-    with make_client(Settings(exchange="sim")) as client:
+def test_sim_mode_talks_to_the_embedded_simulator_without_network(tmp_path: Path) -> None:
+    with make_client(Settings(exchange="sim", journal=tmp_path / "journal.sqlite")) as client:
         assert client.server_time() > 0
         assert client.balance().eq is not None

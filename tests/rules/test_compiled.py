@@ -9,7 +9,6 @@ code is built from a whitelist only: a tree holding anything else never reaches 
 from __future__ import annotations
 
 import ast
-import dataclasses
 from decimal import Decimal
 from typing import Any
 
@@ -230,10 +229,10 @@ def test_a_hostile_expression_cannot_be_loaded() -> None:
             compile_expr(text, "boolean", SCOPE)
 
 
-# --- results are plain frozen dataclasses ------------------------------------------------------
+# --- results are immutable values, the same the constructors make ---------------------------------
 
 
-def test_results_are_the_same_objects_the_dataclass_constructors_make() -> None:
+def test_results_are_the_same_values_the_constructors_make() -> None:
     s = strategy(
         "  - name: a\n    when: price.mark > 1\n    cancel: {}\n"
         "  - name: b\n    when: price.mark < 1\n    cancel: {}\n"
@@ -257,9 +256,8 @@ def test_results_are_the_same_objects_the_dataclass_constructors_make() -> None:
         assert result == made
         assert hash(result) == hash(made)
         assert repr(result) == repr(made)
-        with pytest.raises(dataclasses.FrozenInstanceError):
+        with pytest.raises(AttributeError):
             result.reason = "changed"  # type: ignore[misc]
-    assert dataclasses.replace(evaluation.results[0], reason="x").reason == "x"
 
 
 @pytest.mark.parametrize(

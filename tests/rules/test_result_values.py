@@ -106,7 +106,7 @@ def test_a_ladder_index_is_no_input_and_what_a_rung_reads_is() -> None:
     assert after.values == (("account.eq", D(2000)),)
 
 
-def test_deferred_values_make_the_same_frozen_dataclass_as_the_constructor() -> None:
+def test_deferred_values_make_the_same_value_as_the_constructor() -> None:
     s = strategy(
         "  - name: a\n    when: price.mark < 1\n    cancel: {}\n"
         "  - name: b\n    when: price.buy_limit > 0\n    cancel: {}\n"
@@ -120,13 +120,11 @@ def test_deferred_values_make_the_same_frozen_dataclass_as_the_constructor() -> 
             pickle.loads(pickle.dumps(result)),  # noqa: S301 - our own bytes
             copy.copy(result),
             copy.deepcopy(result),
-            dataclasses.replace(result),
         ):
             assert other == result
             assert hash(other) == hash(result)
             assert repr(other) == repr(result)
-        assert dataclasses.asdict(result) == dataclasses.asdict(made)
-        with pytest.raises(dataclasses.FrozenInstanceError):
+        with pytest.raises(AttributeError):
             result.values = ()  # type: ignore[misc]
         with pytest.raises(AttributeError, match="'RuleResult' object has no attribute 'x'"):
             result.x  # type: ignore[attr-defined]  # noqa: B018
@@ -139,7 +137,7 @@ def test_values_first_read_through_equality_pickling_or_a_copy_are_the_same() ->
         hash,
         lambda r: pickle.loads(pickle.dumps(r)).values,  # noqa: S301 - our own bytes
         lambda r: copy.copy(r).values,
-        lambda r: dataclasses.replace(r).values,
+        lambda r: copy.deepcopy(r).values,
         lambda r: r.inputs,
     ]
     for first in ways:

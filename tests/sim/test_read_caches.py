@@ -24,50 +24,39 @@ from botkit.exchange.models import (
     Ticker,
 )
 from botkit.sim import SimEngine, SimError, load_sim_config
-from botkit.sim.accounts import BalanceFigures, order_margin, position_figures
+from botkit.sim.accounts import BalanceFigures, balance_figures, order_margin, position_figures
 from botkit.sim.port import SimPort
 from tests.sim.conftest import BTC, TST, Sim, sim_config, tst_instrument
 
 _ZERO = Decimal(0)
 
 
-# --- the uncached reference: the engine's formulas before the caches, verbatim ----------------
+# --- the uncached reference: the plain formulas of botkit.sim.accounts, called directly ----------
 def reference_balance(e: SimEngine) -> BalanceFigures:
     acc = e.account
-    b = BalanceFigures(acc.currency, acc.wallet, c_time=acc.c_time, u_time=acc.u_time)
+    positions = []
     for pos in acc.positions.values():
         inst = e.instruments[pos.symbol]
         lever = e.lever(pos.symbol, pos.mgn_mode, pos.pos_side)
-        f = position_figures(pos, e.prices[pos.symbol].mark, inst.ctVal, lever, inst.mM)
-        b.upl += f.upl
-        b.position_im += f.im
-        b.mm += f.mm
-        if pos.mgn_mode is MarginMode.ISOLATED:
-            b.iso_upl += f.upl
-            b.iso_position_im += f.im
-    total = iso = _ZERO
-    for order in e.matcher.open.values():
-        margin = order_margin(
-            order.remaining,
-            order.px if order.px is not None else _ZERO,
-            is_buy=order.is_buy,
-            closing=order.closing,
-            pos_qty=acc.position_qty(order.symbol, order.pos_side),
-            ct_val=e.instruments[order.symbol].ctVal,
-            lever=e.lever(order.symbol, order.mgn_mode, order.pos_side),
+        positions.append(
+            (pos, position_figures(pos, e.prices[pos.symbol].mark, inst.ctVal, lever, inst.mM))
         )
-        total += margin
-        if order.mgn_mode is MarginMode.ISOLATED:
-            iso += margin
-    b.order_im, b.iso_hold = total, iso
-    b.im = b.position_im + b.order_im
-    b.eq = b.wallet + b.upl
-    b.iso_eq = b.iso_position_im + b.iso_upl + b.iso_hold
-    b.avail = max(_ZERO, b.eq - b.im)
-    if b.eq > 0:
-        b.mmr = (b.mm / b.eq).quantize(Decimal("1e-8"))
-        b.imr = (b.im / b.eq).quantize(Decimal("1e-8"))
-    return b
+    orders = [
+        (
+            order.mgn_mode,
+            order_margin(
+                order.remaining,
+                order.px if order.px is not None else _ZERO,
+                is_buy=order.is_buy,
+                closing=order.closing,
+                pos_qty=acc.position_qty(order.symbol, order.pos_side),
+                ct_val=e.instruments[order.symbol].ctVal,
+                lever=e.lever(order.symbol, order.mgn_mode, order.pos_side),
+            ),
+        )
+        for order in e.matcher.open.values()
+    ]
+    return balance_figures(acc, positions, orders)
 
 
 def reference_positions(e: SimEngine) -> list[tuple[Any, ...]]:
