@@ -1,8 +1,10 @@
 """One cycle of the loop: reload, read, evaluate, plan, execute, journal.
 
 :class:`Runner` owns no I/O of its own: the exchange is an :class:`ExchangePort`, the strategies a
-:class:`~botkit.rules.store.StrategyStore`, the journal a :class:`~botkit.journal.Journal`, time a
-callable, and whether anything is sent an :class:`~botkit.runner.execution.Execution` adapter.
+:class:`~botkit.rules.store.StrategyStore`, the journal a
+:class:`~botkit.ports.journal.RunnerJournal`, time a callable, what it reports a
+:class:`~botkit.ports.observer.CycleObserver`, and whether anything is sent an
+:class:`~botkit.runner.execution.Execution` adapter.
 Live trading, paper trading on the embedded simulator, dry runs and backtests all run this code.
 
 A failing strategy or a failing read is logged and journaled and the cycle goes on (or, for a
@@ -31,19 +33,10 @@ from botkit.intents import (
     OrderIntent,
     PositionModeIntent,
 )
-from botkit.journal import Evaluated, Journal
-from botkit.journal.records import Outcome
-from botkit.pipeline import (
-    Controls,
-    ExecutionReport,
-    GuardSettings,
-    Plan,
-    Reason,
-    StrategyPolicy,
-    build_plan,
-    controls,
-)
+from botkit.pipeline import GuardSettings, Plan, Reason, StrategyPolicy, build_plan
 from botkit.pipeline.desired import RuleDiff
+from botkit.ports.journal import Evaluated, Outcome, RunnerJournal
+from botkit.ports.observer import CycleFigures, CycleObserver
 from botkit.rules import (
     Evaluation,
     OnDelete,
@@ -57,11 +50,12 @@ from botkit.rules.store import ReloadReport, StrategyStore
 from botkit.runner import keeping
 from botkit.runner.activity import ActivityCache
 from botkit.runner.execution import Execution, SideEffect, describe
+from botkit.runner.killswitch import Controls, controls
+from botkit.runner.orders import ExecutionReport
 from botkit.runner.orphans import OrphanReport
 from botkit.runner.ownership import Ownership, apply_on_delete
 from botkit.runner.reader import Needs, SnapshotReader, needs_of
 from botkit.runner.shared import SharedIdWatch
-from botkit.service.metrics import Metrics
 from botkit.snapshot import Snapshot
 
 __all__ = ["DEFAULT_BAND_MARGIN_BPS", "CycleReport", "EvaluationRecords", "Runner"]
@@ -158,8 +152,9 @@ class Runner:
     outcomes, cycles and events are journaled the same either way, and so are the fires rule
     activity (cooldown, max_fires) is read from.
 
-    ``metrics``: where cycles and orders are counted (the service's Prometheus registry);
-    ``None`` counts nothing (a backtest, a one-off plan).
+    ``metrics``: told each cycle's figures (:class:`~botkit.ports.observer.CycleObserver`: the
+    service's Prometheus metrics count cycles and orders); ``None`` counts nothing (a backtest,
+    a one-off plan).
 
     ``band_margin_bps``: how far inside the price band a price must lie, in basis points of the
     band's bound (the ``price_band_margin_bps`` setting).
@@ -177,13 +172,13 @@ class Runner:
         *,
         port: ExchangePort,
         store: StrategyStore,
-        journal: Journal,
+        journal: RunnerJournal,
         execution: Execution,
         now_ms: Callable[[], int],
         guards: GuardSettings | None = None,
         reader: SnapshotReader | None = None,
         clock_offset_ms: Callable[[], int | None] = lambda: None,
-        metrics: Metrics | None = None,
+        metrics: CycleObserver | None = None,
         monotonic: Callable[[], float] = time.monotonic,
         evaluations: EvaluationRecords = "all",
         band_margin_bps: Decimal = DEFAULT_BAND_MARGIN_BPS,
@@ -653,19 +648,17 @@ class Runner:
         metrics = self.metrics
         if metrics is None:
             return
-        metrics.cycle_seconds.observe(seconds)
-        offset = self.clock_offset_ms()
-        if offset is not None:
-            metrics.clock_offset_ms.set(offset)
-        if report.execution is not None:
-            for outcome in report.execution.outcomes:
-                metrics.orders.labels(outcome=outcome.outcome.value).inc()
-                if outcome.code not in (None, 200):
-                    metrics.exchange_errors.labels(code=str(outcome.code)).inc()
-            if report.execution.refused:
-                metrics.orders.labels(outcome="rejected_local").inc(report.execution.refused)
-        if report.ok:
-            metrics.last_success.set(report.now_ms / 1000)
+        execution = report.execution
+        metrics.cycle_done(
+            CycleFigures(
+                seconds=seconds,
+                now_ms=report.now_ms,
+                ok=report.ok,
+                clock_offset_ms=self.clock_offset_ms(),
+                outcomes=execution.outcomes if execution is not None else (),
+                refused=execution.refused if execution is not None else 0,
+            )
+        )
 
 
 _SHOWN_IDS = 5

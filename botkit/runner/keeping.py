@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from botkit.exchange.models import OpenOrder
 from botkit.intents import Activity, KeepIntent, OrderIntent
 from botkit.pipeline.desired import Action, Decision, FillFact, RuleDiff, reconcile
-from botkit.ports.journal import JournalPort
+from botkit.ports.journal import EventLog
 from botkit.rules import Evaluation, RuleStatus, Strategy
 from botkit.rules.ids import parse_client_order_id, strategy_tag
 from botkit.runner.execution import Execution, SideEffect
@@ -174,7 +174,7 @@ def apply(
     found: Sequence[RuleDiff],
     *,
     execution: Execution,
-    journal: JournalPort,
+    journal: EventLog,
     cycle_id: int,
     halt: str | None,
 ) -> tuple[list[OrderIntent], list[SideEffect], set[str]]:
@@ -229,7 +229,7 @@ def apply(
 
 
 def _journal(
-    journal: JournalPort,
+    journal: EventLog,
     diff: RuleDiff,
     decision: Decision,
     cycle_id: int,

@@ -28,7 +28,7 @@ from loguru import logger
 from botkit.errors import ExchangeError
 from botkit.exchange.models import OpenOrder
 from botkit.exchange.port import ExchangePort
-from botkit.journal import Journal, StrategyRecord
+from botkit.ports.journal import StrategyBook, StrategyRecord
 from botkit.rules import OnDelete
 from botkit.rules.ids import strategy_tag
 from botkit.rules.store import ReloadReport, StrategyStore
@@ -71,7 +71,7 @@ class Ownership:
         self,
         port: ExchangePort,
         store: StrategyStore,
-        journal: Journal,
+        journal: StrategyBook,
         execution: Execution,
         *,
         halted: Callable[[], str | None] = lambda: None,
