@@ -22,7 +22,7 @@ from typing import Literal
 
 from loguru import logger
 
-from botkit.errors import BotkitError, ExchangeError, JournalError, StopRequested
+from botkit.errors import BotkitError, ExchangeError, JournalError, ReadFailed, StopRequested
 from botkit.exchange.models import OpenOrder
 from botkit.exchange.port import ExchangePort
 from botkit.intents import (
@@ -56,7 +56,7 @@ from botkit.runner.orphans import OrphanReport
 from botkit.runner.ownership import Ownership, apply_on_delete
 from botkit.runner.reader import Needs, SnapshotReader, needs_of
 from botkit.runner.shared import SharedIdWatch
-from botkit.snapshot import Snapshot
+from botkit.snapshot import Part, Snapshot
 
 __all__ = ["DEFAULT_BAND_MARGIN_BPS", "CycleReport", "EvaluationRecords", "Runner"]
 
@@ -65,6 +65,16 @@ READ_RETRY_MS = 30_000
 
 DEFAULT_BAND_MARGIN_BPS = Decimal(10)
 """Default safety margin inside the price band: 10 bps of the bound (the setting's default)."""
+
+PLANNER_PARTS = (
+    Part.POSITIONS,
+    Part.OPEN_ORDERS,
+    Part.TICKERS,
+    Part.POSITION_MODE,
+    Part.LIMIT_PRICES,
+)
+"""What orders and cancels are checked against: prefetched once a rule fired, so that a failed
+read ends the cycle before anything is sent."""
 
 LIMITS_MOVED_CODES = frozenset({10002, 10014})
 """Exchange codes that suggest the instrument limits or the band moved: re-read them."""
@@ -367,9 +377,9 @@ class Runner:
             done, errors = self._evaluate(due, snapshot)
             desired = keeping.diffs(done, snapshot, self._activity_of, self._first_look)
             if any(r.intents for _, e in done for r in e.results):
-                _planner_parts(snapshot)  # what orders are checked against, before anything
+                snapshot.prefetch(*PLANNER_PARTS)  # before anything is sent
 
-        except ExchangeError as exc:
+        except ReadFailed as exc:
             logger.error("cycle {}: reading the account failed: {}", cycle_id, exc)
             retry = now + READ_RETRY_MS  # try again soon, not a whole period later
             for strategy in due:
@@ -447,11 +457,11 @@ class Runner:
             return
         if execution.outcomes:
             watch.check_outcomes(execution.outcomes, self.store.strategies, cycle_id)
-        orders = snapshot.open_orders if snapshot.has_read("open_orders") else None
+        orders = snapshot.open_orders if snapshot.fetched(Part.OPEN_ORDERS) else None
         if orders is None and not watch.checked:
             try:
                 orders = snapshot.open_orders
-            except ExchangeError as exc:
+            except ReadFailed as exc:
                 logger.warning("open orders unavailable for the shared-id check: {}", exc)
                 return
         if orders is not None:
@@ -487,7 +497,7 @@ class Runner:
             try:
                 activity = self.activity.get(strategy.name, strategy.activity_window_ms)
                 done.append((strategy, evaluate(strategy, snapshot, activity, snapshot.now_ms)))
-            except ExchangeError:
+            except ReadFailed:
                 raise  # a part of the snapshot could not be read: the cycle's read failed
             except JournalError:
                 raise  # the journal, not the strategy: the service stops
@@ -608,12 +618,12 @@ class Runner:
         if sent:
             if all(e.ok for e in sent):
                 mode = switches[-1].mode
-                snapshot = snapshot.with_parts(position_mode=mode)
+                snapshot = snapshot.with_position_mode(mode)
             else:
-                snapshot = snapshot.reread("position_mode")
+                snapshot = snapshot.reread(Part.POSITION_MODE)
                 try:
                     mode = snapshot.position_mode
-                except ExchangeError as exc:
+                except ReadFailed as exc:
                     hold = Reason(
                         "position_mode_unknown",
                         f"a position-mode switch failed and the mode could not be read again"
@@ -715,13 +725,6 @@ def _log_planning_failures(plan: Plan) -> None:
             if reason.code == "planning_failed" and strategy not in said:
                 said.add(strategy)
                 logger.bind(strategy=strategy).error("planning failed: {}", reason.message)
-
-
-def _planner_parts(snapshot: Snapshot) -> None:
-    """Read the parts orders and cancels are checked against (positions, open orders, tickers,
-    position mode, price band), so that a failed read stops the cycle before anything leaves."""
-    snapshot.positions, snapshot.open_orders, snapshot.tickers  # noqa: B018
-    snapshot.position_mode, snapshot.limit_prices  # noqa: B018
 
 
 def _attributed(orders: Sequence[OpenOrder], intent: CancelIntent) -> list[OpenOrder]:

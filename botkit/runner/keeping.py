@@ -76,7 +76,7 @@ def diffs(
 ) -> list[RuleDiff]:
     """What each ``keep:`` rule of the evaluated strategies needs done now (reads the open
     orders, and the fills when an order of a rung is gone; a failed read raises
-    :class:`~botkit.errors.ExchangeError`).
+    :class:`~botkit.errors.ReadFailed`).
 
     A strategy without ``keep:`` rules is looked at when its open orders were read anyway, or
     when ``first_look`` says so (the first cycle of each loaded version): kept orders of rules
