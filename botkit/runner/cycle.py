@@ -408,9 +408,7 @@ class Runner:
             orders += kept
             effects += tuple(kept_effects)
             if gone:
-                snapshot = snapshot.with_parts(
-                    open_orders=[o for o in snapshot.open_orders if o.clOrdId not in gone]
-                )
+                snapshot = snapshot.without_orders(gone)
         plan = build_plan(
             orders,
             snapshot,

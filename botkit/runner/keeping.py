@@ -21,7 +21,7 @@ from botkit.ports.journal import EventLog
 from botkit.rules import Evaluation, RuleStatus, Strategy
 from botkit.rules.ids import parse_client_order_id, strategy_tag
 from botkit.runner.execution import Execution, SideEffect
-from botkit.snapshot import Snapshot
+from botkit.snapshot import Part, Snapshot
 
 __all__ = ["EVENT", "FirstLook", "apply", "diffs", "has_kept_rules"]
 
@@ -159,7 +159,7 @@ def diffs(
 def _has_kept_orders(strategy: Strategy, snapshot: Snapshot) -> bool:
     """Whether a strategy without keep: rules still has kept orders resting (its rules were
     edited away): only asked when the open orders were read anyway."""
-    if not snapshot.has_read("open_orders"):
+    if not snapshot.fetched(Part.OPEN_ORDERS):
         return False
     tag = strategy_tag(strategy.name)
     return any(
