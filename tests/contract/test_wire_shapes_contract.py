@@ -18,7 +18,7 @@ import pytest
 
 from botkit.app.clients import SIM_BASE_URL
 from botkit.errors import ExchangeRejected, ServerUnavailable
-from botkit.exchange.client import ExchangeClient
+from botkit.live.client import ExchangeClient
 from botkit.sim.api import is_reference
 from botkit.sim.clock import ManualClock
 from botkit.sim.inprocess import SimHandle, make_sim
