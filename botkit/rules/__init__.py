@@ -2,11 +2,14 @@
 
 Public API::
 
-    strategy = load("strategies/btc-dip-ladder.yaml", instruments=...)   # StrategyFileError
+    strategy = loads(text, "btc-dip-ladder.yaml", instruments=...)       # StrategyFileError
     result = evaluate(strategy, snapshot, activity, now_ms)               # pure, never raises
     result.intents                                                        # for the pipeline
     client_order_id(strategy.name, rule, slot, leg)                       # deterministic ids
-    store = StrategyStore("strategies/"); report = store.refresh()        # reload each cycle
+    store = StrategyStore(source); report = store.refresh()               # reload each cycle
+
+The package reads no file: a strategy source hands it the files' text
+(:mod:`botkit.rules.source`; the files on disk: :mod:`botkit.sources`).
 
 See docs/strategies.md for the file format.
 """
@@ -19,7 +22,7 @@ from botkit.rules.ids import (
     kept_order_id,
     parse_client_order_id,
 )
-from botkit.rules.loader import load, loads, version_of
+from botkit.rules.loader import loads, version_of
 from botkit.rules.model import OffTick, OnDelete, RiskLimits, Rule, Strategy
 from botkit.rules.store import ReloadReport, StrategyStore
 
@@ -39,7 +42,6 @@ __all__ = [
     "client_order_id",
     "evaluate",
     "kept_order_id",
-    "load",
     "loads",
     "parse_client_order_id",
     "version_of",

@@ -52,6 +52,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal
 
+from botkit.clock import ManualClock
 from botkit.errors import PaperStateError, PaperStateLocked, printable
 from botkit.exchange.models import (
     InstrumentStatus,
@@ -65,7 +66,6 @@ from botkit.exchange.models import (
 )
 from botkit.sim.accounts import PositionRecord, SimPosition
 from botkit.sim.book import OrderState, SimOrder
-from botkit.sim.clock import ManualClock
 from botkit.sim.codes import SimError
 from botkit.sim.engine import SimEngine
 from botkit.sim.history import FillRecord, History
