@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 from urllib.parse import parse_qsl
 
 from pydantic import BaseModel
@@ -45,6 +45,18 @@ class _Api(Protocol):
     def call(self, method: str, path: str, query: Mapping[str, str], body: Any | None) -> Any: ...
 
     def is_public(self, method: str, path: str) -> bool: ...
+
+
+@runtime_checkable
+class _Durable(Protocol):
+    """An API that saves its changes (:class:`~botkit.sim.state.PersistentApi`): after every
+    call while ``saving``; else when :meth:`flush` is called."""
+
+    saving: bool
+
+    def unsaved(self) -> bool: ...
+
+    def flush(self) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,9 +175,23 @@ class SimHttp:
         raw_query: str,
         headers: Mapping[str, str],
         body: bytes,
+        *,
+        defer_save: bool = False,
     ) -> SimResponse:
-        """Answer one request; ``headers`` may use any letter case."""
+        """Answer one request; ``headers`` may use any letter case.
+
+        ``defer_save``: a kept paper account is not saved before this returns; the caller
+        must not let the answer leave before :meth:`unsaved` is False or :meth:`flush` has
+        succeeded (group commit: one transaction for several answers)."""
         method = method.upper()
+        api = self.api
+        if defer_save and isinstance(api, _Durable):
+            with self.lock:
+                api.saving = False
+                try:
+                    return self.handle(method, path, raw_query, headers, body)
+                finally:
+                    api.saving = True
         with self.lock:
             self.requests += 1
             now = self._now()
@@ -186,6 +212,33 @@ class SimHttp:
         if decision.delay_s:
             response = replace(response, delay_s=decision.delay_s)
         return response
+
+    def unsaved(self) -> bool:
+        """Whether a kept paper account has changes its file does not have yet (after
+        requests handled with ``defer_save``)."""
+        api = self.api
+        with self.lock:
+            return isinstance(api, _Durable) and api.unsaved()
+
+    def flush(self) -> bool:
+        """Save a kept paper account's changes in one transaction; False when that failed
+        (the answers waiting for it must not report success: see :meth:`unsaved_answer`)."""
+        api = self.api
+        with self.lock:
+            if not isinstance(api, _Durable):
+                return True
+            try:
+                api.flush()
+            except Exception:  # PaperStateError; every later request is refused with 503
+                return False
+            return True
+
+    @staticmethod
+    def unsaved_answer(path: str) -> SimResponse:
+        """The answer in place of one whose changes could not be saved (as a save failing
+        inside the call answers: HTTP 500)."""
+        msg = "System exception: PaperStateError"
+        return _answer(500, 500, msg, bare=is_reference(path))
 
     def deliver_held(self) -> int:
         """Process the ``late`` requests whose time has come; returns how many are still held.

@@ -39,10 +39,19 @@ _DROP_LOG = "ASGI callable returned without completing response."
 
 
 class SimAsgiApp:
-    """ASGI 3 application answering every HTTP request with :meth:`SimHttp.handle`."""
+    """ASGI 3 application answering every HTTP request with :meth:`SimHttp.handle`.
 
-    def __init__(self, http: SimHttp) -> None:
+    ``group_commit`` (a kept paper account): the requests handled in one turn of the event
+    loop are saved in one transaction before any of their answers leaves — the save is
+    scheduled behind the requests already waiting to run, and every answer handled while the
+    account has unsaved changes waits for it (a read as well: it may show them). An answer
+    never leaves before what it reports is in the file; a save that fails turns every waiting
+    answer into HTTP 500 (and later requests into 503)."""
+
+    def __init__(self, http: SimHttp, *, group_commit: bool = False) -> None:
         self.http = http
+        self.group_commit = group_commit
+        self._group: asyncio.Future[bool] | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -65,7 +74,10 @@ class SimAsgiApp:
             scope["query_string"].decode("latin-1"),
             headers,
             b"".join(chunks),
+            defer_save=self.group_commit,
         )
+        if self.group_commit and self.http.unsaved() and not await self._saved():
+            answer = self.http.unsaved_answer(scope["path"])
         if answer.delay_s > 0:
             await asyncio.sleep(answer.delay_s)
         raw = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in answer.headers.items()]
@@ -77,6 +89,22 @@ class SimAsgiApp:
             await send({"type": "http.response.body", "body": answer.body})
             return
         await _send_in_chunks(answer, send)
+
+    async def _saved(self) -> bool:
+        """Wait for the group's save (scheduling it if this is the group's first answer);
+        False when it failed."""
+        group = self._group
+        if group is None:
+            loop = asyncio.get_running_loop()
+            group = self._group = loop.create_future()
+            loop.call_soon(self._commit)
+        return await asyncio.shield(group)  # one answer's client leaving cancels only it
+
+    def _commit(self) -> None:
+        group, self._group = self._group, None
+        saved = self.http.flush()
+        if group is not None and not group.done():
+            group.set_result(saved)
 
 
 async def _send_in_chunks(answer: SimResponse, send: Send) -> None:
@@ -163,8 +191,9 @@ def serve(
     on_ready: Callable[[str], None] | None = None,
     log_level: str = "warning",
 ) -> None:
-    """Serve in the foreground until SIGINT / SIGTERM; ``on_ready(url)`` once listening."""
-    config = _config(SimAsgiApp(http), host, port, log_level)
+    """Serve in the foreground until SIGINT / SIGTERM; ``on_ready(url)`` once listening. A
+    kept paper account is saved by group commit (:class:`SimAsgiApp`)."""
+    config = _config(SimAsgiApp(http, group_commit=True), host, port, log_level)
     server = _Server(config)
     sock = _bind(host, port)
     url = _url(sock)
@@ -213,9 +242,15 @@ class SimServer:
     """
 
     def __init__(
-        self, http: SimHttp, host: str = "127.0.0.1", port: int = 0, *, log_level: str = "warning"
+        self,
+        http: SimHttp,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        log_level: str = "warning",
+        group_commit: bool = False,
     ) -> None:
-        self._app = SimAsgiApp(http)
+        self._app = SimAsgiApp(http, group_commit=group_commit)
         self._config = _config(self._app, host, port, log_level)
         self._server = _Server(self._config)
         self._sock: socket.socket | None = None

@@ -657,15 +657,18 @@ class PaperState:
         transaction). Raises :class:`PaperStateError` when it cannot (then and from then on)."""
         if self._failed:
             raise PaperStateError(self._failed)
+        if self.unsaved():
+            self._save(fresh=False)
+
+    def unsaved(self) -> bool:
+        """Whether the engine changed since the last save."""
         e = self.engine
-        if (
+        return not (
             e.matcher.rev == self._rev
             and e.mark_rev == self._mark_rev
             and e.settings_rev == self._settings_rev
             and e.status == self._status
-        ):
-            return
-        self._save(fresh=False)
+        )
 
     def _save(self, *, fresh: bool) -> None:
         conn = self._conn
@@ -819,6 +822,18 @@ class PersistentApi:
     def __init__(self, api: Any, state: PaperState) -> None:
         self.api = api
         self.state = state
+        self.saving = True
+        """False while a server commits a group of answers itself (:meth:`SimHttp.handle`
+        with ``defer_save``, then :meth:`flush` before any of those answers leaves)."""
+
+    def unsaved(self) -> bool:
+        """Whether the engine holds changes a save still has to write (after a failed save
+        none: every call is refused with 503 from then on, and those answers report nothing)."""
+        return not self.state.failed and self.state.unsaved()
+
+    def flush(self) -> None:
+        """Save what changed (one transaction); raises :class:`PaperStateError` when it cannot."""
+        self.state.save()
 
     def is_public(self, method: str, path: str) -> bool:
         return bool(self.api.is_public(method, path))
@@ -829,4 +844,5 @@ class PersistentApi:
         try:
             return self.api.call(method, path, query, body)
         finally:
-            self.state.save()  # also after a refusal: a step or drift may have moved a mark
+            if self.saving:
+                self.state.save()  # also after a refusal: a step or drift may have moved a mark
