@@ -88,10 +88,12 @@ def format_cycle(report: CycleReport) -> str:
 def _run(args: argparse.Namespace) -> int:
     from loguru import logger
 
+    from botkit.app.notifications import CycleNotes
     from botkit.app.service import assemble, install_signal_handlers, reload_guards, service_loop
     from botkit.runner.stop import Stop
     from botkit.service.logs import configure_logging
     from botkit.service.metrics import Metrics
+    from botkit.service.notifications import Notifications, apprise_targets
     from botkit.service.notify import Notifier
 
     if args.once and args.cycles is not None:
@@ -117,6 +119,10 @@ def _run(args: argparse.Namespace) -> int:
             ) from None
         logger.info("metrics on http://127.0.0.1:{}/metrics", port)
     dry = True if args.dry_run else None
+    # a URL Apprise refuses stops start-up with one line, before anything is sent
+    worker = Notifications(
+        apprise_targets(settings.notify), metrics=metrics, queue_size=settings.notify_queue
+    )
     notifier = Notifier()
     stop = Stop()  # one stop for every wait: the loop's, and each backoff / retry / grace
     with assemble(settings, dry_run=dry, metrics=metrics, sleep=stop.sleep) as parts:
@@ -130,11 +136,21 @@ def _run(args: argparse.Namespace) -> int:
             settings.journal,
         )
 
+        notes = CycleNotes(
+            worker,
+            journal=parts.journal,
+            fills=parts.client.fills,
+            guards=lambda: parts.runner.guards,
+            now_ms=parts.runner.now_ms,
+            instruments=lambda: parts.runner.reader.instruments(parts.runner.now_ms()),
+        )
+
         def reload_settings() -> None:
             try:
                 fresh = settings_of(args)
             except BotkitError as exc:  # a bad edit must not stop the service
                 logger.error("settings not reloaded: {}", exc)
+                notes.reload_failed(f"settings not reloaded: {exc}")
                 return
             reload_guards(parts, fresh)
             logger.info(
@@ -144,12 +160,15 @@ def _run(args: argparse.Namespace) -> int:
         def show(report: CycleReport) -> None:
             if parts.dry:
                 print(format_cycle(report), flush=True)
+            notes.after_cycle(report)
 
         loop = service_loop(
             parts, notifier=notifier, stop=stop, on_reload=reload_settings, on_cycle=show
         )
         undo = install_signal_handlers(loop)
+        code = 1
         try:
+            notes.started(mode)
             cycles = 1 if args.once else args.cycles
             code = loop.run(cycles)
             if loop.failures:  # a bounded run: one line saying why it exits non-zero
@@ -158,6 +177,8 @@ def _run(args: argparse.Namespace) -> int:
         finally:
             undo()
             notifier.close()
+            notes.stopped(code)
+            worker.close()
 
 
 def _failed(args: argparse.Namespace, failures: list[str], cycles_run: int) -> str:
