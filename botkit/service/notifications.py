@@ -98,8 +98,8 @@ def _apprise_targets(targets: Sequence[NotifyTarget], timeout_s: float) -> list[
         if not sender.add(_with_timeouts(url, timeout_s)):
             close = difflib.get_close_matches(scheme, _schemes(sender), n=1)
             raise SettingsError(
-                f"notify[{index}].url: Apprise does not accept this {scheme}:// URL",
-                where=Location(field="notify"),
+                f"Apprise does not accept this {scheme}:// URL",
+                where=Location(field=f"notify[{index}].url"),
                 hint=(f"did you mean {close[0]}://? " if close else "")
                 + "see Apprise's list of services for the URL's form",
             )
