@@ -27,7 +27,7 @@ from botkit.runner.killswitch import controls
 from botkit.runner.pnl import attribute
 from botkit.service.notifications import Note, Notifications
 
-__all__ = ["CycleNotes", "notes_of"]
+__all__ = ["CycleNotes", "journal_owner", "notes_of"]
 
 DAY_MS = 86_400_000
 
@@ -37,7 +37,8 @@ class CycleNotes:
     """Turns what the loop sees into notes for ``worker``."""
 
     worker: Notifications
-    journal: Journal
+    owner: Callable[[str], tuple[str, str] | None]
+    """(strategy, rule) of a client order id, from the journal; None: not botkit's."""
     fills: Callable[[FillQuery], list[Fill]]
     guards: Callable[[], GuardSettings]
     now_ms: Callable[[], int]
@@ -73,8 +74,8 @@ class CycleNotes:
             logger.exception("notifications: this cycle's notes were not posted")
 
     def _strategy_of(self, cl_ord_id: str) -> str:
-        record = self.journal.order(cl_ord_id) if cl_ord_id else None
-        return f"{record.strategy}/{record.rule}" if record is not None else "(not botkit's)"
+        found = self.owner(cl_ord_id) if cl_ord_id else None
+        return f"{found[0]}/{found[1]}" if found is not None else "(not botkit's)"
 
     def _controls(self) -> None:
         now = controls(self.guards())
@@ -130,9 +131,7 @@ class CycleNotes:
         previous, self._day = self._day, day
         if not self.worker.wants("daily_summary"):
             return
-        owner = {
-            f.clOrdId: r.strategy for f in fills if (r := self.journal.order(f.clOrdId)) is not None
-        }
+        owner = {f.clOrdId: o[0] for f in fills if (o := self.owner(f.clOrdId)) is not None}
         ct_vals = {s: i.ctVal for s, i in self.instruments().items()}
         books = attribute(fills, owner, ct_vals)
         per: dict[str, list[Decimal]] = {}
@@ -148,6 +147,16 @@ class CycleNotes:
         ) or ("no fills",)
         date = _utc_date(previous)
         self.worker.post(Note("daily_summary", lines, f"botkit: summary of {date} (UTC)"))
+
+
+def journal_owner(journal: Journal) -> Callable[[str], tuple[str, str] | None]:
+    """(strategy, rule) of a client order id as ``journal`` holds it."""
+
+    def owner(cl_ord_id: str) -> tuple[str, str] | None:
+        record = journal.order(cl_ord_id)
+        return None if record is None else (record.strategy, record.rule)
+
+    return owner
 
 
 def _utc_date(day: int) -> str:

@@ -88,7 +88,7 @@ def format_cycle(report: CycleReport) -> str:
 def _run(args: argparse.Namespace) -> int:
     from loguru import logger
 
-    from botkit.app.notifications import CycleNotes
+    from botkit.app.notifications import CycleNotes, journal_owner
     from botkit.app.service import assemble, install_signal_handlers, reload_guards, service_loop
     from botkit.runner.stop import Stop
     from botkit.service.logs import configure_logging
@@ -138,7 +138,7 @@ def _run(args: argparse.Namespace) -> int:
 
         notes = CycleNotes(
             worker,
-            journal=parts.journal,
+            owner=journal_owner(parts.journal),
             fills=parts.client.fills,
             guards=lambda: parts.runner.guards,
             now_ms=parts.runner.now_ms,

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from botkit.service.metrics import Metrics
-from botkit.service.notifications import Note, Notifications, apprise_targets
+from botkit.service.notifications import Note, Notifications, Target, apprise_targets
 from botkit.settings import NotifyTarget
 from tests.simserve import clean_env
 
@@ -298,3 +298,60 @@ def test_every_token_a_service_url_embeds_is_redacted() -> None:
     said = redact(f"bot {TOKEN} said to 987654 via 123456:{TOKEN}")
     assert TOKEN not in said
     assert "987654" not in said
+
+
+def test_guard_trips_arrive(tmp_path: Path, receiver: Receiver) -> None:
+    notify = f'max_orders_per_cycle = 0\n[[notify]]\nurl = "{receiver.url}"\nevents = ["guard"]\n'
+    done = _run(_env(tmp_path, FILLER, notify), "--once")
+    assert done.returncode == 0, done.stderr
+    assert [b["title"] for b in receiver.bodies] == ["botkit: 3 orders refused by a guard"]
+    assert "max_orders_per_cycle" in str(receiver.bodies[0]["message"])
+
+
+def test_the_first_cycle_of_a_utc_day_sends_the_day_befores_summary_per_strategy() -> None:
+    """The clock is injected: the day changes between two cycles."""
+    from decimal import Decimal
+
+    from botkit.app.notifications import DAY_MS, CycleNotes
+    from botkit.exchange.models import Fill, OrderSide
+    from botkit.exchange.queries import FillQuery
+    from botkit.pipeline import GuardSettings
+    from botkit.runner.cycle import CycleReport
+
+    sent: list[tuple[str, str]] = []
+    done = threading.Event()
+
+    def record(title: str, body: str) -> bool:
+        sent.append((title, body))
+        done.set()
+        return True
+
+    worker = Notifications([Target("test", frozenset({"daily_summary"}), record)])
+    day = 20_000 * DAY_MS  # 2024-10-04
+    clock = [day + 1000]
+    fills = [
+        Fill(id="1", symbol="BTC_USDT_PERP", clOrdId="a1", side=OrderSide.BUY,
+             px=Decimal(100), qty=Decimal(2), cTime=day + 2000, feeAmt=Decimal("0.1")),
+        Fill(id="2", symbol="BTC_USDT_PERP", clOrdId="a2", side=OrderSide.SELL,
+             px=Decimal(110), qty=Decimal(2), cTime=day + 3000, feeAmt=Decimal("0.2")),
+        Fill(id="3", symbol="BTC_USDT_PERP", clOrdId="zz", side=OrderSide.BUY,
+             px=Decimal(100), qty=Decimal(1), cTime=day + 4000, feeAmt=Decimal("0.05")),
+    ]  # fmt: skip
+    owners = {"a1": ("alpha", "buy"), "a2": ("alpha", "sell")}
+
+    def read(query: FillQuery) -> list[Fill]:
+        return [f for f in fills if (f.cTime or 0) >= (query.start or 0)]
+
+    notes = CycleNotes(
+        worker, owner=owners.get, fills=read, guards=GuardSettings, now_ms=lambda: clock[0]
+    )
+    notes.started("test")
+    notes.after_cycle(CycleReport(now_ms=clock[0]))
+    assert not sent  # the same day: nothing yet
+    clock[0] = day + DAY_MS + 5
+    notes.after_cycle(CycleReport(now_ms=clock[0]))
+    assert done.wait(WAIT_S)
+    worker.close()
+    assert sent == [
+        ("botkit: summary of 2024-10-04 (UTC)", "alpha: 2 fills, realized PnL 20, fees 0.3")
+    ]
