@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from botkit.cli.argtypes import port_number
@@ -216,51 +215,37 @@ def _plan(args: argparse.Namespace) -> int:
 
 def _status(args: argparse.Namespace) -> int:
     from botkit.app.service import read_journal
-    from botkit.clock import wall_ms
-    from botkit.pipeline import GuardSettings
-    from botkit.runner.killswitch import controls
+    from botkit.app.status import health
 
     settings = settings_of(args)
-    ctl = controls(GuardSettings.from_settings(settings))
+    now = health(settings, args.max_age)
+    ctl = now.controls
     if ctl.engaged:  # first, whatever the journal says: the operator must see it
         print("HALTED: nothing is sent" if ctl.halt else "KILL SWITCH ENGAGED: no new risk")
         for line in ctl.lines():
             print(line)
-    path = Path(settings.journal)
-    if not path.exists():
-        print(f"unhealthy: no journal at {path} — has the service run yet?")
+    if now.problem:
+        print(f"unhealthy: {now.problem}")
         return 1
-    with read_journal(settings) as journal:  # no lock: works while the service runs
-        cycles = journal.cycles(limit=50)
-        if not cycles:
-            print(f"unhealthy: the journal {path} holds no cycle yet")
-            return 1
-        last = cycles[0] if cycles[0].id >= cycles[-1].id else cycles[-1]
-        # the journal runs on the exchange clock: the wall clock corrected by the offset the
-        # service measured at its last cycle (a local clock off by an hour does not age it)
-        now = wall_ms() + (last.clock_offset_ms or 0)
-        last_error = next((c for c in sorted(cycles, key=lambda c: -c.id) if c.error), None)
-        day_start = now - now % 86_400_000
-        today = [c for c in cycles if c.started_ms >= day_start and not c.dry]
-        orders = sum(c.orders for c in today)
-        unsettled = len(journal.unsettled())
-        age_s = (now - last.started_ms) / 1000
-        healthy = not last.error and age_s <= args.max_age and unsettled == 0 and not ctl.engaged
-        print(
-            f"{'healthy' if healthy else 'unhealthy'}: last cycle {last.id} {age_s:.0f}s ago"
-            + (f" failed: {last.error}" if last.error else " ok")
-        )
-        print(
-            f"last error: {last_error.error} (cycle {last_error.id})"
-            if last_error
-            else "last error: none in the last 50 cycles"
-        )
-        print(f"orders today (UTC, of the last 50 cycles): {orders}; unsettled: {unsettled}")
-        print(f"journal: {path}")
-        if not ctl.engaged:
-            print("controls: halt off, kill switch off")
+    print(
+        f"{'healthy' if now.healthy else 'unhealthy'}: last cycle {now.last_cycle}"
+        f" {now.age_s or 0:.0f}s ago"
+        + (f" failed: {now.last_cycle_error}" if now.last_cycle_error else " ok")
+    )
+    print(
+        f"last error: {now.last_error} (cycle {now.last_error_cycle})"
+        if now.last_error
+        else "last error: none in the last 50 cycles"
+    )
+    print(
+        f"orders today (UTC, of the last 50 cycles): {now.orders_today}; unsettled: {now.unsettled}"
+    )
+    print(f"journal: {now.journal}")
+    if not ctl.engaged:
+        print("controls: halt off, kill switch off")
+    with read_journal(settings) as journal:
         _print_not_owned(journal)
-        return 0 if healthy else 1
+    return 0 if now.healthy else 1
 
 
 def _print_not_owned(journal: Any) -> None:
