@@ -647,6 +647,10 @@ def _explain(
     where = _where(loc, path, toml_lines, env_file, overrides)
     target = f"'{dotted}' there" if where.file else env_name(dotted)
     hint = f"fix {target}; settings are listed in docs/configuration.md"
+    if first["type"] == "extra_forbidden" and loc[0] == "notify":  # a key of a [[notify]] table
+        close = difflib.get_close_matches(loc[-1], sorted(NotifyTarget.model_fields), n=1)
+        keys = ", ".join(sorted(NotifyTarget.model_fields))
+        hint = (f"did you mean '{close[0]}'? " if close else "") + f"a [[notify]] table has {keys}"
     return SettingsError(message, where=where, hint=hint)
 
 

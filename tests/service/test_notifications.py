@@ -260,6 +260,7 @@ def test_a_full_queue_drops_and_counts(receiver: Receiver) -> None:
     [
         ('[[notify]]\nurl = "json://h/x"\nevents = ["fils"]\n', "did you mean 'fill'?"),
         ('[[notify]]\nurl = "not a url TOKEN-123"\n', "not a notification URL"),
+        ('[[notify]]\nurl = "json://h/x"\nevent = ["fill"]\n', "did you mean 'events'?"),
         ('[[notify]]\nurl = "nosuchservice://TOKEN-123"\n', "Apprise does not accept"),
     ],
 )
@@ -355,3 +356,37 @@ def test_the_first_cycle_of_a_utc_day_sends_the_day_befores_summary_per_strategy
     assert sent == [
         ("botkit: summary of 2024-10-04 (UTC)", "alpha: 2 fills, realized PnL 20, fees 0.3")
     ]
+
+
+def test_the_service_tells_its_start_a_bad_reload_and_its_stop(
+    tmp_path: Path, receiver: Receiver
+) -> None:
+    """A real service (no --cycles): started, then SIGHUP with a broken settings file, then
+    SIGTERM; each arrives, waited for on the receiver (no sleeps)."""
+    import signal
+
+    notify = f'[[notify]]\nurl = "{receiver.url}"\nevents = ["start", "stop", "reload_error"]\n'
+    env = _env(tmp_path, FILLER, notify)
+    with subprocess.Popen(
+        [sys.executable, "-m", "botkit", "run"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as proc:
+        try:
+            assert receiver.wait_for(lambda b: len(b) == 1), "no start message"
+            (tmp_path / "botkit.toml").write_text("dry_runn = true\n" + notify)
+            proc.send_signal(signal.SIGHUP)
+            assert receiver.wait_for(lambda b: len(b) == 2), "no reload message"
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(WAIT_S) == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        assert proc.stderr is not None
+        assert TOKEN not in proc.stderr.read()
+    titles = [b["title"] for b in receiver.bodies]
+    assert titles == ["botkit started", "botkit: reload failed", "botkit stopped"]
+    assert "did you mean 'dry_run'?" in str(receiver.bodies[1]["message"])
