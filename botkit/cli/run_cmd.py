@@ -89,7 +89,7 @@ def _run(args: argparse.Namespace) -> int:
 
     from botkit.app.notifications import CycleNotes, journal_owner
     from botkit.app.service import assemble, install_signal_handlers, reload_guards, service_loop
-    from botkit.runner.stop import Stop
+    from botkit.clock import Stop
     from botkit.service.logs import configure_logging
     from botkit.service.metrics import Metrics
     from botkit.service.notifications import Notifications, apprise_targets
