@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import MutableMapping
 from pathlib import Path
 from typing import Any
 
 from botkit.clock import ManualClock
 from botkit.sim.config import load_sim_config
-from botkit.sim.inprocess import SimHandle, make_sim, read_copy
+from botkit.sim.inprocess import SimHandle, make_sim
 from botkit.sim.server import SimAsgiApp
-from botkit.sim.state import PaperFile
+from botkit.sim.state import PaperFile, read_copy
 from tests.sim_http.support import T0, sign_request
 
 BTC = "BTC_USDT_PERP"
@@ -57,7 +58,7 @@ async def _request(
     async def receive() -> dict[str, Any]:
         return {"type": "http.request", "body": signed.body, "more_body": False}
 
-    async def send(message: dict[str, Any]) -> None:
+    async def send(message: MutableMapping[str, Any]) -> None:
         nonlocal at
         if message["type"] == "http.response.start":
             at = len(seen)
