@@ -17,11 +17,12 @@ lock held; ``botkit sim serve`` commits groups instead: the requests handled in 
 event loop are saved in one transaction, under that lock, before any of their answers leaves —
 :class:`~botkit.sim.server.SimAsgiApp`). A SIGKILL at any point therefore leaves the file at a
 request (or group) boundary: either a request's whole effect or none of it, and an order whose
-acceptance an answer reported is in the file. The file is in WAL mode; ``synchronous`` is ``NORMAL`` by default: a commit is complete
-when its WAL frames are written to the operating system, which keeps them when the process dies
-however it dies (SIGKILL, OOM, a crash), so the promise holds without an ``fsync`` per request
-(``FULL`` adds one: it also survives a power loss or a kernel crash, at the cost of one disk
-flush per changed request). The journal keeps its own (default ``FULL``) setting.
+acceptance an answer reported is in the file. The file is in WAL mode; ``synchronous`` is
+``NORMAL`` by default: a commit is complete when its WAL frames are written to the operating
+system, which keeps them when the process dies however it dies (SIGKILL, OOM, a crash), so the
+promise holds without an ``fsync`` per request (``FULL`` adds one: it also survives a power
+loss or a kernel crash, at the cost of one disk flush per changed request).
+The journal keeps its own (default ``FULL``) setting.
 
 If a save fails (disk full, the file removed), the request answers 500 and every later request
 is refused with 503: the account in memory is then ahead of the file, and trading on would
