@@ -58,6 +58,7 @@ __all__ = [
     "parse_cluster",
     "run_cluster_variant",
     "run_on_cluster",
+    "run_options",
 ]
 
 CONNECT_TIMEOUT = 10.0
@@ -307,10 +308,24 @@ def run_on_cluster(
     """Run every variant (``base.params`` plus its values) on ``client``'s workers; outcomes
     in grid order. ``on_done(outcome, running)`` after each, with the variants still running.
     A variant the cluster could not run (its workers kept dying) is an outcome with an error."""
-    distributed = _import_distributed()
     options = [replace(base, params={**base.params, **v}) for v in variants]
+    return run_options(client, options, on_done=on_done)
+
+
+def run_options(
+    client: Client,
+    options: Sequence[BacktestOptions],
+    *,
+    on_done: Callable[[VariantOutcome, int], None] | None = None,
+) -> list[VariantOutcome]:
+    """Run one backtest per ``options`` (all reading the same files, as a sweep's or a
+    study's do) on ``client``'s workers; outcomes in the order of ``options``."""
+    distributed = _import_distributed()
+    if not options:
+        return []
     sweep = uuid.uuid4().hex[:12]  # task names only: the results do not depend on it
-    payload = client.submit(_files, make_payload(base), key=f"botkit-files-{sweep}", pure=False)
+    files = make_payload(options[0])
+    payload = client.submit(_files, files, key=f"botkit-files-{sweep}", pure=False)
     futures = {
         client.submit(
             run_cluster_variant, payload, o, i, key=f"botkit-variant-{sweep}-{i}", pure=False

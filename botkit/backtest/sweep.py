@@ -35,6 +35,7 @@ __all__ = [
     "TABLE_FIGURES",
     "Variant",
     "VariantOutcome",
+    "check_value",
     "check_variants",
     "describe_variant",
     "grid",
@@ -100,13 +101,17 @@ MAX_DIGITS = 18
 
 
 def _check_size(key: str, text: str, value: Decimal) -> None:
-    """A swept value is a strategy setting printed in full in the table: at most 1e15 and at
-    least 1e-15 in size (or zero), written with at most 18 digits."""
+    check_value(key, text, value)
+
+
+def check_value(key: str, text: str, value: Decimal, option: str = "--sweep") -> None:
+    """A swept (or searched) value is a strategy setting printed in full in the table: at
+    most 1e15 and at least 1e-15 in size (or zero), written with at most 18 digits."""
     _, digits, exponent = value.as_tuple()
     too_long = len(digits) > MAX_DIGITS or int(exponent) < -2 * MAX_DIGITS
     if too_long or (value and not MIN_VALUE <= value.copy_abs() <= MAX_VALUE):
         raise UsageError(
-            f"--sweep {key}: {text!r} is out of range — give values from 1e-15 to 1e15 in size "
+            f"{option} {key}: {text!r} is out of range — give values from 1e-15 to 1e15 in size "
             f"(or 0), written with at most {MAX_DIGITS} digits"
         )
 
