@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -42,6 +43,7 @@ __all__ = [
     "StudySettings",
     "local_evaluator",
     "optimize",
+    "require_optuna",
 ]
 
 INSTALL_HINT = "install the optimize extra: pip install 'botkit[optimize]'"
@@ -93,6 +95,11 @@ class StudyResult:
         return rank_trials(self.rows, maximize=self.settings.maximize, by=by)
 
 
+def require_optuna() -> None:
+    """Raise the install hint now when Optuna is missing (before anything is loaded)."""
+    _optuna()
+
+
 def _optuna() -> Any:
     try:
         import optuna
@@ -111,8 +118,8 @@ def _sampler(optuna: Any, seed: int, number: int) -> Any:
 def _distribution(optuna: Any, dim: Dimension) -> Any:
     d = optuna.distributions
     if dim.integer:
-        step = int(dim.step) if dim.step is not None else 1
-        return d.IntDistribution(int(dim.low), int(dim.high), step=step)
+        whole = int(dim.step) if dim.step is not None else 1
+        return d.IntDistribution(int(dim.low), int(dim.high), step=whole)
     step = float(dim.step) if dim.step is not None else None
     return d.FloatDistribution(float(dim.low), float(dim.high), step=step)
 
@@ -152,8 +159,13 @@ def _open_study(optuna: Any, s: StudySettings) -> Any:
     return study
 
 
+_MEAN_PLACES = Decimal("1e-10")
+
+
 def _mean(values: Sequence[str]) -> Decimal:
-    return sum((Decimal(v) for v in values), Decimal(0)) / len(values)
+    """The mean of the folds' figures, to 10 decimal places (the figures have 8)."""
+    mean = sum((Decimal(v) for v in values), Decimal(0)) / len(values)
+    return mean.quantize(_MEAN_PLACES).normalize() if mean else Decimal(0)
 
 
 class _Trials:
@@ -166,7 +178,7 @@ class _Trials:
         ] = {}
 
     def _run(
-        self, jobs: list[tuple[Mapping[str, Decimal], tuple[int, int]]]
+        self, jobs: Sequence[tuple[Mapping[str, Decimal], tuple[int, int]]]
     ) -> list[VariantOutcome]:
         keys = [(tuple(sorted(p.items())), w) for p, w in jobs]
         todo = list(dict.fromkeys(k for k in keys if k not in self.cache))
@@ -225,12 +237,19 @@ def _params_of(s: StudySettings, raw: Mapping[str, Any]) -> dict[str, Decimal]:
 
 
 def optimize(
-    s: StudySettings, evaluate: Evaluate, *, on_trial: Callable[[int, int], None] | None = None
+    s: StudySettings,
+    evaluate: Evaluate,
+    *,
+    on_start: Callable[[int], None] | None = None,
+    on_trial: Callable[[int, int], None] | None = None,
 ) -> StudyResult:
     """Run the study up to ``s.trials`` trials in all (those in its storage count);
-    ``on_trial(done, total)`` after each batch."""
+    ``on_start(stored)`` once the study is open and checked, ``on_trial(done, total)`` after
+    each batch."""
     optuna = _optuna()
     study = _open_study(optuna, s)
+    if on_start is not None:
+        on_start(len(study.trials))
     running = optuna.trial.TrialState.RUNNING
     resumed = len(study.trials)
     trials = _Trials(optuna, study, s, evaluate)
@@ -287,7 +306,9 @@ def _importances(optuna: Any, study: Any) -> dict[str, float]:
     if len(complete) < 2:
         return {}
     try:
-        found: dict[str, float] = optuna.importance.get_param_importances(study)
+        with warnings.catch_warnings():  # "importances will be equal" is what the chart shows
+            warnings.simplefilter("ignore")
+            found: dict[str, float] = optuna.importance.get_param_importances(study)
     except (RuntimeError, ValueError, ZeroDivisionError):
         return {}
     return dict(found)

@@ -48,12 +48,12 @@ class Dimension:
 
     def value(self, drawn: float) -> Decimal:
         """The decimal for a number the sampler drew: on the grid (``low + k·step``, exact)
-        when there is a step, else the number to 12 significant digits, inside the bounds."""
+        when there is a step, else the number to 8 significant digits, inside the bounds."""
         if self.step is not None:
             k = ((Decimal(repr(drawn)) - self.low) / self.step).to_integral_value()
             value = self.low + k * self.step
         else:
-            value = Decimal(f"{drawn:.12g}")
+            value = Decimal(f"{drawn:.8g}")
         return min(max(value, self.low), self.high)
 
     def spec(self) -> str:

@@ -121,7 +121,7 @@ def _history_png(rows: Sequence[TrialRow], objective: str, maximize: bool, path:
 
     with style.context("default"), rc_context(_RC):
         fig = Figure(figsize=(10.0, 3.6), dpi=100)
-        canvas = FigureCanvasAgg(fig)
+        FigureCanvasAgg(fig)
         ax = fig.add_subplot()
         done = [r for r in sorted(rows, key=lambda r: r.number) if r.in_sample is not None]
         xs = [r.number for r in done]
@@ -140,7 +140,7 @@ def _history_png(rows: Sequence[TrialRow], objective: str, maximize: bool, path:
         ax.set_ylabel(objective)
         ax.legend(loc="best", fontsize=8)
         fig.tight_layout()
-        canvas.print_png(str(path), metadata={"Software": None})
+        fig.savefig(path, format="png", dpi=100, metadata={"Software": None})
 
 
 def _importance_png(importances: Mapping[str, float], path: Path) -> None:
@@ -148,14 +148,14 @@ def _importance_png(importances: Mapping[str, float], path: Path) -> None:
 
     with style.context("default"), rc_context(_RC):
         fig = Figure(figsize=(10.0, 0.6 + 0.4 * max(1, len(importances))), dpi=100)
-        canvas = FigureCanvasAgg(fig)
+        FigureCanvasAgg(fig)
         ax = fig.add_subplot()
         names = list(importances)[::-1]
         ax.barh(names, [importances[n] for n in names], color="#2c5d8f")
         ax.set_xlim(0, 1)
         ax.set_xlabel("share of the in-sample figure's variance")
         fig.tight_layout()
-        canvas.print_png(str(path), metadata={"Software": None})
+        fig.savefig(path, format="png", dpi=100, metadata={"Software": None})
 
 
 def write_study_report(

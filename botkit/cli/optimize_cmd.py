@@ -80,12 +80,13 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _optimize(args: argparse.Namespace) -> int:
-    from botkit.app.optimize import StudySettings, optimize
+    from botkit.app.optimize import StudySettings, optimize, require_optuna
     from botkit.backtest.search import check_objective, check_space, parse_space, windows
     from botkit.backtest.setup import prepare, strategy_files
     from botkit.backtest.study_report import best_params_yaml, render_trials, write_study_report
     from botkit.backtest.sweep import check_variants
 
+    require_optuna()
     if args.cluster is not None and args.jobs is not None:
         raise UsageError(
             "botkit optimize: --jobs sizes the local process pool; with --cluster the workers "
@@ -117,14 +118,18 @@ def _optimize(args: argparse.Namespace) -> int:
         study=args.study or "botkit",
     )  # fmt: skip
     with _engine(args) as (evaluate, where):
-        print(
-            f"optimize: {args.trials} trials of {', '.join(d.spec() for d in dims)} on {where}, "
-            f"{len(folds)} fold(s), TPE seed {args.seed}",
-            file=sys.stderr,
-        )
-        for window in folds:
-            print(f"  {window.describe()}", file=sys.stderr)
-        result = optimize(settings, evaluate)
+
+        def started(stored: int) -> None:
+            print(
+                f"optimize: {args.trials} trials of {', '.join(d.spec() for d in dims)} on "
+                f"{where}, {len(folds)} fold(s), TPE seed {args.seed}"
+                + (f", {stored} in the storage already" if stored else ""),
+                file=sys.stderr,
+            )
+            for window in folds:
+                print(f"  {window.describe()}", file=sys.stderr)
+
+        result = optimize(settings, evaluate, on_start=started)
     keys = [d.key for d in dims]
     ranked = result.ranked(args.rank)
     counts = {s: sum(1 for r in result.rows if r.state == s) for s in ("complete", "pruned")}
