@@ -67,7 +67,7 @@ def main() -> None:
             cluster[workers] = time.perf_counter() - started
         assert [o.figures for o in outcomes] == [o.figures for o in reference]
         rows.append((f"Dask local:{workers}", cluster[workers], up))
-    print(f"{n} variants of {os.environ.get('BENCH_HOURS', '2')} h of minute candles, "
+    print(f"{n} variants of {os.environ.get('BENCH_HOURS', '12')} h of minute candles, "
           f"{os.cpu_count()} cores")  # fmt: skip
     print(f"{'how':26} {'wall s':>8} {'s/variant':>10} {'speed-up':>9} {'start-up s':>11}")
     for name, wall, up in rows:
