@@ -4,7 +4,7 @@
 independent task — :func:`botkit.app.backtest.run_variant` takes the run's
 :class:`BacktestOptions` with that variant's ``params`` and returns its figures — so the
 variants run in parallel processes (:class:`concurrent.futures.ProcessPoolExecutor`, one per
-core by default) and the same function would run as a Ray or Dask task unchanged. The values
+core by default) or on a Dask cluster (``--cluster``, :mod:`botkit.app.cluster`). The values
 reach the strategies through the loader's ``params`` override: the files are never edited.
 :func:`check_variants` checks every variant's values against the strategies before any runs (a
 refused value is a usage error naming the variant). :func:`rank` orders the outcomes by a figure
