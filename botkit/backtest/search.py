@@ -34,7 +34,7 @@ __all__ = [
 @dataclass(frozen=True, slots=True)
 class Dimension:
     """One searched param: ``low`` to ``high`` inclusive, on a grid of ``step`` when given;
-    ``integer`` when all three are whole numbers (the sampler draws integers)."""
+    :attr:`integer` when all are written as whole numbers (the sampler draws integers)."""
 
     key: str
     low: Decimal
@@ -43,15 +43,19 @@ class Dimension:
 
     @property
     def integer(self) -> bool:
-        parts = (self.low, self.high, self.step if self.step is not None else Decimal("0.5"))
-        return all(p == p.to_integral_value() for p in parts)
+        """Whole numbers as written (``4..16``, ``4..16:2``; not ``4.0..16``)."""
+        parts = (self.low, self.high, *([self.step] if self.step is not None else []))
+        return all(int(p.as_tuple().exponent) >= 0 for p in parts)
 
     def value(self, drawn: float) -> Decimal:
         """The decimal for a number the sampler drew: on the grid (``low + k·step``, exact)
-        when there is a step, else the number to 8 significant digits, inside the bounds."""
+        when there is a step, a whole number for an integer range, else the number to 8
+        significant digits; inside the bounds."""
         if self.step is not None:
             k = ((Decimal(repr(drawn)) - self.low) / self.step).to_integral_value()
             value = self.low + k * self.step
+        elif self.integer:
+            value = Decimal(round(drawn))
         else:
             value = Decimal(f"{drawn:.8g}")
         return min(max(value, self.low), self.high)

@@ -105,7 +105,11 @@ def _optimize(args: argparse.Namespace) -> int:
     files = strategy_files(base)
     check_space(dims, files.load(base.params))
     for bound in ("low", "high"):  # the strategies accept the ends of every range
-        check_variants(base, [{d.key: getattr(d, bound) for d in dims}])
+        try:
+            check_variants(base, [{d.key: getattr(d, bound) for d in dims}])
+        except UsageError as exc:
+            what = str(exc).removeprefix("--sweep variant ")
+            raise UsageError(f"--space {bound} ends {what}") from None
     prepared = prepare(base)
     series = prepared.series
     folds = windows(

@@ -113,7 +113,7 @@ def test_a_fixed_seed_gives_the_same_trials_after_a_resume_and_on_a_local_cluste
         (["--space", "dip=0.002-0.008"], "write KEY=LOW..HIGH or KEY=LOW..HIGH:STEP"),
         (["--space", "dip=0.002..0.008:0.004"], "is not a whole number of steps of 0.004"),
         (["--space", "dip=0.008..0.002"], "LOW must be below HIGH"),
-        (["--space", "rungs=1.5..3"], "--sweep variant rungs=1.5"),
+        (["--space", "rungs=1.5..3"], "--space low ends rungs=1.5: "),
         (["--space", "dip=0.002..0.008", "--objective", "retrun"], "--objective retrun: not a "
          "figure — did you mean 'return'?"),
         (["--space", "dip=0.002..0.008", "--train", "4h"], "give --train and --test together"),
