@@ -74,6 +74,7 @@ def test_the_study_finds_the_optimum_of_a_synthetic_objective() -> None:
     result = optimize(_settings(), _synthetic)
     best = result.ranked("is")[0]
     assert abs(best.params["dip"] - OPTIMUM) < D("0.0005")
+    assert best.in_sample is not None
     assert best.out_of_sample == best.in_sample - D("0.01")  # reported side by side
 
 
