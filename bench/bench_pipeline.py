@@ -27,7 +27,8 @@ from botkit.exchange.models import Balance, OrderSide, OrderType
 from botkit.exchange.port import ExchangePort
 from botkit.intents import OrderIntent
 from botkit.journal import Journal, Synchronous
-from botkit.pipeline import Executor, RetryPolicy, build_plan
+from botkit.pipeline import build_plan
+from botkit.runner.orders import Executor, RetryPolicy
 from botkit.sim.clock import WallClock
 from botkit.sim.config import SimConfig, load_sim_config
 from botkit.sim.inprocess import make_sim

@@ -23,10 +23,10 @@ import httpx
 
 from botkit.app.clients import SIM_BASE_URL
 from botkit.journal import Journal
-from botkit.pipeline import Executor
 from botkit.rules.store import StrategyStore
 from botkit.runner.cycle import Runner
 from botkit.runner.execution import LiveExecution
+from botkit.runner.orders import Executor
 from botkit.service.logs import configure_logging
 from botkit.sim.clock import ManualClock
 from botkit.sim.config import SimConfig, load_sim_config

@@ -22,9 +22,11 @@
     │   ├── ExchangeRejected      envelope code not 200; not retried. .code, .msg
     │   │   ├── AuthFailed        401 / 403: key, signature, passphrase or permission
     │   │   └── NotFoundError     404 / 11008 / 21001: the thing asked for does not exist
-    │   └── MalformedResponse     not JSON, no envelope, or a payload the models refuse
-    │       ├── MalformedWriteResponse  …to a write that got HTTP 2xx: also OutcomeUnknown
-    │       └── BatchMismatch     batch results do not match the orders by position and clOrdId
+    │   ├── MalformedResponse     not JSON, no envelope, or a payload the models refuse
+    │   │   ├── MalformedWriteResponse  …to a write that got HTTP 2xx: also OutcomeUnknown
+    │   │   └── BatchMismatch     batch results do not match the orders by position and clOrdId
+    │   └── ReadFailed            a read of a cycle's snapshot failed (past its retries): the
+    │                             cycle ends as a failed read; .part says which, .cause why
     ├── JournalError              the journal database cannot be opened, migrated or written:
     │   │                         the service stops (trading on could send an order twice)
     │   ├── JournalLocked         another process holds the journal (its pid, host, since
@@ -70,6 +72,7 @@ __all__ = [
     "PaperStateError",
     "PaperStateLocked",
     "RateLimited",
+    "ReadFailed",
     "ReadTimedOut",
     "RequestContext",
     "RequestValidationError",
@@ -269,6 +272,21 @@ class BatchMismatch(MalformedResponse):
 
     The exchange may have placed some orders: the pipeline looks every clOrdId up, never guesses.
     """
+
+
+class ReadFailed(ExchangeError):
+    """A read of a cycle's snapshot failed past its retries (the one read-failure error).
+
+    ``part`` names the read (``balance``, ``tickers``, ``instruments``, ...); ``cause`` is the
+    exchange error of the last try (also ``__cause__``), and the message and ``context`` are
+    its own, so the failed read reads as the exchange answered it (``read failed: HTTP 503 —
+    GET /v3/account/balance``). Nothing was decided on it: the cycle ends as a failed read.
+    """
+
+    def __init__(self, part: str, cause: ExchangeError) -> None:
+        self.part = part
+        self.cause = cause
+        super().__init__(cause.message, context=cause.context)
 
 
 class JournalError(BotkitError):

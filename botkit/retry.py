@@ -2,8 +2,8 @@
 injected sleep, and a fast first try.
 
 Four callers retry exchange calls: the snapshot reads (:mod:`botkit.runner.reader`), a batch's
-sends and lookups (:mod:`botkit.pipeline.submit`), reconcile's lookups
-(:mod:`botkit.pipeline.reconcile`) and the candle download (:mod:`botkit.backtest.fetch`). Each
+sends and lookups (:mod:`botkit.runner.orders.submit`), reconcile's lookups
+(:mod:`botkit.runner.orders.reconcile`) and the candle download (:mod:`botkit.backtest.fetch`). Each
 keeps its own *what* — which errors are safe to retry (a write is never re-sent blindly), how
 many tries, what happens when they run out — and says its *how* with the pieces here:
 

@@ -17,8 +17,9 @@ from botkit.backtest.fetch import fetch_candles
 from botkit.errors import ConnectFailed, RateLimited, TimestampExpired
 from botkit.exchange.models import Candle, Instrument, OrderRequest, OrderSide, OrderType
 from botkit.journal import Journal, NewOrder
-from botkit.pipeline import RetryPolicy, Submitter, build_plan, reconcile
+from botkit.pipeline import build_plan
 from botkit.retry import MAX_RETRY_AFTER
+from botkit.runner.orders import RetryPolicy, Submitter, reconcile
 from botkit.runner.reader import SnapshotReader
 from tests.pipeline.fakes import FakeExchange
 from tests.pipeline.helpers import SYMBOL, FakeSleep, ManualClock, intent, snapshot

@@ -25,11 +25,11 @@ from botkit.backtest.setup import BacktestOptions, Prepared, prepare
 from botkit.backtest.sweep import Variant, VariantOutcome
 from botkit.errors import BotkitError
 from botkit.journal import Journal, lock_journal
-from botkit.pipeline import Executor
 from botkit.rules import Strategy
 from botkit.rules.store import ReloadReport, StrategyStore
 from botkit.runner.cycle import EvaluationRecords, Runner
 from botkit.runner.execution import LiveExecution
+from botkit.runner.orders import Executor
 from botkit.runner.reader import ReadPolicy, SnapshotReader
 from botkit.sim.clock import ManualClock
 from botkit.sim.config import SimConfig

@@ -23,14 +23,15 @@ from botkit.exchange.clock import ClockSync
 from botkit.exchange.models import Position, PosSide
 from botkit.exchange.paging import iter_history
 from botkit.journal import Journal, OrderFilter, Outcome
-from botkit.pipeline import Executor
 from botkit.rules import Strategy
 from botkit.rules.store import StrategyStore
 from botkit.runner.cycle import CycleReport, Runner
 from botkit.runner.execution import LiveExecution
 from botkit.runner.loop import Loop
+from botkit.runner.orders import Executor
 from botkit.runner.pnl import Book, attribute
 from botkit.runner.simtime import SimulatedTime
+from botkit.service.notify import Notifier
 from botkit.sim.clock import ManualClock
 from botkit.sim.inprocess import SimHandle
 
@@ -104,6 +105,7 @@ def run_paper(
     loop = Loop(
         runner,
         SimulatedTime(clock, on_advance=advance),
+        notifier=Notifier(),
         sync=client.clock.maybe_resync,
         on_cycle=stop_at_end,
     )

@@ -17,12 +17,13 @@ from botkit.app.clients import make_client
 from botkit.clock import wall_ms
 from botkit.exchange.client import ExchangeClient
 from botkit.journal import Journal, lock_journal
-from botkit.pipeline import Executor, GuardSettings
+from botkit.pipeline import GuardSettings
 from botkit.rules.store import StrategyStore
 from botkit.runner.cycle import CycleReport, Runner
 from botkit.runner.execution import DryRunExecution, Execution, LiveExecution
 from botkit.runner.loop import Loop, RealTimeWaiter, install_signal_handlers
 from botkit.runner.manual import ManualRun
+from botkit.runner.orders import Executor
 from botkit.runner.reader import SnapshotReader
 from botkit.runner.stop import Stop
 from botkit.service.metrics import Metrics

@@ -112,7 +112,8 @@ def _print_result(command: str, result: Result, dry: bool) -> None:
 
 def _handle(args: argparse.Namespace) -> int:
     from botkit.app.service import assemble
-    from botkit.pipeline import GuardSettings, controls
+    from botkit.pipeline import GuardSettings
+    from botkit.runner.killswitch import controls
     from botkit.service.logs import configure_logging
 
     command: str = args.command_name

@@ -196,7 +196,8 @@ def _plan(args: argparse.Namespace) -> int:
 def _status(args: argparse.Namespace) -> int:
     from botkit.app.service import read_journal
     from botkit.clock import wall_ms
-    from botkit.pipeline import GuardSettings, controls
+    from botkit.pipeline import GuardSettings
+    from botkit.runner.killswitch import controls
 
     settings = settings_of(args)
     ctl = controls(GuardSettings.from_settings(settings))

@@ -1,8 +1,9 @@
 """The journal: a SQLite database (WAL) of every cycle, order, outcome and guard trip.
 
 An order's intent is written (and committed) *before* its request leaves, its outcome after;
-an order without an outcome is *unsettled* and :func:`botkit.pipeline.reconcile.reconcile` settles
-it by looking it up. A trigger makes the final outcome write-once, so every order has exactly one.
+an order without an outcome is *unsettled* and
+:func:`botkit.runner.orders.reconcile.reconcile` settles it by looking it up. A trigger makes
+the final outcome write-once, so every order has exactly one.
 
 ``synchronous=FULL`` is the default: in WAL mode NORMAL survives a process crash (SIGKILL) but
 may lose the last commits on power loss or an OS crash, and a lost intent is an order at the

@@ -72,7 +72,7 @@ class Plan:
     """What one cycle will do: ``accepted`` orders in ``batches`` of at most 10 (the batches the
     executor sends), ``refused`` ones with every reason, the guards' ``trips``. Orders already sent
     in an earlier cycle (the same decision again) are the executor's to skip: it asks the journal
-    (see :class:`~botkit.pipeline.execute.ExecutionReport`'s ``skipped``)."""
+    (see :class:`~botkit.runner.orders.execute.ExecutionReport`'s ``skipped``)."""
 
     now_ms: int
     accepted: tuple[PlannedOrder, ...] = ()
@@ -142,7 +142,7 @@ def build_plan(
     """Validate, guard and batch ``intents`` against ``snapshot``.
 
     ``policies``: per strategy (off-tick handling, own limits); ``limits``: the global guards;
-    ``kill_switch``: why new risk is stopped (see :mod:`botkit.pipeline.killswitch`), or
+    ``kill_switch``: why new risk is stopped (see :mod:`botkit.runner.killswitch`), or
     ``None`` — orders that only reduce a position still pass; ``hold``: why *every* order is
     held back this cycle (the halt, or a position mode unknown after a switch), or ``None``;
     ``band_margin``: how far inside the price band a price must lie (a fraction, see

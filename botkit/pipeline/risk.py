@@ -74,7 +74,7 @@ class GuardSettings:
     ``kill_switch`` (or the presence of ``kill_switch_file``) stops new risk: only orders that
     :func:`reduces_only` and cancels go out. ``halt`` (or the presence of ``halt_file``) stops
     everything that would be sent. Both are checked each cycle by
-    :func:`botkit.pipeline.killswitch.controls`; reads and journaling go on either way.
+    :func:`botkit.runner.killswitch.controls`; reads and journaling go on either way.
     """
 
     limits: RiskLimits = field(default_factory=RiskLimits)

@@ -1,9 +1,22 @@
 """The journal's port: what the engine needs of a journal, and the values that cross it.
 
-:class:`JournalPort` names the few calls the pipeline's executor and reconcile make (write
-intents before requests leave, note sends and unknown fates, settle outcomes, log events, read
-what is unsettled); :class:`botkit.journal.Journal` (SQLite) implements it. The values are plain
-frozen dataclasses with no database code, so the pipeline, the journal and the CLI share them
+One small protocol per role, so each part of the engine names only the calls it makes:
+
+* :class:`JournalPort`: the executor and reconcile (:mod:`botkit.runner.orders`) and the two
+  execution adapters — write intents before requests leave, note sends and unknown fates,
+  settle outcomes, log events, read what is unsettled;
+* :class:`EventLog`: a free note in the running log (every role below writes some);
+* :class:`ActivityReads`: what each rule did recently (:mod:`botkit.runner.activity`);
+* :class:`StrategyBook`: the strategies this journal knows (:mod:`botkit.runner.ownership`);
+* :class:`SharedIdReads`: the ``ordId`` this journal holds per client order id
+  (:mod:`botkit.runner.shared`);
+* :class:`ManualJournal`: an operator's cancel and flatten (:mod:`botkit.runner.manual`);
+* :class:`RunnerJournal`: the cycle's own records (cycles, rule evaluations) and everything
+  the :class:`~botkit.runner.cycle.Runner` hands the parts it builds.
+
+:class:`botkit.journal.Journal` (SQLite) implements them all, structurally (no base class, no
+wrapper: the composition root hands the journal in). The values are plain frozen dataclasses
+with no database code, so the engine, the journal and the CLI share them
 (:mod:`botkit.journal.records` re-exports them).
 """
 
@@ -15,13 +28,16 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Any, Protocol
 
-from botkit.intents import OrderIntent
+from botkit.intents import Activity, OrderIntent
 
 __all__ = [
+    "ActivityReads",
     "CycleSummary",
     "Evaluated",
+    "EventLog",
     "EventRecord",
     "JournalPort",
+    "ManualJournal",
     "NewOrder",
     "OrderFilter",
     "OrderOutcome",
@@ -29,6 +45,9 @@ __all__ = [
     "OrderState",
     "Outcome",
     "PruneReport",
+    "RunnerJournal",
+    "SharedIdReads",
+    "StrategyBook",
     "StrategyRecord",
     "TripLike",
     "TripRecord",
@@ -302,10 +321,28 @@ class TripLike(Protocol):
     def message(self) -> str: ...
 
 
-class JournalPort(Protocol):
-    """What the pipeline (executor, reconcile) needs of a journal; see
-    :class:`botkit.journal.Journal` for the contract of each call (intents are written before
-    their request leaves; settling an order twice is an error)."""
+class EventLog(Protocol):
+    """The journal's running log (what ``botkit journal tail`` prints)."""
+
+    def record_event(
+        self,
+        kind: str,
+        text: str,
+        *,
+        cl_ord_id: str = "",
+        detail: dict[str, Any] | None = None,
+        cycle_id: int | None = None,
+        strategy: str = "",
+        rule: str = "",
+    ) -> None:
+        """A free note in the running log."""
+        ...
+
+
+class JournalPort(EventLog, Protocol):
+    """What the executor and reconcile (:mod:`botkit.runner.orders`) and the execution adapters
+    need of a journal; see :class:`botkit.journal.Journal` for the contract of each call
+    (intents are written before their request leaves; settling an order twice is an error)."""
 
     @property
     def clock(self) -> Callable[[], int]:
@@ -336,20 +373,6 @@ class JournalPort(Protocol):
         """Correct an order settled failed/rejected but found at the exchange to accepted."""
         ...
 
-    def record_event(
-        self,
-        kind: str,
-        text: str,
-        *,
-        cl_ord_id: str = "",
-        detail: dict[str, Any] | None = None,
-        cycle_id: int | None = None,
-        strategy: str = "",
-        rule: str = "",
-    ) -> None:
-        """A free note in the running log."""
-        ...
-
     def has_unsettled(self) -> bool:
         """Whether a live order may lack its final outcome (without a query)."""
         ...
@@ -363,3 +386,87 @@ class JournalPort(Protocol):
         ...
 
     def orders(self, flt: OrderFilter | None = None) -> list[OrderRecord]: ...
+
+
+class ActivityReads(Protocol):
+    """What the rules' activity cache reads (:class:`~botkit.runner.activity.ActivityCache`)."""
+
+    @property
+    def clock(self) -> Callable[[], int]:
+        """The journal's clock (Unix ms)."""
+        ...
+
+    @property
+    def activity_revision(self) -> int:
+        """Changes whenever the journal takes a write :meth:`activity` may see."""
+        ...
+
+    def activity(self, strategy: str, since_ms: int, *, include_dry: bool = False) -> Activity:
+        """What each rule of ``strategy`` did since ``since_ms``."""
+        ...
+
+
+class StrategyBook(EventLog, Protocol):
+    """The strategies this journal knows, and their ``on_delete``
+    (:class:`~botkit.runner.ownership.Ownership`)."""
+
+    def record_strategies(self, loaded: Sequence[StrategyRecord]) -> None:
+        """Remember strategies as loaded now."""
+        ...
+
+    def mark_strategies_removed(self, names: Sequence[str]) -> None:
+        """Note that these strategies' files are gone."""
+        ...
+
+    def strategies(self, tag_of: Callable[[str], str]) -> list[StrategyRecord]:
+        """Every strategy this journal knows (``tag_of``: a name's client-order-id tag)."""
+        ...
+
+
+class SharedIdReads(EventLog, Protocol):
+    """What the watch for another bot under the same client order ids reads
+    (:class:`~botkit.runner.shared.SharedIdWatch`)."""
+
+    def ord_ids(self, ids: Collection[str]) -> dict[str, str]:
+        """clOrdId → ordId (``""`` while unsettled) of each of ``ids`` journaled as live."""
+        ...
+
+
+class ManualJournal(EventLog, Protocol):
+    """What an operator's cancel and flatten read back (:class:`~botkit.runner.manual.ManualRun`;
+    their orders are journaled through the execution adapter's :class:`JournalPort`)."""
+
+    def order(self, cl_ord_id: str) -> OrderRecord | None:
+        """The live order with this client order id (else the latest dry-run one)."""
+        ...
+
+
+class RunnerJournal(ActivityReads, StrategyBook, SharedIdReads, Protocol):
+    """What the :class:`~botkit.runner.cycle.Runner` needs of a journal: a cycle's records (its
+    start and end, the rule evaluations, events) and what it hands the parts it builds
+    (:class:`ActivityReads`, :class:`StrategyBook`, :class:`SharedIdReads`)."""
+
+    @property
+    def exclusive(self) -> bool:
+        """Whether this journal is held by this process (its lock)."""
+        ...
+
+    def begin_cycle(
+        self, *, dry: bool = False, clock_offset_ms: int | None = None, note: str = ""
+    ) -> int:
+        """A new cycle; its id."""
+        ...
+
+    def end_cycle(self, cycle_id: int, *, error: str = "") -> None: ...
+
+    def record_evaluations(
+        self,
+        cycle_id: int | None,
+        *,
+        strategy: str,
+        version: str,
+        rules: Sequence[Evaluated],
+        dry: bool = False,
+    ) -> None:
+        """What a strategy's rules saw and decided this cycle (file ``version``)."""
+        ...

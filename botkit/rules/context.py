@@ -1,14 +1,16 @@
 """The read-only expression context: what ``account``, ``position``, ``price``... mean.
 
-:data:`ROOTS` lists the names an expression may start with (their views live in
-:mod:`~botkit.rules.views`, :mod:`~botkit.rules.market` and :mod:`~botkit.rules.history`).
-A :class:`Ctx` built from a :class:`~botkit.snapshot.Snapshot` hands out the views, computed
-lazily and once per evaluation.
+:data:`ROOTS` declares the names an expression may start with, once each: their kind, one line
+of documentation and how to read them (their views, and each view's fields, are declared in
+:mod:`~botkit.rules.views`, :mod:`~botkit.rules.market` and :mod:`~botkit.rules.history`). A
+:class:`Ctx` built from a :class:`~botkit.snapshot.Snapshot` holds what one evaluation of one
+strategy shares (the positions found, the strategy's open orders), computed lazily and once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from decimal import Decimal
 from types import MappingProxyType
 from typing import Any
@@ -25,6 +27,7 @@ from botkit.rules.views import (
     AccountView,
     AnyKey,
     ContextError,
+    Field,
     Method,
     PositionsView,
     PositionView,
@@ -42,23 +45,23 @@ __all__ = [
     "AnyKey",
     "ContextError",
     "Ctx",
+    "Field",
     "Method",
+    "Root",
     "View",
 ]
 
-ROOTS: dict[str, tuple[Any, str]] = {
-    "account": (AccountView, AccountView.DOC),
-    "position": (PositionView, "the position this rule works on (its pos_side; zeros when flat)"),
-    "positions": (PositionsView, PositionsView.DOC),
-    "history": (HistoryView, HistoryView.DOC),
-    "instrument": (InstrumentView, InstrumentView.DOC),
-    "price": (PriceView, PriceView.DOC),
-    "now": (NUM, "the evaluation time, Unix ms"),
-    "rule": (RuleView, RuleView.DOC),
-    "strategy": (StrategyView, StrategyView.DOC),
-    "params": (AnyKey(NUM, "a name of the strategy's params"), "the strategy's params"),
-}
-"""The names an expression may start with."""
+
+@dataclass(frozen=True, slots=True)
+class Root:
+    """A name an expression may start with, declared once: ``kind`` (a :class:`View` class,
+    ``NUM`` or an :class:`AnyKey`), one line of documentation, and ``read``: (the evaluation's
+    :class:`Ctx`, the scope: the rule's pos_side or name) → its view or value (None for
+    ``params``, folded into constants at load)."""
+
+    kind: Any
+    doc: str
+    read: Callable[[Ctx, str | None], Any] | None = None
 
 
 class Ctx:
@@ -93,8 +96,8 @@ class Ctx:
         self.now_ms = now_ms
         self._open: tuple[Sequence[Any], Mapping[str, int]] | None = None
         """This strategy's open orders and their count by rule tag, once read."""
-        self._views: dict[Any, Any] = {}
-        """Views by root name, positions by PosSide: each made once per evaluation."""
+        self._views: dict[PosSide, PositionView] = {}
+        """Position views by PosSide: each made once per evaluation."""
         self._legs: dict[PosSide, tuple[Position | None, Decimal]] = {}
         """(position, signed qty) by PosSide, once found."""
 
@@ -171,37 +174,6 @@ class Ctx:
         self._open = (mine, counts)
         return counts
 
-    def root(self, name: str, scope: str | None) -> Any:
-        """The view (or value) a root name stands for; ``scope`` is the rule or the pos_side."""
-        if name == "position":
-            return self.position(SIDES[scope or "BOTH"])
-        if name == "rule":
-            return RuleView(self, scope or "")
-        view = self._views.get(name)
-        if view is None:
-            view = self._views[name] = self._make(name)
-        return view
-
-    def _make(self, name: str) -> Any:
-        if name == "account":
-            return AccountView(self.snapshot.balance)
-        if name == "positions":
-            return PositionsView(self)
-        if name == "history":
-            return HistoryView(self)
-        if name == "price":
-            return PriceView(self)
-        if name == "strategy":
-            return StrategyView(self)
-        if name == "instrument":
-            instrument = self.snapshot.instruments.get(self.symbol)
-            if instrument is None:
-                raise ContextError(f"instrument {self.symbol} is not in the snapshot")
-            return InstrumentView(instrument)
-        if name == "now":
-            return Decimal(self.now_ms)
-        raise ContextError(f"unknown context name {name!r}")
-
 
 _NO_OPEN: tuple[Sequence[Any], Mapping[str, int]] = ((), MappingProxyType({}))
 """No resting orders (shared, read-only)."""
@@ -209,3 +181,70 @@ SIDES = {side.value: side for side in PosSide}
 """PosSide by its word, for ``position`` scopes."""
 _BUY, _SELL, _SHORT = OrderSide.BUY, OrderSide.SELL, PosSide.SHORT
 """Enum members read once: a class-attribute lookup of an enum is slow on Python 3.11."""
+
+
+def _instrument(ctx: Ctx, _scope: str | None) -> InstrumentView:
+    instrument = ctx.snapshot.instruments.get(ctx.symbol)
+    if instrument is None:
+        raise ContextError(f"instrument {ctx.symbol} is not in the snapshot")
+    return InstrumentView(instrument)
+
+
+ROOTS: dict[str, Root] = {
+    "account": Root(AccountView, AccountView.DOC, lambda ctx, _: AccountView(ctx.snapshot.balance)),
+    "position": Root(
+        PositionView,
+        "the position this rule works on (its pos_side; zeros when flat)",
+        lambda ctx, scope: ctx.position(SIDES[scope or "BOTH"]),
+    ),
+    "positions": Root(PositionsView, PositionsView.DOC, lambda ctx, _: PositionsView(ctx)),
+    "history": Root(HistoryView, HistoryView.DOC, lambda ctx, _: HistoryView(ctx)),
+    "instrument": Root(InstrumentView, InstrumentView.DOC, _instrument),
+    "price": Root(PriceView, PriceView.DOC, lambda ctx, _: PriceView(ctx)),
+    "now": Root(NUM, "the evaluation time, Unix ms", lambda ctx, _: Decimal(ctx.now_ms)),
+    "rule": Root(RuleView, RuleView.DOC, lambda ctx, scope: RuleView(ctx, scope or "")),
+    "strategy": Root(StrategyView, StrategyView.DOC, lambda ctx, _: StrategyView(ctx)),
+    "params": Root(AnyKey(NUM, "a name of the strategy's params"), "the strategy's params"),
+}
+"""The names an expression may start with."""
+
+
+def reference() -> str:
+    """The reference of the context (docs/strategies.md, "The context"), made from
+    :data:`ROOTS` and the views' ``FIELDS``: a heading and a table per view, each view once
+    (``tests/rules/test_docs.py`` holds the page to it)."""
+    sections: list[str] = []
+    seen: set[type[View]] = set()
+    for name, root in ROOTS.items():
+        if isinstance(root.kind, type) and issubclass(root.kind, View):
+            _section(name, root.kind, sections, seen)
+        elif root.kind == NUM:
+            sections.append(f"**`{name}`** — {root.doc}\n")
+    return "\n".join(sections)
+
+
+_TYPE_WORD = {NUM: "number", BOOL: "true/false"}
+_ARG_EXAMPLE = {"window": "'1h'", "field": "'FIELD'"}
+
+
+def _section(path: str, view: type[View], out: list[str], seen: set[type[View]]) -> None:
+    seen.add(view)
+    rows = [f"**`{path}`** — {view.DOC}\n", "| name | type | meaning |", "|---|---|---|"]
+    below: list[tuple[str, type[View]]] = []
+    for name, field in view.FIELDS.items():
+        kind = field.kind
+        if isinstance(kind, Method):
+            args = ", ".join(_ARG_EXAMPLE[a] for a in kind.args)
+            rows.append(f"| `{path}.{name}({args})` | {_TYPE_WORD[kind.returns]} | {kind.doc} |")
+        elif isinstance(kind, AnyKey):
+            rows.append(f"| `{path}.{name}.CODE.…` | — | {field.doc} |")
+            below.append((f"{path}.{name}.CODE", kind.of))
+        elif isinstance(kind, type):
+            rows.append(f"| `{path}.{name}.…` | — | {field.doc} |")
+            below.append((f"{path}.{name}", kind))
+        else:
+            rows.append(f"| `{path}.{name}` | {_TYPE_WORD[kind]} | {field.doc} |")
+    out.append("\n".join(rows) + "\n")
+    for sub_path, sub in below:
+        if sub not in seen:
+            _section(sub_path, sub, out, seen)

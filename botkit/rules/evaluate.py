@@ -14,7 +14,7 @@ from decimal import Decimal
 from itertools import islice
 from typing import Any
 
-from botkit.errors import ExchangeError
+from botkit.errors import ReadFailed
 from botkit.intents import Activity, Intent
 from botkit.rules.actions import ActionError, build_intents
 from botkit.rules.context import ContextError, Ctx
@@ -253,7 +253,7 @@ def _text(value: Any) -> str:
 def evaluate(strategy: Strategy, snapshot: Snapshot, activity: Activity, now_ms: int) -> Evaluation:
     """Evaluate every rule of ``strategy`` at ``now_ms`` (exchange time). Never raises for a
     problem of the strategy or the data: such a rule's result is an ``error``. A part of a
-    deferred snapshot that cannot be read raises its :class:`~botkit.errors.ExchangeError`
+    deferred snapshot that cannot be read raises its :class:`~botkit.errors.ReadFailed`
     (the runner ends the cycle as a failed read)."""
     period_ms = strategy.period_ms
     slot = now_ms // period_ms
@@ -301,7 +301,7 @@ def evaluate(strategy: Strategy, snapshot: Snapshot, activity: Activity, now_ms:
                 status, reason = (_FIRED, "") if intents else (_NOTHING, _NOTHING_REASON)
         except (EvalError, ActionError, ContextError) as exc:
             status, reason, intents = _ERROR, f"rule '{name}': {exc}", ()
-        except ExchangeError:
+        except ReadFailed:
             raise  # a deferred part of the snapshot could not be read: not the rule's problem
         except Exception as exc:  # never let one rule stop the others (reported, not hidden)
             status, intents = _ERROR, ()

@@ -254,9 +254,30 @@ class _Compiler:
 
     # A context access: Name, Attribute chain, and calls of view methods with literal args.
     def _access(self, node: ast.expr) -> tuple[str, ast.expr]:
+        name, steps = self._chain(node)
+        plain = self._plain_name(node, name, steps)
+        if plain is not None:
+            return plain
+        if name.id == "params":
+            return self._param(node, steps)
+        scope = self._scope_of(name)
+        kind, path, plan = self._walk(ROOTS[name.id].kind, name.id, steps)
+        if kind not in (NUM, BOOL):
+            if isinstance(kind, AnyKey):
+                self.fail(node, f"{path} is not a value", f"add {kind.doc}: {path}.NAME")
+            self.fail(node, f"{path} is not a value", f"use a field, e.g. {examples(kind, path)}")
+        display = ast.unparse(node)
+        key = display if scope is None else f"{display}@{scope}"
+        self.names[key] = display
+        self.resolvers[key] = make_resolver(name.id, scope, plan)
+        return kind, ast.copy_location(ast.Name(id=key, ctx=ast.Load()), node)
+
+    def _chain(self, node: ast.expr) -> tuple[ast.Name, list[tuple[str, Any, ast.AST]]]:
+        """The name an access starts with and its steps, in order: ``("attr", name, node)``
+        and ``("call", call, node)``."""
         steps: list[tuple[str, Any, ast.AST]] = []
         cur: ast.expr = node
-        while True:
+        while not isinstance(cur, ast.Name):
             if isinstance(cur, ast.Attribute):
                 steps.append(("attr", cur.attr, cur))
                 cur = cur.value
@@ -265,54 +286,65 @@ class _Compiler:
                 cur = cur.func
                 steps.append(("attr", cur.attr, cur))
                 cur = cur.value
-            elif isinstance(cur, ast.Name):
-                break
             elif isinstance(cur, ast.Subscript):
                 self.fail(cur, "'Subscript' is not allowed in an expression", SUBSCRIPT_HINT)
             else:
                 self.fail(cur, "only names like position.qty can be followed by a dot")
         steps.reverse()
-        name = cur.id
-        if name.startswith("_") or any(s[0] == "attr" and str(s[1]).startswith("_") for s in steps):
+        if cur.id.startswith("_") or any(
+            s[0] == "attr" and str(s[1]).startswith("_") for s in steps
+        ):
             self.fail(node, "names starting with '_' are not allowed")
-        if name in ("true", "false") and not steps:  # YAML habits: true/false mean True/False
-            return BOOL, ast.copy_location(ast.Constant(value=name == "true"), node)
-        if name == INDEX_NAME and not steps:
+        return cur, steps
+
+    def _plain_name(
+        self, node: ast.expr, name: ast.Name, steps: list[tuple[str, Any, ast.AST]]
+    ) -> tuple[str, ast.expr] | None:
+        """A name that is no context access (``true``, the rung index ``i``), or the error of
+        one that is not a root; None for a root."""
+        word = name.id
+        if word in ("true", "false") and not steps:  # YAML habits: true/false mean True/False
+            return BOOL, ast.copy_location(ast.Constant(value=word == "true"), node)
+        if word == INDEX_NAME and not steps:
             if not self.scope.allow_index:
-                self.fail(cur, "'i' (the rung index) exists only in ladder and grid fields")
+                self.fail(name, "'i' (the rung index) exists only in ladder and grid fields")
             self.uses_index = True
             return NUM, node
-        if name in FUNCTIONS and not steps:
-            self.fail(cur, f"'{name}' is a function", f"call it: {FUNCTIONS[name].doc}")
-        root = ROOTS.get(name)
-        if root is None:
+        if word in FUNCTIONS and not steps:
+            self.fail(name, f"'{word}' is a function", f"call it: {FUNCTIONS[word].doc}")
+        if word not in ROOTS:
             options = [*ROOTS, *FUNCTIONS] + ([INDEX_NAME] if self.scope.allow_index else [])
-            self.fail(cur, f"unknown name '{name}'", did_you_mean(name, options))
-            raise AssertionError
-        if name == "params":
-            return self._param(node, steps)
-        scope: str | None = None
-        if name == "position":
+            self.fail(name, f"unknown name '{word}'", did_you_mean(word, options))
+        return None
+
+    def _scope_of(self, name: ast.Name) -> str | None:
+        """What the root is relative to: the rule's pos_side for ``position``, the rule's
+        name for ``rule``; None for the others."""
+        if name.id == "position":
             if self.scope.position_side is None:
                 self.fail(
-                    cur, "'position' needs the rule's pos_side here", self.scope.position_hint
+                    name, "'position' needs the rule's pos_side here", self.scope.position_hint
                 )
-            scope = self.scope.position_side
-        elif name == "rule":
-            scope = self.scope.rule
-        kind: Any = root[0]
-        path = name
+            return self.scope.position_side
+        return self.scope.rule if name.id == "rule" else None
+
+    def _walk(
+        self, kind: Any, path: str, steps: list[tuple[str, Any, ast.AST]]
+    ) -> tuple[Any, str, tuple[tuple[str, Any], ...]]:
+        """Follow ``steps`` from a root of ``kind`` through the declared fields (checking
+        each name, with a did-you-mean): the kind reached, its path, and the resolver's plan
+        (``("field", Field)``, ``("key", name)``, ``("call", (method, args))``)."""
         plan: list[tuple[str, Any]] = []
         i = 0
         while i < len(steps):
             how, attr, at = steps[i]
             if how == "call":
                 self.fail(at, f"{path} is not a function", "remove the parentheses")
+            i += 1
             if isinstance(kind, AnyKey):
                 plan.append(("key", attr))
                 path += f".{attr}"
                 kind = kind.of
-                i += 1
                 continue
             if not (isinstance(kind, type) and issubclass(kind, View)):
                 self.fail(at, f"{path} is {KIND_WORD[kind]}; it has no field '{attr}'", attr=attr)
@@ -321,29 +353,19 @@ class _Compiler:
                 self.fail(
                     at, f"{path} has no field '{attr}'", did_you_mean(attr, list(fields)), attr=attr
                 )
-            target = fields[attr][0]
+            field_ = fields[attr]
             path += f".{attr}"
-            if isinstance(target, Method):
-                if i + 1 >= len(steps) or steps[i + 1][0] != "call":
-                    self.fail(at, f"{path} is a function", f"call it: {target.doc}", attr=attr)
-                call = steps[i + 1][1]
-                args = self._method_args(call, target, kind, path)
+            if isinstance(field_.kind, Method):
+                if i >= len(steps) or steps[i][0] != "call":
+                    self.fail(at, f"{path} is a function", f"call it: {field_.kind.doc}", attr=attr)
+                args = self._method_args(steps[i][1], field_.kind, kind, path)
                 plan.append(("call", (attr, args)))
-                kind = target.returns
-                i += 2
+                kind = field_.kind.returns
+                i += 1
                 continue
-            plan.append(("attr", attr))
-            kind = target
-            i += 1
-        if kind not in (NUM, BOOL):
-            if isinstance(kind, AnyKey):
-                self.fail(node, f"{path} is not a value", f"add {kind.doc}: {path}.NAME")
-            self.fail(node, f"{path} is not a value", f"use a field, e.g. {examples(kind, path)}")
-        display = ast.unparse(node)
-        key = display if scope is None else f"{display}@{scope}"
-        self.names[key] = display
-        self.resolvers[key] = make_resolver(name, scope, tuple(plan))
-        return kind, ast.copy_location(ast.Name(id=key, ctx=ast.Load()), node)
+            plan.append(("field", field_))
+            kind = field_.kind
+        return kind, path, tuple(plan)
 
     def _method_args(
         self, call: ast.Call, method: Method, owner: Any, path: str

@@ -57,14 +57,15 @@ def examples(view: type[View], path: str) -> str:
     others: list[str] = []
     record = getattr(view, "RECORD", None)
     first_field = next(iter(getattr(record, "NUMS", {})), "...")
-    for name, (kind, _) in view.FIELDS.items():
+    for name, field in view.FIELDS.items():
+        kind = field.kind
         if isinstance(kind, Method):
             args = ", ".join("'1h'" if a == "window" else f"'{first_field}'" for a in kind.args)
             methods.append(f"{path}.{name}({args})")
         elif kind in (NUM, BOOL):
             others.append(f"{path}.{name}")
         elif isinstance(kind, type) and issubclass(kind, View):
-            leaf = next((f for f, (t, _) in kind.FIELDS.items() if t == NUM), "")
+            leaf = next((f for f, leaf_field in kind.FIELDS.items() if leaf_field.kind == NUM), "")
             if leaf:
                 views.append(f"{path}.{name}.{leaf}")
     return ", ".join([*methods[:2], *views, *others][:3])

@@ -22,7 +22,17 @@ from botkit.rules.ids import strategy_tag
 
 if TYPE_CHECKING:
     from botkit.rules.context import Ctx
-from botkit.rules.views import BOOL, NEVER, NUM, ZERO, Method, View, has_strategy_tag
+from botkit.rules.views import (
+    BOOL,
+    NEVER,
+    NUM,
+    ZERO,
+    Field,
+    Method,
+    View,
+    has_strategy_tag,
+    numbers,
+)
 
 __all__ = ["ClosedPositionsView", "FillsView", "HistoryView", "OrdersView"]
 
@@ -31,36 +41,39 @@ class RecordView(View):
     """One history record; every field is zero when there is none (``exists`` false)."""
 
     NUMS: ClassVar[dict[str, str]] = {}
-    FIELDS: ClassVar[dict[str, tuple[Any, str]]] = {}
+    FIELDS: ClassVar[Mapping[str, Field]] = {}
     __slots__ = ("_r",)
 
     def __init__(self, record: Any | None) -> None:
         self._r = record
 
-    def __getattr__(self, name: str) -> Any:
-        if name == "exists":
-            return self._r is not None
-        if name == "is_buy":
-            return self._r is not None and self._r.side is OrderSide.BUY
-        if name.startswith("_") or name not in self.FIELDS:
-            raise AttributeError(name)
-        if self._r is None:
-            return ZERO
-        return self.value(self._r, name)
-
     @staticmethod
-    def value(record: Any, name: str) -> Decimal:
+    def number(record: Any, name: str) -> Decimal:
+        """Field ``name`` of ``record`` as a number (0 when absent). Not ``value``: that is a
+        field of a fill, read through the view's ``FIELDS`` like every other."""
         raw = getattr(record, name)
         if raw is None:
             return ZERO
         return raw if isinstance(raw, Decimal) else Decimal(raw)
 
 
-def _record_fields(nums: Mapping[str, str]) -> dict[str, tuple[Any, str]]:
+def _record_num(name: str) -> Callable[[RecordView], Decimal]:
+    def read(view: RecordView) -> Decimal:
+        record = view._r
+        return ZERO if record is None else RecordView.number(record, name)
+
+    return read
+
+
+def _record_fields(nums: Mapping[str, str]) -> dict[str, Field]:
     return {
-        **{k: (NUM, v) for k, v in nums.items()},
-        "exists": (BOOL, "there is such a record"),
-        "is_buy": (BOOL, "the record's side is BUY"),
+        **numbers(_record_num, nums),
+        "exists": Field(BOOL, "there is such a record", lambda view: view._r is not None),
+        "is_buy": Field(
+            BOOL,
+            "the record's side is BUY",
+            lambda view: view._r is not None and view._r.side is OrderSide.BUY,
+        ),
     }
 
 
@@ -123,7 +136,7 @@ class RecordsView(View):
     """A list of history records of the strategy's symbol, newest last, with window helpers."""
 
     RECORD: ClassVar[type[RecordView]] = RecordView
-    FIELDS: ClassVar[dict[str, tuple[Any, str]]] = {}
+    FIELDS: ClassVar[Mapping[str, Field]] = {}
     __slots__ = ("_items", "_now", "_strategy", "_time")
 
     def __init__(
@@ -134,7 +147,8 @@ class RecordsView(View):
         self._time = time
         self._strategy = strategy
 
-    def _sub(self, keep: Callable[[Any], bool]) -> RecordsView:
+    def sub(self, keep: Callable[[Any], bool]) -> RecordsView:
+        """The records ``keep`` keeps, as a view of the same kind."""
         return type(self)(
             [r for r in self._items if keep(r)], self._now, self._time, self._strategy
         )
@@ -147,54 +161,59 @@ class RecordsView(View):
         return Decimal(len(self._window(window)))
 
     def sum(self, name: str, window: str) -> Decimal:
-        return sum((self.RECORD.value(r, name) for r in self._window(window)), ZERO)
+        return sum((self.RECORD.number(r, name) for r in self._window(window)), ZERO)
 
     def avg(self, name: str, window: str) -> Decimal:
         items = self._window(window)
         if not items:
             return ZERO
-        return sum((self.RECORD.value(r, name) for r in items), ZERO) / len(items)
+        return sum((self.RECORD.number(r, name) for r in items), ZERO) / len(items)
 
     def min(self, name: str, window: str) -> Decimal:
-        return min((self.RECORD.value(r, name) for r in self._window(window)), default=ZERO)
+        return min((self.RECORD.number(r, name) for r in self._window(window)), default=ZERO)
 
     def max(self, name: str, window: str) -> Decimal:
-        return max((self.RECORD.value(r, name) for r in self._window(window)), default=ZERO)
+        return max((self.RECORD.number(r, name) for r in self._window(window)), default=ZERO)
 
-    def __getattr__(self, name: str) -> Any:
-        if name == "last":
-            return self.RECORD(self._items[-1] if self._items else None)
-        if name == "last_ago":
-            return Decimal(self._now - self._time(self._items[-1])) if self._items else NEVER
-        if name == "mine":
-            tag = strategy_tag(self._strategy)
-            return self._sub(lambda r: has_strategy_tag(getattr(r, "clOrdId", ""), tag))
-        if name == "buys":
-            return self._sub(lambda r: r.side is OrderSide.BUY)
-        if name == "sells":
-            return self._sub(lambda r: r.side is OrderSide.SELL)
-        raise AttributeError(name)
+
+def _last(view: RecordsView) -> RecordView:
+    items = view._items
+    return view.RECORD(items[-1] if items else None)
+
+
+def _last_ago(view: RecordsView) -> Decimal:
+    items = view._items
+    return Decimal(view._now - view._time(items[-1])) if items else NEVER
+
+
+def _mine(view: RecordsView) -> RecordsView:
+    tag = strategy_tag(view._strategy)
+    return view.sub(lambda r: has_strategy_tag(getattr(r, "clOrdId", ""), tag))
 
 
 def _records_fields(
     view: type[RecordsView], record: type[RecordView], what: str, mine: bool
-) -> dict[str, tuple[Any, str]]:
-    fields: dict[str, tuple[Any, str]] = {
-        "count": (Method(("window",), NUM, f"{what} in the window, e.g. count('1h')"), ""),
-        "sum": (
+) -> dict[str, Field]:
+    fields: dict[str, Field] = {
+        "count": Field(Method(("window",), NUM, f"{what} in the window, e.g. count('1h')"), ""),
+        "sum": Field(
             Method(("field", "window"), NUM, f"sum of a field, e.g. sum('{_first(record)}', '1d')"),
             "",
         ),
-        "avg": (Method(("field", "window"), NUM, "average of a field (0 when none)"), ""),
-        "min": (Method(("field", "window"), NUM, "smallest value of a field (0 when none)"), ""),
-        "max": (Method(("field", "window"), NUM, "largest value of a field (0 when none)"), ""),
-        "last": (record, f"the latest of the {what}"),
-        "last_ago": (NUM, "ms since the latest (Infinity when none)"),
-        "buys": (view, "only BUY side"),
-        "sells": (view, "only SELL side"),
+        "avg": Field(Method(("field", "window"), NUM, "average of a field (0 when none)"), ""),
+        "min": Field(
+            Method(("field", "window"), NUM, "smallest value of a field (0 when none)"), ""
+        ),
+        "max": Field(
+            Method(("field", "window"), NUM, "largest value of a field (0 when none)"), ""
+        ),
+        "last": Field(record, f"the latest of the {what}", _last),
+        "last_ago": Field(NUM, "ms since the latest (Infinity when none)", _last_ago),
+        "buys": Field(view, "only BUY side", lambda v: v.sub(lambda r: r.side is OrderSide.BUY)),
+        "sells": Field(view, "only SELL side", lambda v: v.sub(lambda r: r.side is OrderSide.SELL)),
     }
     if mine:
-        fields["mine"] = (view, "only this strategy's orders (by client order id)")
+        fields["mine"] = Field(view, "only this strategy's orders (by client order id)", _mine)
     return fields
 
 
@@ -213,11 +232,6 @@ class OrdersView(RecordsView):
     RECORD = OrderRecord
     __slots__ = ()
 
-    def __getattr__(self, name: str) -> Any:
-        if name == "filled":
-            return self._sub(lambda r: r.state is OrderHistoryState.FILLED)
-        return super().__getattr__(name)
-
 
 class ClosedPositionsView(RecordsView):
     DOC = "closed positions of the strategy's symbol"
@@ -228,7 +242,11 @@ class ClosedPositionsView(RecordsView):
 FillsView.FIELDS = _records_fields(FillsView, FillRecord, "fills", mine=True)
 OrdersView.FIELDS = {
     **_records_fields(OrdersView, OrderRecord, "closed orders", mine=True),
-    "filled": (OrdersView, "only fully filled orders"),
+    "filled": Field(
+        OrdersView,
+        "only fully filled orders",
+        lambda v: v.sub(lambda r: r.state is OrderHistoryState.FILLED),
+    ),
 }
 ClosedPositionsView.FIELDS = _records_fields(
     ClosedPositionsView, ClosedPositionRecord, "closed positions", mine=False
@@ -237,25 +255,33 @@ ClosedPositionsView.FIELDS = _records_fields(
 
 class HistoryView(View):
     DOC = "what happened on the strategy's symbol (as far as the snapshot reaches back)"
-    FIELDS: ClassVar[dict[str, tuple[Any, str]]] = {
-        "fills": (FillsView, "fills"),
-        "orders": (OrdersView, "closed orders"),
-        "positions": (ClosedPositionsView, "closed positions"),
-    }
+    FIELDS: ClassVar[Mapping[str, Field]] = {}
     __slots__ = ("_ctx",)
 
     def __init__(self, ctx: Ctx) -> None:
         self._ctx = ctx
 
-    def __getattr__(self, name: str) -> Any:
-        ctx = self._ctx
-        snap, sym, now, name_ = ctx.snapshot, ctx.symbol, ctx.now_ms, ctx.strategy
-        if name == "fills":
-            return FillsView([f for f in snap.fills if f.symbol == sym], now, _fill_time, name_)
-        if name == "orders":
-            items = [o for o in snap.order_history if o.symbol == sym]
-            return OrdersView(items, now, _closed_time, name_)
-        if name == "positions":
-            closed = [p for p in snap.position_history if p.symbol == sym]
-            return ClosedPositionsView(closed, now, _closed_time, name_)
-        raise AttributeError(name)
+
+def _fills(view: HistoryView) -> FillsView:
+    ctx = view._ctx
+    fills = [f for f in ctx.snapshot.fills if f.symbol == ctx.symbol]
+    return FillsView(fills, ctx.now_ms, _fill_time, ctx.strategy)
+
+
+def _orders(view: HistoryView) -> OrdersView:
+    ctx = view._ctx
+    orders = [o for o in ctx.snapshot.order_history if o.symbol == ctx.symbol]
+    return OrdersView(orders, ctx.now_ms, _closed_time, ctx.strategy)
+
+
+def _closed_positions(view: HistoryView) -> ClosedPositionsView:
+    ctx = view._ctx
+    closed = [p for p in ctx.snapshot.position_history if p.symbol == ctx.symbol]
+    return ClosedPositionsView(closed, ctx.now_ms, _closed_time, ctx.strategy)
+
+
+HistoryView.FIELDS = {
+    "fills": Field(FillsView, "fills", _fills),
+    "orders": Field(OrdersView, "closed orders", _orders),
+    "positions": Field(ClosedPositionsView, "closed positions", _closed_positions),
+}

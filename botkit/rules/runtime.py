@@ -14,7 +14,8 @@ from collections.abc import Callable, Mapping
 from decimal import InvalidOperation
 from typing import TYPE_CHECKING, Any
 
-from botkit.rules.context import SIDES, ContextError, Ctx
+from botkit.rules.context import ROOTS, SIDES, ContextError, Ctx
+from botkit.rules.views import PositionView
 
 if TYPE_CHECKING:
     from botkit.rules.expr import Expr
@@ -109,50 +110,59 @@ def _runtime_message(exc: Exception) -> str:
 
 
 def make_resolver(root: str, scope: str | None, plan: tuple[tuple[str, Any], ...]) -> Resolver:
-    """The function reading one flattened context access: a root view, then attributes, data
-    keys (``account.ccy.USDT``) and method calls with their literal arguments.
+    """The function reading one flattened context access: a root (:data:`ROOTS`), then fields
+    (each read by its declared :class:`~botkit.rules.views.Field` ``read``, called directly),
+    data keys (``account.ccy.USDT``) and method calls with their literal arguments.
 
-    Built once at load from C-level getters (:mod:`operator`): consecutive attributes are one
-    dotted ``attrgetter``, so ``price.mark`` costs one root lookup and one getter call, and
+    Built once at load: ``price.mark`` costs the root's read and the field's, and
     ``position.qty`` (read by nearly every condition) is :meth:`Ctx.position_qty` itself."""
-    if root == "position" and plan == (("attr", "qty"),):
+    if root == "position" and plan == _POSITION_QTY:
         return operator.methodcaller("position_qty", SIDES[scope or "BOTH"])
     steps: list[Callable[[Any], Any]] = []
-    attrs: list[str] = []
     for how, what in plan:
-        if how == "attr":
-            attrs.append(what)
-            continue
-        if attrs:
-            steps.append(operator.attrgetter(".".join(attrs)))
-            attrs = []
-        if how == "key":
+        if how == "field":
+            steps.append(what.read)
+        elif how == "key":
             steps.append(operator.methodcaller("key", what))
         else:
             method, args = what
             steps.append(operator.methodcaller(method, *args))
-    if attrs:
-        steps.append(operator.attrgetter(".".join(attrs)))
-    get_root: Callable[[Ctx], Any] = (
-        operator.methodcaller("position", SIDES[scope or "BOTH"])
-        if root == "position"
-        else operator.methodcaller("root", root, scope)
-    )
+    read: Callable[[Ctx, str | None], Any]
+    if root == "position":  # the side is known at load
+        side = SIDES[scope or "BOTH"]
+
+        def position(ctx: Ctx, _scope: str | None) -> PositionView:
+            return ctx.position(side)
+
+        read = position
+    else:
+        declared = ROOTS[root].read
+        assert declared is not None  # params are constants, never resolved
+        read = declared
+
     if not steps:
-        return get_root
+
+        def resolve_root(ctx: Ctx) -> Any:
+            return read(ctx, scope)
+
+        return resolve_root
     if len(steps) == 1:
         (step,) = steps
 
         def resolve_one(ctx: Ctx) -> Any:
-            return step(get_root(ctx))
+            return step(read(ctx, scope))
 
         return resolve_one
     chain = tuple(steps)
 
     def resolve(ctx: Ctx) -> Any:
-        obj = get_root(ctx)
+        obj = read(ctx, scope)
         for step in chain:
             obj = step(obj)
         return obj
 
     return resolve
+
+
+_POSITION_QTY = (("field", PositionView.FIELDS["qty"]),)
+"""The plan of ``position.qty``."""

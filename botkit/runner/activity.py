@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from botkit.intents import Activity, RuleActivity
-from botkit.journal import Journal
+from botkit.ports.journal import ActivityReads
 
 __all__ = ["ActivityCache"]
 
@@ -30,7 +30,7 @@ class _Entry:
     read_at: int
     activity: Activity
     revision: int
-    """The journal's :attr:`~botkit.journal.Journal.activity_revision` at ``read_at``."""
+    """The journal's ``activity_revision`` at ``read_at``."""
     oldest_ms: int | None
     """The oldest time in ``activity`` (None: it is empty)."""
 
@@ -59,7 +59,7 @@ def _merge(old: Activity, new: Activity, since_ms: int) -> Activity:
 class ActivityCache:
     """Per strategy activity over its window; ``get`` is cheap after the first call."""
 
-    def __init__(self, journal: Journal, *, include_dry: bool = False) -> None:
+    def __init__(self, journal: ActivityReads, *, include_dry: bool = False) -> None:
         self.journal = journal
         self.include_dry = include_dry
         self._entries: dict[str, _Entry] = {}

@@ -1,8 +1,10 @@
 """One cycle of the loop: reload, read, evaluate, plan, execute, journal.
 
 :class:`Runner` owns no I/O of its own: the exchange is an :class:`ExchangePort`, the strategies a
-:class:`~botkit.rules.store.StrategyStore`, the journal a :class:`~botkit.journal.Journal`, time a
-callable, and whether anything is sent an :class:`~botkit.runner.execution.Execution` adapter.
+:class:`~botkit.rules.store.StrategyStore`, the journal a
+:class:`~botkit.ports.journal.RunnerJournal`, time a callable, what it reports a
+:class:`~botkit.ports.observer.CycleObserver`, and whether anything is sent an
+:class:`~botkit.runner.execution.Execution` adapter.
 Live trading, paper trading on the embedded simulator, dry runs and backtests all run this code.
 
 A failing strategy or a failing read is logged and journaled and the cycle goes on (or, for a
@@ -20,22 +22,13 @@ from typing import Literal
 
 from loguru import logger
 
-from botkit.errors import BotkitError, ExchangeError, JournalError, StopRequested
+from botkit.errors import BotkitError, ExchangeError, JournalError, ReadFailed, StopRequested
 from botkit.exchange.models import OpenOrder
 from botkit.exchange.port import ExchangePort
 from botkit.intents import CancelIntent, Intent, LeverageIntent, OrderIntent, PositionModeIntent
-from botkit.journal import Evaluated, Journal
-from botkit.journal.records import Outcome
-from botkit.pipeline import (
-    Controls,
-    ExecutionReport,
-    GuardSettings,
-    Plan,
-    Reason,
-    StrategyPolicy,
-    build_plan,
-    controls,
-)
+from botkit.pipeline import GuardSettings, Plan, Reason, StrategyPolicy, build_plan
+from botkit.ports.journal import Evaluated, Outcome, RunnerJournal
+from botkit.ports.observer import CycleFigures, CycleObserver
 from botkit.rules import (
     Evaluation,
     OnDelete,
@@ -48,12 +41,13 @@ from botkit.rules import (
 from botkit.rules.store import ReloadReport, StrategyStore
 from botkit.runner.activity import ActivityCache
 from botkit.runner.execution import Execution, SideEffect, describe
+from botkit.runner.killswitch import Controls, controls
+from botkit.runner.orders import ExecutionReport
 from botkit.runner.orphans import OrphanReport
 from botkit.runner.ownership import Ownership, apply_on_delete
 from botkit.runner.reader import Needs, SnapshotReader, needs_of
 from botkit.runner.shared import SharedIdWatch
-from botkit.service.metrics import Metrics
-from botkit.snapshot import Snapshot
+from botkit.snapshot import Part, Snapshot
 
 __all__ = ["DEFAULT_BAND_MARGIN_BPS", "CycleReport", "EvaluationRecords", "Runner"]
 
@@ -62,6 +56,16 @@ READ_RETRY_MS = 30_000
 
 DEFAULT_BAND_MARGIN_BPS = Decimal(10)
 """Default safety margin inside the price band: 10 bps of the bound (the setting's default)."""
+
+PLANNER_PARTS = (
+    Part.POSITIONS,
+    Part.OPEN_ORDERS,
+    Part.TICKERS,
+    Part.POSITION_MODE,
+    Part.LIMIT_PRICES,
+)
+"""What orders and cancels are checked against: prefetched once a rule fired, so that a failed
+read ends the cycle before anything is sent."""
 
 LIMITS_MOVED_CODES = frozenset({10002, 10014})
 """Exchange codes that suggest the instrument limits or the band moved: re-read them."""
@@ -147,8 +151,9 @@ class Runner:
     outcomes, cycles and events are journaled the same either way, and so are the fires rule
     activity (cooldown, max_fires) is read from.
 
-    ``metrics``: where cycles and orders are counted (the service's Prometheus registry);
-    ``None`` counts nothing (a backtest, a one-off plan).
+    ``metrics``: told each cycle's figures (:class:`~botkit.ports.observer.CycleObserver`: the
+    service's Prometheus metrics count cycles and orders); ``None`` counts nothing (a backtest,
+    a one-off plan).
 
     ``band_margin_bps``: how far inside the price band a price must lie, in basis points of the
     band's bound (the ``price_band_margin_bps`` setting).
@@ -166,13 +171,13 @@ class Runner:
         *,
         port: ExchangePort,
         store: StrategyStore,
-        journal: Journal,
+        journal: RunnerJournal,
         execution: Execution,
         now_ms: Callable[[], int],
         guards: GuardSettings | None = None,
         reader: SnapshotReader | None = None,
         clock_offset_ms: Callable[[], int | None] = lambda: None,
-        metrics: Metrics | None = None,
+        metrics: CycleObserver | None = None,
         monotonic: Callable[[], float] = time.monotonic,
         evaluations: EvaluationRecords = "all",
         band_margin_bps: Decimal = DEFAULT_BAND_MARGIN_BPS,
@@ -359,9 +364,9 @@ class Runner:
             snapshot = self.reader.read(now, symbols, needs)
             done, errors = self._evaluate(due, snapshot)
             if any(r.intents for _, e in done for r in e.results):
-                _planner_parts(snapshot)  # what orders are checked against, before anything
+                snapshot.prefetch(*PLANNER_PARTS)  # before anything is sent
 
-        except ExchangeError as exc:
+        except ReadFailed as exc:
             logger.error("cycle {}: reading the account failed: {}", cycle_id, exc)
             retry = now + READ_RETRY_MS  # try again soon, not a whole period later
             for strategy in due:
@@ -424,11 +429,11 @@ class Runner:
             return
         if execution.outcomes:
             watch.check_outcomes(execution.outcomes, self.store.strategies, cycle_id)
-        orders = snapshot.open_orders if snapshot.has_read("open_orders") else None
+        orders = snapshot.open_orders if snapshot.fetched(Part.OPEN_ORDERS) else None
         if orders is None and not watch.checked:
             try:
                 orders = snapshot.open_orders
-            except ExchangeError as exc:
+            except ReadFailed as exc:
                 logger.warning("open orders unavailable for the shared-id check: {}", exc)
                 return
         if orders is not None:
@@ -464,7 +469,7 @@ class Runner:
             try:
                 activity = self.activity.get(strategy.name, strategy.activity_window_ms)
                 done.append((strategy, evaluate(strategy, snapshot, activity, snapshot.now_ms)))
-            except ExchangeError:
+            except ReadFailed:
                 raise  # a part of the snapshot could not be read: the cycle's read failed
             except JournalError:
                 raise  # the journal, not the strategy: the service stops
@@ -585,12 +590,12 @@ class Runner:
         if sent:
             if all(e.ok for e in sent):
                 mode = switches[-1].mode
-                snapshot = snapshot.with_parts(position_mode=mode)
+                snapshot = snapshot.with_position_mode(mode)
             else:
-                snapshot = snapshot.reread("position_mode")
+                snapshot = snapshot.reread(Part.POSITION_MODE)
                 try:
                     mode = snapshot.position_mode
-                except ExchangeError as exc:
+                except ReadFailed as exc:
                     hold = Reason(
                         "position_mode_unknown",
                         f"a position-mode switch failed and the mode could not be read again"
@@ -625,19 +630,17 @@ class Runner:
         metrics = self.metrics
         if metrics is None:
             return
-        metrics.cycle_seconds.observe(seconds)
-        offset = self.clock_offset_ms()
-        if offset is not None:
-            metrics.clock_offset_ms.set(offset)
-        if report.execution is not None:
-            for outcome in report.execution.outcomes:
-                metrics.orders.labels(outcome=outcome.outcome.value).inc()
-                if outcome.code not in (None, 200):
-                    metrics.exchange_errors.labels(code=str(outcome.code)).inc()
-            if report.execution.refused:
-                metrics.orders.labels(outcome="rejected_local").inc(report.execution.refused)
-        if report.ok:
-            metrics.last_success.set(report.now_ms / 1000)
+        execution = report.execution
+        metrics.cycle_done(
+            CycleFigures(
+                seconds=seconds,
+                now_ms=report.now_ms,
+                ok=report.ok,
+                clock_offset_ms=self.clock_offset_ms(),
+                outcomes=execution.outcomes if execution is not None else (),
+                refused=execution.refused if execution is not None else 0,
+            )
+        )
 
 
 _SHOWN_IDS = 5
@@ -694,13 +697,6 @@ def _log_planning_failures(plan: Plan) -> None:
             if reason.code == "planning_failed" and strategy not in said:
                 said.add(strategy)
                 logger.bind(strategy=strategy).error("planning failed: {}", reason.message)
-
-
-def _planner_parts(snapshot: Snapshot) -> None:
-    """Read the parts orders and cancels are checked against (positions, open orders, tickers,
-    position mode, price band), so that a failed read stops the cycle before anything leaves."""
-    snapshot.positions, snapshot.open_orders, snapshot.tickers  # noqa: B018
-    snapshot.position_mode, snapshot.limit_prices  # noqa: B018
 
 
 def _attributed(orders: Sequence[OpenOrder], intent: CancelIntent) -> list[OpenOrder]:

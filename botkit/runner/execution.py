@@ -18,9 +18,10 @@ from botkit.errors import ExchangeError, MalformedResponse, OutcomeUnknown, Serv
 from botkit.exchange.models import OpenOrder
 from botkit.exchange.port import ExchangePort
 from botkit.intents import LeverageIntent, PositionModeIntent
-from botkit.pipeline import ExecutionReport, Executor, Plan, record_dry_run
-from botkit.pipeline.reconcile import ReconcileReport
+from botkit.pipeline import Plan
 from botkit.ports.journal import JournalPort
+from botkit.runner.orders import ExecutionReport, Executor, record_dry_run
+from botkit.runner.orders.reconcile import ReconcileReport
 
 __all__ = ["DryRunExecution", "Execution", "LiveExecution", "SideEffect", "describe"]
 

@@ -2,8 +2,11 @@
 
 The loop only exits when asked (SIGTERM / SIGINT, ``--once``, ``--cycles N``). SIGTERM lets the
 cycle in flight finish and record its outcomes, then exits 0. SIGHUP reloads the strategies now
-(and the caller's settings hook). Under systemd it sends READY=1 after the first successful sync,
-WATCHDOG=1 every cycle and while it waits, STATUS= after each cycle, STOPPING=1 on the way out.
+(and the caller's settings hook). It tells its supervisor
+(:class:`~botkit.ports.observer.Supervisor`: under systemd the service's notifier, which sends
+READY=1, WATCHDOG=1, STATUS=, STOPPING=1) that it is ready after the first successful sync, feeds
+the watchdog every cycle and while it waits, gives a status line after each cycle and says it is
+stopping on the way out.
 Waiting is a dependency (:class:`Waiter`): wall time for the service, a manual clock for the demo.
 
 Waits are bounded: the runner never schedules a strategy more than one period ahead of now (a
@@ -26,9 +29,9 @@ from typing import Protocol
 from loguru import logger
 
 from botkit.errors import AuthFailed, ExchangeError, JournalError, StopRequested
-from botkit.journal.records import Outcome
+from botkit.ports.journal import Outcome
+from botkit.ports.observer import Supervisor, Unsupervised, Watchdog
 from botkit.runner.cycle import CycleReport, Runner
-from botkit.service.notify import Notifier
 
 __all__ = [
     "Loop",
@@ -59,7 +62,7 @@ class RealTimeWaiter:
     def __init__(
         self,
         now_ms: Callable[[], int],
-        notifier: Notifier,
+        notifier: Watchdog,
         *,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -142,7 +145,7 @@ class Loop:
         runner: Runner,
         waiter: Waiter,
         *,
-        notifier: Notifier | None = None,
+        notifier: Supervisor | None = None,
         sync: Callable[[], object] = lambda: None,
         on_reload: Callable[[], None] = lambda: None,
         on_cycle: Callable[[CycleReport], None] = lambda _r: None,
@@ -152,7 +155,7 @@ class Loop:
     ) -> None:
         self.runner = runner
         self.waiter = waiter
-        self.notifier = notifier or Notifier()
+        self.notifier: Supervisor = notifier if notifier is not None else Unsupervised()
         self.sync = sync
         self.on_reload = on_reload
         self.on_cycle = on_cycle

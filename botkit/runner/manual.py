@@ -29,12 +29,12 @@ from botkit.exchange.models import (
 )
 from botkit.exchange.port import ExchangePort
 from botkit.intents import OrderIntent
-from botkit.journal import Journal
-from botkit.journal.records import OrderRecord
-from botkit.pipeline import ExecutionReport, Plan, build_plan, floor_to_lot
+from botkit.pipeline import Plan, build_plan, floor_to_lot
 from botkit.pipeline.risk import signed_position
+from botkit.ports.journal import ManualJournal, OrderRecord
 from botkit.rules.ids import belongs_to, client_order_id
 from botkit.runner.execution import Execution, SideEffect
+from botkit.runner.orders import ExecutionReport
 from botkit.runner.reader import SnapshotReader
 
 __all__ = [
@@ -195,7 +195,7 @@ class ManualRun:
         self,
         *,
         port: ExchangePort,
-        journal: Journal,
+        journal: ManualJournal,
         execution: Execution,
         reader: SnapshotReader,
         now_ms: Callable[[], int],

@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from botkit.exchange.models import OpenOrder
-from botkit.journal import StrategyRecord
 from botkit.numbers import plain
+from botkit.ports.journal import StrategyRecord
 from botkit.rules import OnDelete
 from botkit.rules.ids import parse_client_order_id, strategy_tag
 

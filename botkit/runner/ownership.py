@@ -28,7 +28,7 @@ from loguru import logger
 from botkit.errors import ExchangeError
 from botkit.exchange.models import OpenOrder
 from botkit.exchange.port import ExchangePort
-from botkit.journal import Journal, StrategyRecord
+from botkit.ports.journal import StrategyBook, StrategyRecord
 from botkit.rules import OnDelete
 from botkit.rules.ids import strategy_tag
 from botkit.rules.store import ReloadReport, StrategyStore
@@ -44,7 +44,7 @@ from botkit.runner.orphans import (
     why_kept,
     why_unattributed,
 )
-from botkit.snapshot import Snapshot
+from botkit.snapshot import Part, Snapshot
 
 __all__ = ["Ownership", "apply_on_delete"]
 
@@ -71,7 +71,7 @@ class Ownership:
         self,
         port: ExchangePort,
         store: StrategyStore,
-        journal: Journal,
+        journal: StrategyBook,
         execution: Execution,
         *,
         halted: Callable[[], str | None] = lambda: None,
@@ -103,7 +103,7 @@ class Ownership:
 
     def seen(self, snapshot: Snapshot) -> None:
         """A cycle read the open orders: journal the ones no loaded strategy owns if changed."""
-        if not self.pending and snapshot.has_read("open_orders"):
+        if not self.pending and snapshot.fetched(Part.OPEN_ORDERS):
             dry = self.execution.dry  # its on_delete cancels were journaled, not sent
             self._journal(
                 not_owned(snapshot.open_orders, self.store.strategies, self._known, dry=dry)

@@ -3,10 +3,12 @@
 Instruments change rarely: they are cached for ``instruments_ttl_ms`` and re-read early when a
 rejection suggests they moved (:meth:`SnapshotReader.invalidate_instruments`). Every other part
 (balance, tickers, positions, open orders, position mode, price band, history) is read the first
-time an expression or the planner asks for it in a cycle, and kept for that cycle — however
-many strategies ask (:meth:`~botkit.snapshot.Snapshot.deferred`). History (closed orders, fills,
-closed positions) reaches back the due strategies' longest window (``history_window_ms`` by
-default), oldest record first.
+time an expression asks for it in a cycle, or when the cycle prefetches it (the planner's
+parts, before anything is sent), and kept for that cycle — however many strategies ask
+(:meth:`~botkit.snapshot.Snapshot.deferred`; one typed read per part, no lookup by name). A
+read that fails past its retries raises :class:`~botkit.errors.ReadFailed`, naming the part.
+History (closed orders, fills, closed positions) reaches back the due strategies' longest
+window (``history_window_ms`` by default), oldest record first.
 
 Reads change nothing, so a transient failure of one (429, 5xx, a lost connection or a timeout,
 an expired timestamp, a garbled answer) is retried with backoff within ``ReadPolicy.attempts``
@@ -28,14 +30,26 @@ from loguru import logger
 from botkit.errors import (
     ExchangeError,
     MalformedResponse,
+    ReadFailed,
     TransientError,
 )
-from botkit.exchange.models import Instrument, LimitPrice, PositionMode
+from botkit.exchange.models import (
+    Balance,
+    Fill,
+    Instrument,
+    LimitPrice,
+    OpenOrder,
+    Order,
+    Position,
+    PositionHistory,
+    PositionMode,
+    Ticker,
+)
 from botkit.exchange.paging import iter_history
 from botkit.exchange.port import ExchangePort
 from botkit.retry import Retry, backoff, tries, wait_answer
 from botkit.rules import Strategy
-from botkit.snapshot import Snapshot
+from botkit.snapshot import Part, Snapshot
 
 __all__ = ["Needs", "ReadPolicy", "SnapshotReader", "needs_of"]
 
@@ -145,17 +159,18 @@ class SnapshotReader:
 
     def read(self, now_ms: int, symbols: Collection[str], needs: Needs = Needs()) -> Snapshot:
         """The snapshot of the due strategies as of ``now_ms`` (exchange time), each part read
-        when first asked for (:meth:`Snapshot.deferred`), with the retries of a read.
+        when first asked for or prefetched (:meth:`Snapshot.deferred`), with the retries of a
+        read; a read that fails past them raises :class:`~botkit.errors.ReadFailed`.
 
         Instrument limits come from the cache. The price band is read for ``symbols``; when
         that read fails the parts asking for it see none (the planner then checks orders
         against the instrument's own band around the mark), with a warning."""
-        source = _CycleReads(self, now_ms, symbols, needs.window_ms)
-        return Snapshot.deferred(now_ms, self.instruments(now_ms), source)
-
-    def _position_mode(self) -> PositionMode:
-        mode = self._get(self.port.position_mode)
-        return mode if isinstance(mode, PositionMode) else PositionMode(mode)
+        reads = _CycleReads(self, now_ms, symbols, needs.window_ms)
+        try:
+            instruments = self.instruments(now_ms)
+        except ExchangeError as exc:
+            raise ReadFailed("instruments", exc) from exc
+        return Snapshot.deferred(now_ms, instruments, reads)
 
     def _bands(self, symbols: Collection[str], now_ms: int) -> dict[str, LimitPrice]:
         """The price band of each of ``symbols`` (``/v3/market/limitPrice``) when the policy
@@ -176,7 +191,9 @@ class SnapshotReader:
 
 
 class _CycleReads:
-    """The parts of one cycle's snapshot, read through the reader on demand."""
+    """The reads of one cycle's snapshot (:class:`~botkit.snapshot.Reads`): each made through
+    the reader, with its retries, when the snapshot first asks for its part; a read that fails
+    past them raises :class:`~botkit.errors.ReadFailed` naming the part."""
 
     __slots__ = ("_now_ms", "_reader", "_symbols", "_window_ms")
 
@@ -188,24 +205,42 @@ class _CycleReads:
         self._symbols = symbols
         self._window_ms = window_ms
 
-    def read_part(self, name: str) -> Any:
-        reader = self._reader
-        port = reader.port
-        if name == "positions":
-            return reader._get(port.open_positions)
-        if name == "open_orders":
-            return reader._get(port.open_orders)
-        if name == "tickers":
-            return {t.s: t for t in reader._get(port.tickers)}
-        if name == "balance":
-            return reader._get(port.balance)
-        if name == "position_mode":
-            return reader._position_mode()
-        if name == "limit_prices":
-            return reader._bands(self._symbols, self._now_ms)
-        pages: dict[str, Callable[..., Sequence[Any]]] = {
-            "order_history": port.order_history,
-            "fills": port.fills,
-            "position_history": port.position_history,
-        }
-        return reader._history(pages[name], self._now_ms, self._window_ms)
+    def balance(self) -> Balance:
+        return self._read(Part.BALANCE, self._reader.port.balance)
+
+    def tickers(self) -> dict[str, Ticker]:
+        return {t.s: t for t in self._read(Part.TICKERS, self._reader.port.tickers)}
+
+    def positions(self) -> list[Position]:
+        return self._read(Part.POSITIONS, self._reader.port.open_positions)
+
+    def open_orders(self) -> list[OpenOrder]:
+        return self._read(Part.OPEN_ORDERS, self._reader.port.open_orders)
+
+    def position_mode(self) -> PositionMode:
+        mode = self._read(Part.POSITION_MODE, self._reader.port.position_mode)
+        return mode if isinstance(mode, PositionMode) else PositionMode(mode)
+
+    def limit_prices(self) -> dict[str, LimitPrice]:
+        return self._reader._bands(self._symbols, self._now_ms)  # a failed read: no band
+
+    def order_history(self) -> list[Order]:
+        return self._history(Part.ORDER_HISTORY, self._reader.port.order_history)
+
+    def fills(self) -> list[Fill]:
+        return self._history(Part.FILLS, self._reader.port.fills)
+
+    def position_history(self) -> list[PositionHistory]:
+        return self._history(Part.POSITION_HISTORY, self._reader.port.position_history)
+
+    def _read(self, part: Part, read: Callable[[], T]) -> T:
+        try:
+            return self._reader._get(read)
+        except ExchangeError as exc:
+            raise ReadFailed(part, exc) from exc
+
+    def _history(self, part: Part, page: Callable[..., Sequence[T]]) -> list[T]:
+        try:
+            return self._reader._history(page, self._now_ms, self._window_ms)
+        except ExchangeError as exc:
+            raise ReadFailed(part, exc) from exc

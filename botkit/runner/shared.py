@@ -13,7 +13,7 @@ one journal; nothing local can see a process on another host or journal, but the
 * an open order whose id this journal sent and settled with another ``ordId`` — *placed twice*.
 
 * an order whose *first* request the exchange answered ``250 duplicate`` (the submitter settles
-  it by lookup with :data:`~botkit.pipeline.submit.SHARED_ID_NOTE`): the other bot placed it
+  it by lookup with :data:`~botkit.runner.orders.submit.SHARED_ID_NOTE`): the other bot placed it
   first, and this journal now holds the other's order.
 
 Each is warned about (log WARNING, and a ``shared_client_id`` journal event), once per order.
@@ -34,9 +34,9 @@ from typing import Any
 from loguru import logger
 
 from botkit.exchange.models import OpenOrder
-from botkit.journal import Journal, OrderOutcome
-from botkit.pipeline.submit import SHARED_ID_NOTE
+from botkit.ports.journal import OrderOutcome, SharedIdReads
 from botkit.rules.ids import parse_client_order_id, strategy_tag
+from botkit.runner.orders.submit import SHARED_ID_NOTE
 
 __all__ = ["SharedIdWatch", "Suspect", "shared_ids"]
 
@@ -100,7 +100,7 @@ def _strategy_of(cl_ord_id: str, strategies: Iterable[str]) -> str:
 class SharedIdWatch:
     """Warns once per order about :func:`shared_ids` suspects (log and journal)."""
 
-    def __init__(self, journal: Journal) -> None:
+    def __init__(self, journal: SharedIdReads) -> None:
         self.journal = journal
         self._warned: set[tuple[str, str]] = set()
         self.checked = False

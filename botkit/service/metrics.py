@@ -1,12 +1,15 @@
 """Optional Prometheus metrics (the standard ``prometheus_client``), off unless a port is given.
 
-The runner always records into a :class:`Metrics` object; only :meth:`Metrics.serve` opens a port.
+:class:`Metrics` is the service's :class:`~botkit.ports.observer.CycleObserver`: the runner tells
+it each cycle's figures (:meth:`Metrics.cycle_done`); only :meth:`Metrics.serve` opens a port.
 Each instance has its own registry, so tests and several runners in one process do not collide.
 """
 
 from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+
+from botkit.ports.observer import CycleFigures
 
 __all__ = ["Metrics"]
 
@@ -48,6 +51,21 @@ class Metrics:
             "Unix time of the last cycle that completed without a failing read.",
             registry=self.registry,
         )
+
+    def cycle_done(self, figures: CycleFigures) -> None:
+        """Count one cycle: its duration, the clock offset, its orders by outcome and the
+        exchange's error codes, and its time when it completed."""
+        self.cycle_seconds.observe(figures.seconds)
+        if figures.clock_offset_ms is not None:
+            self.clock_offset_ms.set(figures.clock_offset_ms)
+        for outcome in figures.outcomes:
+            self.orders.labels(outcome=outcome.outcome.value).inc()
+            if outcome.code not in (None, 200):
+                self.exchange_errors.labels(code=str(outcome.code)).inc()
+        if figures.refused:
+            self.orders.labels(outcome="rejected_local").inc(figures.refused)
+        if figures.ok:
+            self.last_success.set(figures.now_ms / 1000)
 
     def serve(self, port: int, addr: str = "127.0.0.1") -> None:
         """Expose ``/metrics`` on ``addr:port`` from a daemon thread."""

@@ -16,11 +16,11 @@ from botkit.app.clients import SIM_BASE_URL
 from botkit.backtest.setup import backtest_sim_config
 from botkit.exchange.port import ExchangePort
 from botkit.journal import Journal, OrderFilter
-from botkit.pipeline import Executor
 from botkit.rules.loader import load
 from botkit.rules.store import StrategyStore
 from botkit.runner.cycle import CycleReport, Runner
 from botkit.runner.execution import LiveExecution
+from botkit.runner.orders import Executor
 from botkit.sim.clock import ManualClock
 from botkit.sim.config import load_sim_config
 from botkit.sim.inprocess import SimHandle, make_sim

@@ -93,8 +93,8 @@ def test_an_accepted_result_without_an_order_id_is_looked_up_not_journaled_as_pl
 
     from botkit.exchange.models import OrderRequest, OrderSide, OrderType
     from botkit.journal.records import Outcome
-    from botkit.pipeline import RetryPolicy
-    from botkit.pipeline.submit import Submitter
+    from botkit.runner.orders import RetryPolicy
+    from botkit.runner.orders.submit import Submitter
 
     placed = {"code": 200, "msg": "Success", "data": [item]}
     empty = {"code": 200, "msg": "Success", "data": []}

@@ -24,8 +24,8 @@ from botkit.errors import ExchangeError
 from botkit.exchange.client import ExchangeClient
 from botkit.exchange.models import OrderRequest, OrderSide, OrderType
 from botkit.journal.records import Outcome
-from botkit.pipeline import RetryPolicy
-from botkit.pipeline.submit import Submitter
+from botkit.runner.orders import RetryPolicy
+from botkit.runner.orders.submit import Submitter
 from tests.exchange import payloads as wire
 from tests.fuzz.fakes import client_answering
 from tests.fuzz.mutations import mutated

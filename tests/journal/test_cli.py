@@ -15,7 +15,8 @@ from botkit.cli import main
 from botkit.cli.journal_cmd import format_ms
 from botkit.errors import OutcomeUnknown
 from botkit.journal import Evaluated, Journal
-from botkit.pipeline import Executor, RetryPolicy, RiskLimits, build_plan
+from botkit.pipeline import RiskLimits, build_plan
+from botkit.runner.orders import Executor, RetryPolicy
 from botkit.timeparse import parse_time
 from tests.pipeline.fakes import FakeExchange
 from tests.pipeline.helpers import FakeSleep, ManualClock, intent, snapshot

@@ -23,7 +23,8 @@ from botkit.exchange.models import Balance
 from botkit.exchange.port import ExchangePort
 from botkit.intents import OrderIntent
 from botkit.journal import Journal, OrderFilter, Outcome
-from botkit.pipeline import Executor, RetryPolicy, build_plan
+from botkit.pipeline import build_plan
+from botkit.runner.orders import Executor, RetryPolicy
 from botkit.sim.config import SimConfig, load_sim_config
 from botkit.snapshot import Snapshot
 from tests.pipeline.helpers import intent

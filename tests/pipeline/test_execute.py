@@ -12,14 +12,8 @@ import pytest
 from botkit.errors import OutcomeUnknown, ReadTimedOut
 from botkit.exchange.models import OrderRequest
 from botkit.journal import Journal, NewOrder, OrderFilter, OrderState, Outcome
-from botkit.pipeline import (
-    Executor,
-    RetryPolicy,
-    RiskLimits,
-    build_plan,
-    reconcile,
-    record_dry_run,
-)
+from botkit.pipeline import RiskLimits, build_plan
+from botkit.runner.orders import Executor, RetryPolicy, reconcile, record_dry_run
 from tests.pipeline.fakes import FakeExchange
 from tests.pipeline.helpers import FakeSleep, ManualClock, intent, snapshot
 

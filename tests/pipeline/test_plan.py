@@ -24,10 +24,10 @@ from botkit.pipeline import (
     RiskLimits,
     StrategyPolicy,
     build_plan,
-    kill_switch_reason,
     make_batches,
     match_results,
 )
+from botkit.runner.killswitch import kill_switch_reason
 from botkit.settings import Settings
 from tests.pipeline.helpers import SYMBOL, intent, snapshot
 

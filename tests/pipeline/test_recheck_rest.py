@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from botkit.pipeline.reconcile import Rechecker
 from botkit.ports.journal import OrderFilter
+from botkit.runner.orders.reconcile import Rechecker
 
 
 class _Journal:

@@ -20,7 +20,7 @@ from botkit.errors import (
 )
 from botkit.exchange.models import OrderRequest, OrderSide, OrderType, PlaceResult
 from botkit.journal import Outcome
-from botkit.pipeline import RateLimiter, RetryPolicy, Submitter
+from botkit.runner.orders import RateLimiter, RetryPolicy, Submitter
 from tests.pipeline.fakes import FakeExchange
 from tests.pipeline.helpers import SYMBOL, FakeSleep
 

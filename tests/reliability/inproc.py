@@ -23,11 +23,12 @@ from botkit.app.clients import make_client
 from botkit.app.service import grace_ms
 from botkit.exchange.client import ExchangeClient
 from botkit.journal import Journal
-from botkit.pipeline import Executor, GuardSettings
+from botkit.pipeline import GuardSettings
 from botkit.rules.store import StrategyStore
 from botkit.runner.cycle import CycleReport, Runner
 from botkit.runner.execution import LiveExecution
 from botkit.runner.loop import Loop
+from botkit.runner.orders import Executor
 from botkit.runner.reader import SnapshotReader
 from botkit.settings import load_settings
 from botkit.sim.clock import ManualClock

@@ -10,7 +10,7 @@ from typing import Any
 
 from botkit.errors import RequestContext, ServerUnavailable
 from botkit.journal import Journal, NewOrder
-from botkit.pipeline import Executor
+from botkit.runner.orders import Executor
 from tests.pipeline.helpers import intent
 
 

@@ -35,7 +35,8 @@ def test_an_impossible_env_file_path_is_a_one_line_settings_error() -> None:
 
 def test_a_kill_switch_file_that_cannot_be_checked_stops_new_orders() -> None:
     """Fail safe: the check raised OSError (inside the cycle: the service's crash path)."""
-    from botkit.pipeline import GuardSettings, RiskLimits, kill_switch_reason
+    from botkit.pipeline import GuardSettings, RiskLimits
+    from botkit.runner.killswitch import kill_switch_reason
 
     reason = kill_switch_reason(GuardSettings(limits=RiskLimits(), kill_switch_file=LONG))
     assert reason is not None

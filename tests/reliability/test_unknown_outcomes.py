@@ -27,8 +27,9 @@ from botkit.app.service import grace_ms
 from botkit.errors import OutcomeUnknown
 from botkit.exchange.models import OrderRequest, OrderSide, OrderType
 from botkit.journal import Journal, NewOrder, Outcome
-from botkit.pipeline import Executor, Plan
+from botkit.pipeline import Plan
 from botkit.runner.execution import LiveExecution
+from botkit.runner.orders import Executor
 from botkit.settings import load_settings
 from botkit.sim.clock import ManualClock
 from botkit.sim.config import default_config_text

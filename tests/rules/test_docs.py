@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from botkit.rules import loads
-from botkit.rules.context import ROOTS, AnyKey, Method, View
+from botkit.rules.context import ROOTS, AnyKey, Method, View, reference
 from tests.rules.helpers import BTC
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "strategies.md"
@@ -42,7 +42,8 @@ def test_every_yaml_example_loads(block: str) -> None:
 
 def _names(path: str, view: type[View]) -> list[str]:
     out: list[str] = []
-    for name, (kind, _) in view.FIELDS.items():
+    for name, field in view.FIELDS.items():
+        kind = field.kind
         if isinstance(kind, AnyKey):
             out += _names(f"{path}.{name}.CODE", kind.of)
         elif (
@@ -60,8 +61,17 @@ def _names(path: str, view: type[View]) -> list[str]:
 
 def test_the_reference_names_every_context_value() -> None:
     names = [
-        n for root, (kind, _) in ROOTS.items() if isinstance(kind, type) for n in _names(root, kind)
+        n
+        for root, declared in ROOTS.items()
+        if isinstance(declared.kind, type)
+        for n in _names(root, declared.kind)
     ]
     missing = [n for n in names if f"`{n}" not in TEXT]
     assert missing == []
     assert len(names) > 100
+
+
+def test_the_reference_is_the_declared_table() -> None:
+    """Every context field is declared once (ROOTS and the views' FIELDS); the page's tables
+    are exactly what that declaration makes: names, types and meanings, in order."""
+    assert reference() in TEXT

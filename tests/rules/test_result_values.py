@@ -19,11 +19,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from botkit.errors import ServerUnavailable
+from botkit.errors import ReadFailed, ServerUnavailable
 from botkit.intents import OrderIntent
 from botkit.rules import RuleResult, RuleStatus, evaluate
 from botkit.rules.model import Strategy
-from botkit.snapshot import Snapshot
+from botkit.snapshot import Part, Snapshot
+from tests.reads import SnapshotReads
 from tests.rules.helpers import NOW, position, snapshot, strategy
 
 D = Decimal
@@ -146,28 +147,17 @@ def test_values_first_read_through_equality_pickling_or_a_copy_are_the_same() ->
         assert result.values == (("position.qty", D(0)), ("price.mark", D(60000)))
 
 
-class Parts:
-    """A deferred snapshot's source: the hand-made snapshot's parts, or a failed read."""
-
-    def __init__(self, failing: str) -> None:
-        self.failing = failing
-        self.read: list[str] = []
-
-    def read_part(self, name: str) -> object:
-        self.read.append(name)
-        if name == self.failing:
-            raise ServerUnavailable(f"{name}: 503")
-        return getattr(snapshot(positions=held), name)
-
-
 @pytest.mark.parametrize("failing", ["positions", "tickers", "balance"])
 def test_a_deferred_part_that_cannot_be_read_raises_out_of_evaluate(failing: str) -> None:
     s = strategy(
         "  - name: a\n    when: position.qty == 0 or price.mark > 1\n    cancel: {}\n"
         "  - name: b\n    when: account.availMgn < 0\n    cancel: {}\n"
     )
-    parts = Parts(failing)
+    parts = SnapshotReads(
+        snapshot(positions=held), Part(failing), ServerUnavailable(f"{failing}: 503")
+    )
     deferred = Snapshot.deferred(NOW, snapshot().instruments, parts)
-    with pytest.raises(ServerUnavailable, match=f"{failing}: 503"):
+    with pytest.raises(ReadFailed, match=f"{failing}: 503") as raised:
         evaluate(s, deferred, {}, NOW)
-    assert parts.read[-1] == failing
+    assert raised.value.part == failing
+    assert parts.calls[-1] == failing

@@ -25,10 +25,10 @@ from loguru import logger
 
 from botkit.app.clients import SIM_BASE_URL
 from botkit.journal import Journal
-from botkit.pipeline import Executor
 from botkit.rules.store import StrategyStore
 from botkit.runner.cycle import DEFAULT_BAND_MARGIN_BPS, Runner
 from botkit.runner.execution import LiveExecution
+from botkit.runner.orders import Executor
 from botkit.sim.clock import ManualClock
 from botkit.sim.config import SimConfig
 from botkit.sim.faults import FaultKind

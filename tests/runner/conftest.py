@@ -15,10 +15,11 @@ import pytest
 from botkit.app.clients import SIM_BASE_URL
 from botkit.exchange.client import ExchangeClient
 from botkit.journal import Journal
-from botkit.pipeline import Executor, GuardSettings
+from botkit.pipeline import GuardSettings
 from botkit.rules.store import StrategyStore
 from botkit.runner.cycle import EvaluationRecords, Runner
 from botkit.runner.execution import DryRunExecution, Execution, LiveExecution
+from botkit.runner.orders import Executor
 from botkit.sim.clock import ManualClock
 from botkit.sim.inprocess import SimHandle, make_sim
 from tests.pipeline.simharness import client_for, static_config

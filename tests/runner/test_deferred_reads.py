@@ -4,15 +4,15 @@ read that fails ends the cycle as a failed read."""
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
 
 import pytest
 
-from botkit.errors import ServerUnavailable
+from botkit.errors import ReadFailed, ServerUnavailable
 from botkit.exchange.models import Balance, PositionMode
 from botkit.runner.reader import SnapshotReader
 from botkit.sim.faults import FaultKind
-from botkit.snapshot import PARTS, Snapshot
+from botkit.snapshot import Part, Snapshot
+from tests.reads import SnapshotReads
 from tests.runner.conftest import Rig
 
 BALANCE = ("GET", "/v3/account/balance")
@@ -86,42 +86,46 @@ def test_a_snapshot_built_by_hand_holds_its_values() -> None:
     assert snap.balance.eq == Decimal(5)
     assert (snap.positions, snap.open_orders, snap.limit_prices) == ([], [], {})
     assert snap.position_mode is PositionMode.ONE_WAY
-    assert [getattr(snap, p) is not None for p in PARTS] == [True] * len(PARTS)  # no source
+    assert [getattr(snap, p) is not None for p in Part] == [True] * len(Part)  # no source
     with pytest.raises(AttributeError, match="read-only"):
         snap.now_ms = 2
 
 
-class _Source:
-    """Balance and positions from the test; every other part empty."""
-
-    def __init__(self) -> None:
-        self.calls: list[str] = []
-
-    def read_part(self, name: str) -> Any:
-        self.calls.append(name)
-        if name == "balance":
-            return _balance()
-        if name == "positions":
-            raise ServerUnavailable("503")
-        return {} if name in ("tickers", "limit_prices") else []
-
-
 def test_a_deferred_part_is_read_once_and_only_when_asked_for() -> None:
-    source = _Source()
-    snap = Snapshot.deferred(7, {}, source, position_mode=PositionMode.HEDGE)
+    given = Snapshot(7, _balance(), {}, {})
+    source = SnapshotReads(given, Part.POSITIONS, ServerUnavailable("503"))
+    snap = Snapshot.deferred(7, {}, source).with_position_mode(PositionMode.HEDGE)
     assert source.calls == []  # nothing is read up front
     assert snap.balance is snap.balance
     assert snap.position_mode is PositionMode.HEDGE
     assert source.calls == ["balance"]
-    with pytest.raises(ServerUnavailable):
+    with pytest.raises(ReadFailed):
         _ = snap.positions
-    with pytest.raises(ServerUnavailable):  # a failed read is not kept as a value
+    with pytest.raises(ReadFailed):  # a failed read is not kept as a value
         _ = snap.positions
     assert source.calls == ["balance", "positions", "positions"]
     assert snap.fills == []
     assert source.calls[-1] == "fills"
-    with pytest.raises(TypeError, match="unknown parts"):
-        Snapshot.deferred(7, {}, source, wallet=1)
+
+
+def test_prefetch_reads_the_parts_named_once_each_and_raises_the_failed_one() -> None:
+    given = Snapshot(7, _balance(), {}, {})
+    source = SnapshotReads(given, Part.POSITIONS, ServerUnavailable("503"))
+    snap = Snapshot.deferred(7, {}, source)
+    snap.prefetch(Part.TICKERS, Part.BALANCE)
+    snap.prefetch(Part.BALANCE)
+    assert source.calls == ["tickers", "balance"]
+    assert snap.fetched(Part.BALANCE)
+    assert not snap.fetched(Part.OPEN_ORDERS)
+    with pytest.raises(ReadFailed) as raised:
+        snap.prefetch(Part.OPEN_ORDERS, Part.POSITIONS, Part.FILLS)
+    assert raised.value.part == "positions"
+    assert str(raised.value) == str(ServerUnavailable("503"))
+    assert source.calls[2:] == ["open_orders", "positions"]  # stopped at the failed read
+    again = snap.reread(Part.BALANCE)
+    _ = again.balance
+    assert source.calls[-1] == "balance"
+    assert snap.fetched(Part.BALANCE)  # the copy read again; the original kept its value
 
 
 def test_a_fire_whose_planner_read_fails_leaves_no_trace_and_fires_on_the_retry(

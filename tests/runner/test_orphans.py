@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from botkit.exchange.models import OrderRequest, OrderSide, OrderType
-from botkit.pipeline import Executor
 from botkit.rules.ids import belongs_to
 from botkit.rules.store import StrategyStore
 from botkit.runner.cycle import Runner
 from botkit.runner.execution import DryRunExecution, Execution, LiveExecution
+from botkit.runner.orders import Executor
 from botkit.runner.orphans import NOT_OWNED_EVENT
 from tests.runner.conftest import ONE_ORDER, Rig, make_rig, open_orders
 

@@ -28,9 +28,9 @@ from botkit.errors import StopRequested
 from botkit.exchange.port import ExchangePort
 from botkit.pipeline.band import BAND_CODE, BandCheck
 from botkit.pipeline.plan import Plan, PlannedOrder, Refusal
-from botkit.pipeline.reconcile import Rechecker, ReconcileReport, reconcile
-from botkit.pipeline.submit import BatchReport, RateLimiter, RetryPolicy, Submitter
 from botkit.ports.journal import JournalPort, NewOrder, OrderOutcome, Outcome
+from botkit.runner.orders.reconcile import Rechecker, ReconcileReport, reconcile
+from botkit.runner.orders.submit import BatchReport, RateLimiter, RetryPolicy, Submitter
 
 __all__ = ["ExecutionReport", "Executor", "record_dry_run"]
 
@@ -204,7 +204,7 @@ class Executor:
 
     def _recheck(self, report: ReconcileReport) -> ReconcileReport:
         """Look recent "never placed" verdicts up again when a check is due; repair any order
-        found at the exchange (see :class:`~botkit.pipeline.reconcile.Rechecker`)."""
+        found at the exchange (see :class:`~botkit.runner.orders.reconcile.Rechecker`)."""
         if any(o.outcome is Outcome.FAILED for o in report.settled):
             self._rechecker.wake()
         if not self._rechecker.due(self.journal.clock()):

@@ -16,9 +16,9 @@
   window plus the request timeout) and a second lookup still does not find them — a request
   delivered late must not meet its own re-send. A per-order ``250 duplicate`` is looked up too.
 * Exhausted retries settle the orders as failed with the last error — unless a request carrying
-  them had an unknown fate: those stay unsettled for :func:`~botkit.pipeline.reconcile.reconcile`,
-  which looks them up again after a grace period. Only the exchange's word or a lookup settles an
-  order that may exist.
+  them had an unknown fate: those stay unsettled for
+  :func:`~botkit.runner.orders.reconcile.reconcile`, which looks them up again after a grace
+  period. Only the exchange's word or a lookup settles an order that may exist.
 
 The waits, stops and the injected sleep are :mod:`botkit.retry`'s (one vocabulary with the
 reads, reconcile and the candle download); the first try of a send or a lookup is bare. Sleep
@@ -51,9 +51,9 @@ from botkit.exchange.models import OrderRequest, PlaceResult
 from botkit.exchange.port import ExchangePort
 from botkit.pipeline.band import Gate
 from botkit.pipeline.batching import match_results
-from botkit.pipeline.lookup import find_order
 from botkit.ports.journal import OrderOutcome, Outcome
 from botkit.retry import Retry, backoff, tries, wait_answer
+from botkit.runner.orders.lookup import find_order
 
 __all__ = [
     "DUPLICATE_CODE",

@@ -26,9 +26,9 @@ from loguru import logger
 
 from botkit.errors import ExchangeError, TransientError
 from botkit.exchange.port import ExchangePort
-from botkit.pipeline.lookup import find_order
 from botkit.ports.journal import JournalPort, OrderFilter, OrderOutcome, OrderState, Outcome
 from botkit.retry import Retry, Sleep, backoff, tries, wait_answer
+from botkit.runner.orders.lookup import find_order
 
 __all__ = ["RECHECK_SPAN", "Rechecker", "ReconcileReport", "lookup_retry", "reconcile"]
 

@@ -8,7 +8,7 @@ exists)?
 * **halt** (``halt`` / ``halt_file``): nothing is sent at all — no order, no cancel, no setting
   change. Reads, reconcile lookups and journaling go on.
 
-The one place of the pipeline that touches the file system; the planner only receives the
+The one place of the engine that touches the operator's control files; the planner only receives the
 answers (:class:`Controls`). A file that cannot be checked counts as present (fail safe).
 """
 
