@@ -203,11 +203,10 @@ def cluster_client(spec: str, *, timeout: float | None = None) -> Iterator[Clien
     distributed = _import_distributed()
     if timeout is None:
         timeout = CONNECT_TIMEOUT
-        if os.environ.get(_TIMEOUT_ENV):
-            import dask
+        if os.environ.get(_TIMEOUT_ENV):  # read now: Dask's config read it at its import
             from dask.utils import parse_timedelta
 
-            timeout = float(parse_timedelta(dask.config.get("distributed.comm.timeouts.connect")))
+            timeout = float(parse_timedelta(os.environ[_TIMEOUT_ENV]))
     logging.getLogger("distributed").setLevel(logging.ERROR)
     with contextlib.ExitStack() as stack:
         if spec.startswith("local:"):
