@@ -18,7 +18,6 @@ from botkit.cli.argtypes import TimeArg, interval_arg, time_arg
 from botkit.cli.backtest_cmd import _balance, _check_report_dir, _cluster, _fees, _jobs, _param
 from botkit.clock import wall_ms
 from botkit.errors import UsageError
-from botkit.rules.durations import DurationError, parse_duration
 
 if TYPE_CHECKING:
     from botkit.app.optimize import Evaluate
@@ -28,6 +27,8 @@ __all__ = ["register"]
 
 
 def _span(text: str) -> int:
+    from botkit.rules.durations import DurationError, parse_duration
+
     try:
         return parse_duration(text.strip())
     except DurationError as exc:
