@@ -2,7 +2,7 @@
 engine, wire API, HTTP core, fault plan and transport in one call.
 
 :class:`SimTransport` hands each request straight to :meth:`SimHttp.handle` — no sockets — so
-the real :class:`~botkit.exchange.client.ExchangeClient` (signing, error mapping and all) runs
+the real :class:`~botkit.live.client.ExchangeClient` (signing, error mapping and all) runs
 against the paper exchange. A fault's delay is waited with the injected ``sleep``; a delay past
 the request's read timeout waits the timeout and raises :class:`httpx.ReadTimeout`; a dropped
 connection raises :class:`httpx.RemoteProtocolError` *after* the engine processed the request
@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING
 
 import httpx
 
+from botkit.clock import Clock, WallClock
 from botkit.sim.api import SimApi
-from botkit.sim.clock import SimClock, WallClock
 from botkit.sim.config import ApiKeyConfig, SimConfig, load_sim_config
 from botkit.sim.engine import SimEngine
 from botkit.sim.faults import FaultPlan
@@ -114,7 +114,7 @@ class SimHandle:
     """One in-process simulator: its parts, for tests, the demo and benchmarks."""
 
     config: SimConfig
-    clock: SimClock
+    clock: Clock
     engine: SimEngine
     api: SimApi
     http: SimHttp
@@ -144,7 +144,7 @@ class SimHandle:
 
 def make_sim(
     config: SimConfig | None = None,
-    clock: SimClock | None = None,
+    clock: Clock | None = None,
     *,
     faults: FaultPlan | None = None,
     sleep: Callable[[float], None] = time.sleep,

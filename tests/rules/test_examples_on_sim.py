@@ -13,14 +13,16 @@ from dataclasses import dataclass, field
 from decimal import ROUND_CEILING, ROUND_FLOOR
 from pathlib import Path
 
+from botkit.clock import ManualClock
 from botkit.exchange.models import OrderSide, PositionMode
+from botkit.exchange.queries import FillQuery, OrderQuery, PositionQuery
 from botkit.intents import Activity, CancelIntent, OrderIntent, RuleActivity
-from botkit.rules import Strategy, belongs_to, evaluate, load
-from botkit.sim.clock import ManualClock
+from botkit.rules import Strategy, belongs_to, evaluate
 from botkit.sim.config import load_sim_config
 from botkit.sim.engine import SimEngine
 from botkit.sim.port import SimPort
 from botkit.snapshot import Snapshot
+from botkit.sources import load
 
 REPO = Path(__file__).resolve().parents[2]
 START = 1_700_006_400_000  # a whole hour
@@ -48,9 +50,9 @@ class Driver:
             tickers={t.s: t for t in p.tickers()},
             positions=p.open_positions(),
             open_orders=p.open_orders(),
-            order_history=p.order_history(start=now - DAY, limit=100),
-            fills=p.fills(start=now - DAY, limit=100),
-            position_history=p.position_history(start=now - DAY, limit=100),
+            order_history=p.order_history(OrderQuery(start=now - DAY, limit=100)),
+            fills=p.fills(FillQuery(start=now - DAY, limit=100)),
+            position_history=p.position_history(PositionQuery(start=now - DAY, limit=100)),
             position_mode=p.position_mode(),
         )
 
@@ -126,7 +128,7 @@ def test_one_way_examples_trade_within_six_simulated_hours() -> None:
     assert d.placed[("btc-dip-ladder", "ladder-on-dip")] >= 12
     assert d.fired[("btc-exits", "take-profit")] + d.fired[("btc-exits", "stop-loss")] >= 1
     assert d.placed[("eth-margin-sized", "enter-long")] >= 1
-    assert d.port.fills(limit=100)
+    assert d.port.fills(FillQuery(limit=100))
 
 
 def test_hedge_example_opens_both_legs_and_takes_profit() -> None:
