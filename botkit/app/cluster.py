@@ -42,7 +42,7 @@ from botkit.app.backtest import _quiet_worker, run_variant
 from botkit.backtest.setup import BacktestOptions
 from botkit.backtest.sweep import Variant, VariantOutcome
 from botkit.errors import UsageError
-from botkit.rules.store import discover
+from botkit.sources.files import discover
 
 if TYPE_CHECKING:
     from distributed import Client
