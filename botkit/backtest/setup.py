@@ -113,7 +113,7 @@ def _gap_count(series: CandleSeries) -> str:
     return f"{gaps:,} gap{gap_s}, {missing:,} candle{candle_s} missing"
 
 
-@functools.lru_cache(maxsize=4)
+@functools.lru_cache(maxsize=16)
 def _cached_series(
     path: str,
     interval: int | None,
@@ -126,8 +126,9 @@ def _cached_series(
 
 
 def load_series(options: BacktestOptions) -> CandleSeries:
-    """The candles of ``options``, cached by the file's path, size and modification time:
-    sweep variants in one process share one load."""
+    """The candles of ``options``, cached by the file's path, size and modification time (and
+    the period: an optimisation's train and test windows, up to 16, each load once): sweep
+    variants in one process share one load."""
     o = options
     try:
         stat = o.data.stat()

@@ -4,7 +4,7 @@
 independent task — :func:`botkit.app.backtest.run_variant` takes the run's
 :class:`BacktestOptions` with that variant's ``params`` and returns its figures — so the
 variants run in parallel processes (:class:`concurrent.futures.ProcessPoolExecutor`, one per
-core by default) and the same function would run as a Ray or Dask task unchanged. The values
+core by default) or on a Dask cluster (``--cluster``, :mod:`botkit.app.cluster`). The values
 reach the strategies through the loader's ``params`` override: the files are never edited.
 :func:`check_variants` checks every variant's values against the strategies before any runs (a
 refused value is a usage error naming the variant). :func:`rank` orders the outcomes by a figure
@@ -35,6 +35,7 @@ __all__ = [
     "TABLE_FIGURES",
     "Variant",
     "VariantOutcome",
+    "check_value",
     "check_variants",
     "describe_variant",
     "grid",
@@ -100,13 +101,17 @@ MAX_DIGITS = 18
 
 
 def _check_size(key: str, text: str, value: Decimal) -> None:
-    """A swept value is a strategy setting printed in full in the table: at most 1e15 and at
-    least 1e-15 in size (or zero), written with at most 18 digits."""
+    check_value(key, text, value)
+
+
+def check_value(key: str, text: str, value: Decimal, option: str = "--sweep") -> None:
+    """A swept (or searched) value is a strategy setting printed in full in the table: at
+    most 1e15 and at least 1e-15 in size (or zero), written with at most 18 digits."""
     _, digits, exponent = value.as_tuple()
     too_long = len(digits) > MAX_DIGITS or int(exponent) < -2 * MAX_DIGITS
     if too_long or (value and not MIN_VALUE <= value.copy_abs() <= MAX_VALUE):
         raise UsageError(
-            f"--sweep {key}: {text!r} is out of range — give values from 1e-15 to 1e15 in size "
+            f"{option} {key}: {text!r} is out of range — give values from 1e-15 to 1e15 in size "
             f"(or 0), written with at most {MAX_DIGITS} digits"
         )
 
