@@ -48,6 +48,7 @@ from botkit.rules.model import (
 )
 from botkit.rules.runtime import Resolver
 from botkit.rules.schema import CloseSpec, GridSpec, LadderSpec, OrderSpec, RuleSpec, StrategySpec
+from botkit.rules.series import Spec
 from botkit.rules.yamlsrc import Path, SourceMap
 
 __all__ = ["compile_strategy"]
@@ -67,6 +68,7 @@ class _Compiler:
         self.problems: list[ConfigError] = []
         self.resolvers: dict[str, Resolver] = {}
         self.windows: dict[str, int] = {}
+        self.series: set[Spec] = set()
         self.hedge = spec.margin.position_mode is PositionMode.HEDGE
 
     def problem(self, where: Location, message: str, hint: str = "") -> None:
@@ -87,6 +89,15 @@ class _Compiler:
         inputs.update(compiled.display)
         for root, window in compiled.windows.items():
             self.windows[root] = max(self.windows.get(root, 0), window)
+        self.series.update(compiled.series)
+        if self.instruments is not None:
+            for symbol, offset in compiled.symbols.items():
+                if symbol not in self.instruments:
+                    self.problem(
+                        self.smap.inside(path, offset),
+                        f"{path[-1]}: unknown symbol '{symbol}'",
+                        did_you_mean(symbol, sorted(self.instruments)),
+                    )
         return compiled
 
     def amount(self, path: Path, source: str, scope: Scope, inputs: dict[str, str]) -> Expr:
@@ -165,6 +176,7 @@ class _Compiler:
                 *(r.max_fires.per_ms for r in rules if r.max_fires),
             ),
             history_window_ms=self.windows.get("history", 0),
+            series=frozenset(self.series),
         )
 
     # --- one rule ----------------------------------------------------------------------------
