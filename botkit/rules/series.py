@@ -225,14 +225,14 @@ def _macd_ready(a: tuple[Decimal, ...]) -> int:
 
 
 def _macd_settle(a: tuple[Decimal, ...]) -> int:
-    return 3 * max(_n(a, 0), _n(a, 1))
+    return 5 * max(_n(a, 0), _n(a, 1))
 
 
 INDICATORS: dict[str, Indicator] = {
     "sma": Indicator(_SERIES_N, "simple moving average: sma(close('1h'), 20)",
                      lambda a: _n(a), lambda a: _Talipp(SMA(_n(a)))),
     "ema": Indicator(_SERIES_N, "exponential moving average: ema(close('15m'), 50)",
-                     lambda a: _n(a), lambda a: _Talipp(EMA(_n(a))), lambda a: 3 * _n(a)),
+                     lambda a: _n(a), lambda a: _Talipp(EMA(_n(a))), lambda a: 5 * _n(a)),
     "wma": Indicator(_SERIES_N, "weighted moving average: wma(close('1h'), 10)",
                      lambda a: _n(a), lambda a: _Talipp(WMA(_n(a)))),
     "rsi": Indicator(_SERIES_N, "relative strength index, 0..100: rsi(close('1h'), 14)",
