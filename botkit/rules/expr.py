@@ -529,7 +529,7 @@ class _Compiler:
 
     def _symbol_arg(self, arg: ast.expr, word: str) -> str:
         if not (isinstance(arg, ast.Constant) and isinstance(arg.value, str)):
-            self.fail(arg, f"{word}(): the symbol must be quoted", "e.g. 'ETH-USDT'")
+            self.fail(arg, f"{word}(): the symbol must be quoted", "e.g. 'ETH_USDT_PERP'")
             raise AssertionError
         self.symbols.setdefault(str(arg.value), offset_of(self.text, arg))
         return str(arg.value)

@@ -1,7 +1,7 @@
 """Candle series and indicators: what ``close('15m')``, ``ema(close('1h'), 20)`` mean.
 
 An expression names a series with a call of literal arguments: a candle field of an interval
-(and, optionally, of another symbol) — ``close('15m')``, ``hl2('1h', 'ETH-USDT')`` — or an
+(and, optionally, of another symbol) — ``close('15m')``, ``hl2('1h', 'ETH_USDT_PERP')`` — or an
 indicator over a series — ``ema(close('15m'), 20)``, ``rsi(ema(close('1h'), 5), 14)``. The
 compiler turns each into a :class:`Spec` (a value: hashable, the same text gives the same
 spec); in a number's place a series means its **last closed** value, ``prev(s, n)`` the value
@@ -78,7 +78,7 @@ BASE_FIELDS: dict[str, tuple[str, Callable[[Bar], float]]] = {
     "hlc3": ("(high + low + close) / 3", lambda b: (b[1] + b[2] + b[3]) / 3),
     "ohlc4": ("(open + high + low + close) / 4", lambda b: (b[0] + b[1] + b[2] + b[3]) / 4),
 }
-"""The candle fields a series may be made of: ``close('15m')``, ``hl2('1h', 'ETH-USDT')``."""
+"""The candle fields a series may be made of: ``close('15m')``, ``hl2('1h', 'ETH_USDT_PERP')``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,7 +258,7 @@ INDICATORS: dict[str, Indicator] = {
     "bb_lower": Indicator(_BB_ARGS, "lower Bollinger band: bb_lower(close('1h'), 20, 2)",
                           lambda a: _n(a), _bb(lambda v: v.lb)),
     "atr": Indicator(("interval", "period", "symbol?"),
-                     "average true range: atr('15m', 14), atr('1h', 14, 'ETH-USDT')",
+                     "average true range: atr('15m', 14), atr('1h', 14, 'ETH_USDT_PERP')",
                      lambda a: _n(a), lambda a: _Talipp(ATR(_n(a))), lambda a: 10 * _n(a), True),
     "vwap": Indicator(("interval", "period", "symbol?"),
                       "volume-weighted average of hlc3 over N candles: vwap('5m', 12)",
@@ -314,7 +314,7 @@ class Series:
 
 SERIES_FUNCTIONS: dict[str, str] = {
     **{
-        name: f"{doc}: {name}('15m'), {name}('1h', 'ETH-USDT')"
+        name: f"{doc}: {name}('15m'), {name}('1h', 'ETH_USDT_PERP')"
         for name, (doc, _r) in BASE_FIELDS.items()
     },
     **{name: ind.doc for name, ind in INDICATORS.items()},
@@ -326,3 +326,21 @@ SERIES_FUNCTIONS: dict[str, str] = {
 }
 """Every function of a series, with its documentation and an example (``botkit check`` and
 docs/strategies.md show these)."""
+
+
+def reference() -> str:
+    """The table of series functions for docs/strategies.md ("Candles and indicators"), made
+    from :data:`SERIES_FUNCTIONS` and :data:`INDICATORS` (``tests/rules/test_docs.py`` holds the
+    page to it)."""
+    rows = ["| function | arguments | meaning |", "|---|---|---|"]
+    for name, doc in SERIES_FUNCTIONS.items():
+        if name in BASE_FIELDS:
+            args = "interval, symbol?"
+        elif name in INDICATORS:
+            args = ", ".join(INDICATORS[name].args)
+        elif name == "prev":
+            args = "series, period"
+        else:
+            args = "series, series or number"
+        rows.append(f"| `{name}` | {args} | {doc} |")
+    return "\n".join(rows) + "\n\nIntervals: " + ", ".join(f"`{i}`" for i in INTERVALS) + ".\n"
