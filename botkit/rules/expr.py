@@ -370,6 +370,8 @@ class _Compiler:
                 self.fail(at, f"{path} is not a function", "remove the parentheses")
             i += 1
             if isinstance(kind, AnyKey):
+                if path == "symbols":
+                    self.symbols.setdefault(attr, offset_of(self.text, at, attr))
                 plan.append(("key", attr))
                 path += f".{attr}"
                 kind = kind.of

@@ -98,3 +98,23 @@ def test_an_unknown_symbol_is_a_load_error_with_did_you_mean(rig: Rig) -> None:
     text = str(report.reload) + str(report.strategy_errors)
     assert "unknown symbol 'ETH_USDT_PERPP'" in text
     assert "ETH_USDT_PERP" in text
+
+
+def test_price_instrument_and_position_of_another_symbol(rig: Rig) -> None:
+    when = (
+        "symbols.ETH_USDT_PERP.price.mark > 2000 and symbols.ETH_USDT_PERP.instrument.tSz > 0"
+        " and symbols.ETH_USDT_PERP.position.qty == 0"
+    )
+    rig.write("s.yaml", WATCH.format(name="s", when=when))
+    rig.sim.engine.set_mark("ETH_USDT_PERP", Decimal(2500))
+    status, reason, values = _result(rig)
+    assert status is RuleStatus.FIRED, reason
+    assert values["symbols.ETH_USDT_PERP.price.mark"] == "2500"
+
+
+def test_an_unknown_symbol_in_symbols_is_a_load_error(rig: Rig) -> None:
+    rig.write("s.yaml", WATCH.format(name="s", when="symbols.ETH_USDT_PERPP.price.mark > 0"))
+    report = rig.runner.run_cycle()
+    text = str(report.reload) + str(report.strategy_errors)
+    assert "unknown symbol 'ETH_USDT_PERPP'" in text
+    assert "did you mean 'ETH_USDT_PERP'?" in text
