@@ -24,10 +24,8 @@ KEEP = 50
 def main() -> None:
     with (ROOT / "data" / "btc-synth-7d.csv").open() as f:
         rows = list(csv.DictReader(f))[:ROWS]
-    o, h, l, c, v = (
-        np.array([float(r[k]) for r in rows]) for k in ("open", "high", "low", "close", "volume")
-    )
-    hl2 = (h + l) / 2
+    h, lo, c = (np.array([float(r[k]) for r in rows]) for k in ("high", "low", "close"))
+    hl2 = (h + lo) / 2
     macd, signal, hist = talib.MACD(c, 12, 26, 9)
     upper, middle, lower = talib.BBANDS(c, 20, 2.0, 2.0)
     out = {
@@ -38,12 +36,12 @@ def main() -> None:
         "macd(close('1m'), 12, 26, 9)": macd,
         "macd_signal(close('1m'), 12, 26, 9)": signal,
         "macd_hist(close('1m'), 12, 26, 9)": hist,
-        "atr('1m', 14)": talib.ATR(h, l, c, 14),
+        "atr('1m', 14)": talib.ATR(h, lo, c, 14),
         "bb_upper(close('1m'), 20, 2)": upper,
         "bb_middle(close('1m'), 20, 2)": middle,
         "bb_lower(close('1m'), 20, 2)": lower,
         "highest(high('1m'), 24)": talib.MAX(h, 24),
-        "lowest(low('1m'), 24)": talib.MIN(l, 24),
+        "lowest(low('1m'), 24)": talib.MIN(lo, 24),
         "stddev(close('1m'), 20)": talib.STDDEV(c, 20, 1.0),
         "roc(close('1m'), 10)": talib.ROC(c, 10),
         "ema(hl2('1m'), 9)": talib.EMA(hl2, 9),
