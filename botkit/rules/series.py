@@ -271,18 +271,21 @@ class Series:
     """One bound :class:`Spec`'s values, one per closed candle of its (symbol, interval)
     (None while warming up), the newest ``keep`` kept."""
 
-    __slots__ = ("_base", "_inputs", "_state", "spec", "values")
+    __slots__ = ("_base", "_decimals", "_inputs", "_state", "spec", "values")
 
     def __init__(self, spec: Spec, inputs: tuple[Series, ...], keep: int) -> None:
         self.spec = spec
         self._inputs = inputs
         self.values: deque[float | None] = deque(maxlen=max(keep, 2))
+        self._decimals: dict[int, Decimal] = {}
+        """Values already turned into Decimals since the last push, by ``ago``."""
         indicator = INDICATORS.get(spec.fn)
         self._state = indicator.make(spec.args) if indicator is not None else None
         self._base = BASE_FIELDS[spec.fn][1] if spec.fn in BASE_FIELDS else None
 
     def push(self, bar: Bar) -> None:
         """Add the value of the candle ``bar`` just closed (its inputs pushed first)."""
+        self._decimals.clear()
         base = self._base
         if base is not None:
             self.values.append(base(bar))
@@ -302,6 +305,9 @@ class Series:
     def value(self, ago: int) -> Decimal:
         """The value ``ago`` closed candles before the last (0: the last); raises
         :class:`WarmingUp` when there is none yet."""
+        found = self._decimals.get(ago)
+        if found is not None:
+            return found
         values = self.values
         if ago >= len(values) or (x := values[-1 - ago]) is None:
             have = len(values)
@@ -309,7 +315,8 @@ class Series:
                 f"{self.spec.text()} is warming up ({have} of"
                 f" {self.spec.ready_after + ago} closed {self.spec.interval} candles)"
             )
-        return Decimal(repr(x))
+        found = self._decimals[ago] = Decimal(repr(x))
+        return found
 
 
 SERIES_FUNCTIONS: dict[str, str] = {

@@ -58,9 +58,11 @@ class _Feed:
     order: list[Series] = field(default_factory=list)
     last_start: int | None = None
     synced_at: int | None = None
+    generation: int = 0
 
     def build(self) -> None:
-        self.series.clear()
+        self.generation += 1
+        self.series = {}
         self.order.clear()
         self.last_start = None
         for spec in sorted(self.specs, key=Spec.text):
@@ -99,12 +101,18 @@ class CandleBook:
     def __init__(self, fetch: Fetch) -> None:
         self._fetch = fetch
         self._feeds: dict[tuple[str, str], _Feed] = {}
+        self._declared: Iterable[Spec] | None = None
+        self._known: dict[int, tuple[Spec, _Feed, int, Series]] = {}
+        """Specs asked for, by identity: (the spec, its feed, the feed's build, its series)."""
         self.reads = 0
         """Candle reads made so far (one per page)."""
 
     def at(self, now_ms: int, specs: Iterable[Spec] = ()) -> _CycleCandles:
         """The book as one cycle at ``now_ms`` sees it; ``specs`` are the (bound) series the
         due strategies declare, so each feed warms up for all of them at once."""
+        if specs is self._declared:  # the same needs as the last cycle (the engine keeps them)
+            return _CycleCandles(self, now_ms)
+        self._declared = specs
         wanted: dict[tuple[str, str], set[Spec]] = {}
         for spec in specs:
             _collect(spec, wanted)
@@ -112,17 +120,35 @@ class CandleBook:
             feed = self._feeds.get(key)
             if feed is None or not found <= feed.specs:
                 merged = frozenset(found | (feed.specs if feed is not None else set()))
+                if feed is not None:
+                    feed.generation += 1  # replaced: what was found through it is stale
                 feed = self._feeds[key] = _Feed(key[0], key[1], merged)
                 feed.build()
         return _CycleCandles(self, now_ms)
 
     def _series(self, spec: Spec, now_ms: int) -> Series:
+        hit = self._known.get(id(spec))  # a spec is hashed deep: found by identity first
+        if hit is not None and hit[0] is spec and hit[1].generation == hit[2]:
+            feed = hit[1]
+            if feed.synced_at != now_ms:
+                self._sync(feed, now_ms)
+                feed.synced_at = now_ms
+            if feed.generation == hit[2]:
+                return hit[3]
+        series = self._slow_series(spec, now_ms)
+        feed = self._feeds[(spec.symbol or "", spec.interval)]
+        self._known[id(spec)] = (spec, feed, feed.generation, series)
+        return series
+
+    def _slow_series(self, spec: Spec, now_ms: int) -> Series:
         key = (spec.symbol or "", spec.interval)
         feed = self._feeds.get(key)
         if feed is None or spec not in feed.series:
             wanted: dict[tuple[str, str], set[Spec]] = {}
             _collect(spec, wanted)
             merged = frozenset(wanted[key] | (feed.specs if feed is not None else set()))
+            if feed is not None:
+                feed.generation += 1
             feed = self._feeds[key] = _Feed(key[0], key[1], merged)
             feed.build()
         if feed.synced_at != now_ms:
