@@ -61,11 +61,11 @@ def test_a_cycle_sees_only_closed_15_minute_candles() -> None:
                 str(values.get("high('15m')", "")),
             )
         )
-    for minute, status, close, high in seen:
+    for minute, status, close_read, high_read in seen:
         done = (minute + 1) // 15  # 15-minute candles closed by the cycle after this minute
         if done == 0:
             assert status == "warming_up", minute
             continue
         last = done * 15 - 1  # the last minute of the last closed 15-minute candle
-        assert Decimal(close) == close_of(last), minute
-        assert Decimal(high) == close_of(last) + 3, minute
+        assert Decimal(close_read) == close_of(last), minute
+        assert Decimal(high_read) == close_of(last) + 3, minute
