@@ -69,6 +69,7 @@ class _Compiler:
         self.resolvers: dict[str, Resolver] = {}
         self.windows: dict[str, int] = {}
         self.series: set[Spec] = set()
+        self.others: set[str] = set()
         self.hedge = spec.margin.position_mode is PositionMode.HEDGE
 
     def problem(self, where: Location, message: str, hint: str = "") -> None:
@@ -90,6 +91,7 @@ class _Compiler:
         for root, window in compiled.windows.items():
             self.windows[root] = max(self.windows.get(root, 0), window)
         self.series.update(compiled.series)
+        self.others.update(compiled.symbols)
         if self.instruments is not None:
             for symbol, offset in compiled.symbols.items():
                 if symbol not in self.instruments:
@@ -177,6 +179,7 @@ class _Compiler:
             ),
             history_window_ms=self.windows.get("history", 0),
             series=frozenset(self.series),
+            other_symbols=frozenset(self.others - {spec.symbol}),
         )
 
     # --- one rule ----------------------------------------------------------------------------

@@ -6,11 +6,15 @@ minutes."""
 from __future__ import annotations
 
 from decimal import Decimal
+from pathlib import Path
+
+import pytest
 
 from botkit.app.backtest import make_runner
 from botkit.backtest.bars import Bar
 from botkit.backtest.path import candle_path
 from botkit.backtest.setup import backtest_sim_config
+from botkit.cli import main
 from botkit.journal import Journal
 from botkit.rules.loader import loads
 from botkit.sim.clock import ManualClock
@@ -69,3 +73,18 @@ def test_a_cycle_sees_only_closed_15_minute_candles() -> None:
         last = done * 15 - 1  # the last minute of the last closed 15-minute candle
         assert Decimal(close_read) == close_of(last), minute
         assert Decimal(high_read) == close_of(last) + 3, minute
+
+
+def test_a_strategy_reading_another_symbol_is_refused_before_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    strategy = tmp_path / "eth-peek.yaml"
+    strategy.write_text(PEEK.replace("close('15m') > 0", "close('1h', 'ETH_USDT_PERP') > 0"))
+    data = Path(__file__).resolve().parents[2] / "data" / "btc-synth-7d.csv"
+    assert main(["backtest", "--data", str(data), "--strategies", str(strategy)]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.strip() == (
+        "error: peek reads ETH_USDT_PERP as well as BTC_USDT_PERP, and a backtest replays one"
+        " symbol's candles — run it on paper (botkit paper) to try it"
+    )
+    assert captured.out == ""
