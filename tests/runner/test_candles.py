@@ -118,3 +118,21 @@ def test_an_unknown_symbol_in_symbols_is_a_load_error(rig: Rig) -> None:
     text = str(report.reload) + str(report.strategy_errors)
     assert "unknown symbol 'ETH_USDT_PERPP'" in text
     assert "did you mean 'ETH_USDT_PERP'?" in text
+
+
+def test_a_long_warm_up_is_read_in_pages_then_one_candle_at_a_time(rig: Rig) -> None:
+    rig.write("s.yaml", WATCH.format(name="s", when="sma(close('1m'), 150) > 10**9"))
+    closes = [60000 + k for k in range(160)]
+    _minutes(rig, closes)
+    rig.clock.set(T0 + 160 * MINUTE)
+    status, _reason, values = _result(rig)
+    assert status is RuleStatus.CONDITION_FALSE
+    assert rig.transport.calls[CANDLES] == 2  # 150 candles: two pages of at most 100
+    assert Decimal(values["sma(close('1m'), 150)"]) == Decimal(sum(closes[-150:])) / 150
+    rig.clock.set(T0 + 160 * MINUTE + 1_000)
+    rig.sim.engine.set_mark("BTC_USDT_PERP", Decimal(61000))
+    rig.clock.set(T0 + 161 * MINUTE)
+    _status, _reason, values = _result(rig)
+    assert rig.transport.calls[CANDLES] == 3
+    expected = Decimal(sum(closes[-149:]) + 61000) / 150
+    assert Decimal(values["sma(close('1m'), 150)"]) == expected
