@@ -16,11 +16,11 @@ from decimal import Decimal
 
 import httpx
 
-from botkit.exchange.client import ExchangeClient
-from botkit.exchange.clock import ClockSync
-from botkit.exchange.http import dumps
 from botkit.exchange.models import OrderRequest, OrderSide, OrderType
 from botkit.exchange.signing import pf_headers, v3_headers
+from botkit.live.client import ExchangeClient
+from botkit.live.clock import ClockSync
+from botkit.live.http import dumps
 
 BATCH = 10
 SECRET = "bench-secret"  # noqa: S105 - a throwaway value for the benchmark

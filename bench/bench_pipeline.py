@@ -21,12 +21,12 @@ from pydantic import SecretStr
 
 from botkit.app.clients import SIM_BASE_URL
 from botkit.exchange import signing
-from botkit.exchange.client import ExchangeClient
-from botkit.exchange.clock import ClockSync
 from botkit.exchange.models import Balance, OrderSide, OrderType
 from botkit.exchange.port import ExchangePort
 from botkit.intents import OrderIntent
 from botkit.journal import Journal, Synchronous
+from botkit.live.client import ExchangeClient
+from botkit.live.clock import ClockSync
 from botkit.pipeline import build_plan
 from botkit.runner.orders import Executor, RetryPolicy
 from botkit.sim.clock import WallClock

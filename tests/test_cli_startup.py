@@ -20,7 +20,7 @@ HEAVY = (
     "botkit.runner",
     "botkit.sim",
     "botkit.exchange.models",
-    "botkit.exchange.client",
+    "botkit.live.client",
     "botkit.app",
     "botkit.intents",
     "botkit.journal",

@@ -21,8 +21,8 @@ from typing import Literal
 import httpx
 
 from botkit.clock import Clock, wall_ms
-from botkit.exchange.client import ExchangeClient
-from botkit.exchange.clock import ClockSync
+from botkit.live.client import ExchangeClient
+from botkit.live.clock import ClockSync
 from botkit.settings import Settings, check_live
 
 __all__ = ["SIM_BASE_URL", "Paper", "make_client", "sim_transport"]

@@ -18,11 +18,12 @@ from pathlib import Path
 from typing import Literal
 
 from botkit.app.clients import SIM_BASE_URL
-from botkit.exchange.client import ExchangeClient
-from botkit.exchange.clock import ClockSync
 from botkit.exchange.models import Position, PosSide
 from botkit.exchange.paging import iter_history
+from botkit.exchange.queries import FillQuery, PositionQuery
 from botkit.journal import Journal, OrderFilter, Outcome
+from botkit.live.client import ExchangeClient
+from botkit.live.clock import ClockSync
 from botkit.rules import Strategy
 from botkit.rules.store import StrategyStore
 from botkit.runner.cycle import CycleReport, Runner
@@ -150,13 +151,15 @@ def summarize(run: PaperRun, client: ExchangeClient, start_equity: Decimal) -> S
                 summary.refused[_reason_key(reason)] += 1
         elif row.outcome is Outcome.REJECTED:
             summary.rejected[f"{row.code} {row.msg}".strip()] += 1
-    fills = list(iter_history(client.fills, start=run.start_ms, end=run.end_ms))
+    fills = list(iter_history(client.fills, FillQuery(start=run.start_ms, end=run.end_ms)))
     instruments = {i.symbol: i for i in client.instruments()}
     ct_vals = {s: i.ctVal for s, i in instruments.items()}
     summary.books = attribute(fills, owner, ct_vals)
     summary.marks = {t.s: t.mPx for t in client.tickers() if t.mPx is not None}
     summary.positions = client.open_positions()
-    closed = iter_history(client.position_history, start=run.start_ms, end=run.end_ms)
+    closed = iter_history(
+        client.position_history, PositionQuery(start=run.start_ms, end=run.end_ms)
+    )
     for symbol, pnl in [(r.symbol, r.pnl) for r in closed] + [
         (p.symbol, p.pnl) for p in summary.positions
     ]:

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from botkit.app.clients import make_client
 from botkit.clock import wall_ms
-from botkit.exchange.client import ExchangeClient
 from botkit.journal import Journal, lock_journal
+from botkit.live.client import ExchangeClient
 from botkit.pipeline import GuardSettings
 from botkit.rules.store import StrategyStore
 from botkit.runner.cycle import CycleReport, Runner

@@ -34,11 +34,12 @@ from botkit.backtest.bars import Bar, CandleSeries
 from botkit.backtest.path import PathPoint, candle_path
 from botkit.backtest.result import BacktestResult, EquityPoint, FillRow, OrderRow, PositionRow
 from botkit.exchange.paging import iter_history
+from botkit.exchange.port import AccountReads
+from botkit.exchange.queries import FillQuery, PositionQuery
 from botkit.journal import Journal, OrderFilter, Outcome
 from botkit.runner.cycle import CycleReport, Runner
 from botkit.sim.clock import ManualClock
 from botkit.sim.engine import SimEngine
-from botkit.sim.port import SimPort
 
 __all__ = ["BacktestRun", "price_points", "replay"]
 
@@ -140,7 +141,7 @@ def replay(
     runner: Runner,
     *,
     engine: SimEngine,
-    port: SimPort,
+    port: AccountReads,
     clock: ManualClock,
     journal: Journal,
     symbol: str,
@@ -212,7 +213,7 @@ def _note_problems(run: BacktestRun, report: CycleReport) -> None:
 def _result(
     base: BacktestResult,
     series: CandleSeries,
-    port: SimPort,
+    port: AccountReads,
     journal: Journal,
     equity: list[EquityPoint],
     meta: Mapping[str, str],
@@ -228,9 +229,10 @@ def _result(
             rejected[str(record.code)] += 1
     start, end = series.start_ms, series.end_ms
     fills = sorted(
-        iter_history(port.fills, start=start, end=end), key=lambda f: (f.cTime or 0, int(f.id))
+        iter_history(port.fills, FillQuery(start=start, end=end)),
+        key=lambda f: (f.cTime or 0, int(f.id)),
     )
-    closed = list(iter_history(port.position_history, start=start, end=end))
+    closed = list(iter_history(port.position_history, PositionQuery(start=start, end=end)))
     positions = sorted(port.open_positions(), key=lambda p: (p.symbol, p.posSide.value))
     realized = sum((p.pnl or _ZERO for p in closed), _ZERO)
     realized += sum((p.pnl or _ZERO for p in positions), _ZERO)

@@ -35,7 +35,7 @@ DEFAULT_PAGE_SIZE = 100
 
 
 class CandleSource(Protocol):
-    """What fetching needs: ``candles`` of :class:`~botkit.exchange.port.ExchangePort`."""
+    """What fetching needs: ``candles`` of :class:`~botkit.exchange.port.MarketReads`."""
 
     def candles(
         self,

@@ -1,7 +1,7 @@
 """``botkit demo``: botkit against the embedded paper exchange, no network, no credentials.
 
 The demo is a list of steps (:data:`STEPS`) run in order over one :class:`DemoContext`: the
-in-process simulator and the real :class:`~botkit.exchange.client.ExchangeClient` talking to it
+in-process simulator and the real :class:`~botkit.live.client.ExchangeClient` talking to it
 through the simulator's httpx transport (signing, error mapping and parsing all exercised). This
 first version shows the server time, the instruments and the balance; later steps (run the
 example strategies, summarise orders and PnL) are appended to :data:`STEPS`.
@@ -25,8 +25,8 @@ from botkit.numbers import shown
 
 if TYPE_CHECKING:  # the simulator, client and runner are imported when the demo runs
     from botkit.app.paper import PaperRun
-    from botkit.exchange.client import ExchangeClient
     from botkit.journal import Journal
+    from botkit.live.client import ExchangeClient
     from botkit.sim.inprocess import SimHandle
 
 __all__ = [

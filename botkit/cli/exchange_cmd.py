@@ -14,17 +14,19 @@ import functools
 import itertools
 import json
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from botkit.cli.argtypes import TimeArg, candle_interval_arg, time_arg
+from botkit.exchange.queries import FillQuery, HistoryQuery, OrderQuery, PositionQuery
 from botkit.numbers import shown
 from botkit.timeparse import exchange_interval
 
 if TYPE_CHECKING:  # the client, models and settings are imported when a command runs
     from pydantic import BaseModel
 
-    from botkit.exchange.client import ExchangeClient
+    from botkit.live.client import ExchangeClient
 
     Command = Callable[[ExchangeClient, argparse.Namespace], Any]
 
@@ -78,7 +80,12 @@ def _time(client: ExchangeClient, _args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def _history(page: Any, client: ExchangeClient, args: argparse.Namespace) -> list[Any]:
+def _history(
+    page: Callable[[Any], Sequence[Any]],
+    query: HistoryQuery,
+    client: ExchangeClient,
+    args: argparse.Namespace,
+) -> list[Any]:
     """One page; or with --start every record of [start, end] (--limit caps the count)."""
     from botkit.exchange.paging import iter_history
 
@@ -86,9 +93,9 @@ def _history(page: Any, client: ExchangeClient, args: argparse.Namespace) -> lis
     end = TimeArg.resolve(args.end, now)
     if args.start is None:
         s_time = None if end is None else max(end - 90 * _DAY_MS, 0)
-        return list(page(start=s_time, end=end, limit=args.limit or 100))
+        return list(page(replace(query, start=s_time, end=end, limit=args.limit or 100)))
     start = args.start.at(now)
-    records = iter_history(page, start=start, end=end if end is not None else now)
+    records = iter_history(page, replace(query, start=start, end=end if end is not None else now))
     return list(itertools.islice(records, args.limit))
 
 
@@ -134,19 +141,19 @@ _COMMANDS: dict[str, tuple[str, Command, Sequence[str]]] = {
     ),
     "history": (
         "closed orders",
-        lambda c, a: _history(functools.partial(c.order_history, symbol=a.symbol), c, a),
+        lambda c, a: _history(c.order_history, OrderQuery(symbol=a.symbol), c, a),
         ("ordId", "clOrdId", "symbol", "side", "type", "px", "sz", "avgPx", "execQty", "state",
          "cancelReason", "uTime"),
     ),
     "fills": (
         "executions",
-        lambda c, a: _history(functools.partial(c.fills, symbol=a.symbol), c, a),
+        lambda c, a: _history(c.fills, FillQuery(symbol=a.symbol), c, a),
         ("id", "ordId", "clOrdId", "symbol", "side", "role", "px", "qty", "feeAmt", "feeCcy",
          "cTime"),
     ),
     "position-history": (
         "closed positions",
-        lambda c, a: _history(functools.partial(c.position_history, symbol=a.symbol), c, a),
+        lambda c, a: _history(c.position_history, PositionQuery(symbol=a.symbol), c, a),
         ("id", "symbol", "mgnMode", "posSide", "side", "openAvgPx", "closeAvgPx", "closedQty",
          "pnl", "fee", "state", "uTime"),
     ),

@@ -7,21 +7,21 @@ last record seen, until a page comes back short. A record is yielded once: ids a
 (a window boundary, an overlapping page) are skipped, and a page that brings nothing new ends
 its window, so a server that ignores ``from`` cannot trap the loop.
 
-Works with any page function taking the client's keyword arguments, e.g.
-``iter_history(functools.partial(client.fills, symbol="BTC_USDT_PERP"), start=…, end=…)``.
+Works with any page function taking a query (:mod:`botkit.exchange.queries`), e.g.
+``iter_history(client.fills, FillQuery(symbol="BTC_USDT_PERP", start=…, end=…))``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Protocol, TypeVar
+from dataclasses import replace
+from typing import Any, TypeVar
 
 from botkit.errors import RequestValidationError
-from botkit.exchange.port import Direction
+from botkit.exchange.queries import HistoryQuery
 
 __all__ = [
     "DEFAULT_WINDOW_MS",
-    "HistoryPage",
     "iter_history",
     "iter_pages",
     "record_id",
@@ -32,21 +32,7 @@ DEFAULT_WINDOW_MS = 90 * 24 * 3600 * 1000
 """The exchange's default look-back: 90 days."""
 
 T = TypeVar("T")
-T_co = TypeVar("T_co", covariant=True)
-
-
-class HistoryPage(Protocol[T_co]):
-    """A function returning one page, like ``ExchangeClient.order_history``."""
-
-    def __call__(
-        self,
-        *,
-        start: int | None = ...,
-        end: int | None = ...,
-        from_id: str | None = ...,
-        limit: int | None = ...,
-        direct: Direction | None = ...,
-    ) -> Sequence[T_co]: ...
+Q = TypeVar("Q", bound=HistoryQuery)
 
 
 def record_id(record: Any) -> str:
@@ -103,20 +89,24 @@ def iter_pages(
 
 
 def iter_history(
-    fetch_page: HistoryPage[T],
+    fetch_page: Callable[[Q], Sequence[T]],
+    query: Q,
     *,
-    start: int,
-    end: int,
     window_ms: int = DEFAULT_WINDOW_MS,
-    limit: int = 100,
-    direct: Direction = "NEXT",
     key: Callable[[T], str] = record_id,
 ) -> Iterator[T]:
-    """Every record between ``start`` and ``end`` (Unix ms), window by window, page by page."""
+    """Every record ``query`` selects between its ``start`` and ``end`` (Unix ms, both needed),
+    window by window, page by page: ``limit`` records a page (100 when unset), ``direct``
+    NEXT when unset; ``from_id`` is the walk's own (set per page)."""
+    if query.start is None or query.end is None:
+        raise RequestValidationError("a history walk needs a start and an end time")
+    limit = 100 if query.limit is None else query.limit
+    direct = query.direct or "NEXT"
     seen: set[str] = set()
-    for low, high in time_windows(start, end, window_ms):
+    for low, high in time_windows(query.start, query.end, window_ms):
 
         def fetch(from_id: str | None, size: int, low: int = low, high: int = high) -> Sequence[T]:
-            return fetch_page(start=low, end=high, from_id=from_id, limit=size, direct=direct)
+            page = replace(query, start=low, end=high, from_id=from_id, limit=size, direct=direct)
+            return fetch_page(page)
 
         yield from iter_pages(fetch, limit=limit, key=key, seen=seen)

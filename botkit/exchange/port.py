@@ -1,18 +1,44 @@
-"""``ExchangePort``: the one interface between botkit's core and an exchange.
+"""The exchange's ports: what botkit needs from an exchange, split by who needs what.
 
-Implemented by the live HTTP client (:mod:`botkit.exchange.client`) and by the embedded simulator
+Implemented by the live HTTP client (:mod:`botkit.live.client`) and by the embedded simulator
 in process (:mod:`botkit.sim`), so the runner, dry-run and backtest share one code path and only
 the adapter underneath differs. Every method speaks in the typed models of
 :mod:`botkit.exchange.models`; errors are those of :mod:`botkit.errors`.
 
-History methods return *one page* (at most ``limit`` records, the spec's ``from`` / ``limit`` /
-``direct`` paging); :func:`botkit.exchange.paging.iter_history` walks pages and time windows.
+Three ports — :class:`MarketReads`, :class:`AccountReads`, :class:`Trading` — and the pieces
+their consumers need, each consumer naming the narrowest one it uses:
+
+======================  ===============================================  ========================
+port                    methods                                          used by
+======================  ===============================================  ========================
+:class:`PriceReads`     ``tickers``, ``limit_price``                     the price band re-check
+:class:`MarketReads`    + ``server_time``, ``instruments``, ``candles``  (the snapshot reader)
+:class:`OrderLookup`    ``open_orders``, ``order_history``, ``fills``    lookup, reconcile,
+                                                                         ownership
+:class:`AccountReads`   + ``balance``, ``open_positions``,               cancel / flatten
+                        ``position_history``, ``position_mode``
+:class:`Placing`        :class:`OrderLookup` + ``place_orders``          submit
+:class:`Trading`        :class:`Placing` + ``cancel_order``,             the live sender
+                        ``cancel_orders``, ``cancel_all``,
+                        ``set_position_mode``, ``set_leverage``
+:class:`OrderSending`   :class:`Placing` + :class:`PriceReads`           the executor
+:class:`ExchangeReads`  :class:`MarketReads` + :class:`AccountReads`     the snapshot reader, the
+                                                                         runner
+:class:`ExchangePort`   all of them                                      the composition root
+======================  ===============================================  ========================
+
+Trading comes with the order lookups: a write whose answer was lost is settled by looking the
+order up, never by sending it again.
+
+History methods take a query value (:mod:`botkit.exchange.queries`) and return *one page* (at
+most ``limit`` records, the spec's ``from`` / ``limit`` / ``direct`` paging);
+:func:`botkit.exchange.paging.iter_history` walks pages and time windows.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from botkit.exchange.models import (
     Balance,
@@ -33,33 +59,42 @@ from botkit.exchange.models import (
     PosSide,
     Ticker,
 )
+from botkit.exchange.queries import FillQuery, OrderQuery, PositionQuery
 
-__all__ = ["Direction", "ExchangePort", "HistoryKind"]
+__all__ = [
+    "AccountReads",
+    "ExchangePort",
+    "ExchangeReads",
+    "MarketReads",
+    "OrderLookup",
+    "OrderSending",
+    "Placing",
+    "PriceReads",
+    "Trading",
+]
 
-Direction = Literal["NEXT", "PREV"]
-HistoryKind = Literal["orders", "fills", "positions"]
 
+class PriceReads(Protocol):
+    """The prices an order is checked against before it is sent."""
 
-@runtime_checkable
-class ExchangePort(Protocol):
-    """What botkit needs from an exchange. Amounts are ``Decimal``; times are Unix ms."""
-
-    # --- time and reference data ---------------------------------------------------------
-    def server_time(self) -> int:
-        """``GET /timestamp``: the exchange's clock in ms."""
-        ...
-
-    def instruments(self, symbol: str | None = None) -> list[Instrument]:
-        """``GET /v3/market/allInstruments``."""
-        ...
-
-    # --- market data -------------------------------------------------------------------------
     def tickers(self, symbol: str | None = None) -> list[Ticker]:
         """``GET /v3/market/tickers``: last, mark, index, bid, ask and 24h figures."""
         ...
 
     def limit_price(self, symbol: str) -> LimitPrice:
         """``GET /v3/market/limitPrice``: the price band orders must fall in now."""
+        ...
+
+
+class MarketReads(PriceReads, Protocol):
+    """Market reads: the exchange's time, reference data and market data (unsigned)."""
+
+    def server_time(self) -> int:
+        """``GET /timestamp``: the exchange's clock in ms."""
+        ...
+
+    def instruments(self, symbol: str | None = None) -> list[Instrument]:
+        """``GET /v3/market/allInstruments``."""
         ...
 
     def candles(
@@ -74,14 +109,9 @@ class ExchangePort(Protocol):
         """``GET /v3/market/candles``, oldest first."""
         ...
 
-    # --- account -----------------------------------------------------------------------------
-    def balance(self) -> Balance:
-        """``GET /v3/account/balance``."""
-        ...
 
-    def open_positions(self, symbol: str | None = None) -> list[Position]:
-        """``GET /v3/trade/position/opens``."""
-        ...
+class OrderLookup(Protocol):
+    """Where an order is: resting, closed, or filled."""
 
     def open_orders(
         self,
@@ -94,52 +124,27 @@ class ExchangePort(Protocol):
         """``GET /v3/trade/order/opens`` (every page)."""
         ...
 
-    def order_history(
-        self,
-        *,
-        symbol: str | None = None,
-        side: OrderSide | None = None,
-        ord_id: str | None = None,
-        cl_ord_id: str | None = None,
-        state: str | None = None,
-        type: str | None = None,
-        start: int | None = None,
-        end: int | None = None,
-        from_id: str | None = None,
-        limit: int | None = None,
-        direct: Direction | None = None,
-    ) -> list[Order]:
+    def order_history(self, query: OrderQuery = OrderQuery()) -> list[Order]:
         """``GET /v3/trade/order/history``: one page of closed orders."""
         ...
 
-    def fills(
-        self,
-        *,
-        symbol: str | None = None,
-        side: OrderSide | None = None,
-        ord_id: str | None = None,
-        cl_ord_id: str | None = None,
-        start: int | None = None,
-        end: int | None = None,
-        from_id: str | None = None,
-        limit: int | None = None,
-        direct: Direction | None = None,
-    ) -> list[Fill]:
+    def fills(self, query: FillQuery = FillQuery()) -> list[Fill]:
         """``GET /v3/trade/order/trades``: one page of executions."""
         ...
 
-    def position_history(
-        self,
-        *,
-        symbol: str | None = None,
-        mgn_mode: MarginMode | None = None,
-        pos_side: PosSide | None = None,
-        start: int | None = None,
-        end: int | None = None,
-        from_id: str | None = None,
-        limit: int | None = None,
-        direct: Direction | None = None,
-    ) -> list[PositionHistory]:
+
+class AccountReads(OrderLookup, Protocol):
+    """Account reads (signed): balance, positions, orders, history, the position mode."""
+
+    def balance(self) -> Balance:
+        """``GET /v3/account/balance``."""
+        ...
+
+    def open_positions(self, symbol: str | None = None) -> list[Position]:
+        """``GET /v3/trade/position/opens``."""
+        ...
+
+    def position_history(self, query: PositionQuery = PositionQuery()) -> list[PositionHistory]:
         """``GET /v3/trade/position/history``: one page of previous positions."""
         ...
 
@@ -147,13 +152,20 @@ class ExchangePort(Protocol):
         """``GET /v3/position/mode``."""
         ...
 
-    # --- trading -----------------------------------------------------------------------------
+
+class Placing(OrderLookup, Protocol):
+    """Placing orders, with the lookups that settle a placement whose answer was lost."""
+
     def place_orders(self, orders: Sequence[OrderRequest]) -> list[PlaceResult]:
         """``POST /v3/trade/orders``: at most 10 orders; one result per order, in order.
 
         Raises :class:`~botkit.errors.OutcomeUnknown` when the request left and no answer came.
         """
         ...
+
+
+class Trading(Placing, Protocol):
+    """Trading (signed writes): place, cancel, the position mode and leverage."""
 
     def cancel_order(
         self, symbol: str, *, ord_id: str | None = None, cl_ord_id: str | None = None
@@ -182,3 +194,16 @@ class ExchangePort(Protocol):
     ) -> None:
         """``POST /v3/position/leverage``."""
         ...
+
+
+class OrderSending(Placing, PriceReads, Protocol):
+    """What sending a plan needs: place, re-check the price band, look up a lost answer."""
+
+
+class ExchangeReads(MarketReads, AccountReads, Protocol):
+    """Every read: what a cycle's snapshot is made of."""
+
+
+@runtime_checkable
+class ExchangePort(ExchangeReads, Trading, Protocol):
+    """Everything botkit needs from an exchange. Amounts are ``Decimal``; times are Unix ms."""

@@ -16,7 +16,7 @@ from decimal import Decimal
 
 from botkit.errors import ExchangeError
 from botkit.exchange.models import Instrument, LimitPrice, OrderRequest
-from botkit.exchange.port import ExchangePort
+from botkit.exchange.port import PriceReads
 from botkit.pipeline.validate import band_reason
 from botkit.ports.journal import OrderOutcome, Outcome
 
@@ -38,7 +38,7 @@ class BandCheck:
 
     def __init__(
         self,
-        port: ExchangePort,
+        port: PriceReads,
         instruments: Mapping[str, Instrument],
         *,
         margin: Decimal,

@@ -21,11 +21,12 @@ from botkit.exchange.models import Instrument, OrderRequest
 from botkit.intents import OrderIntent
 from botkit.pipeline.batching import MAX_BATCH, make_batches, order_key
 from botkit.pipeline.risk import (
+    Candidate,
     GuardTrip,
     RiskBook,
     RiskLimits,
     StrategyPolicy,
-    notional,
+    Valuation,
     reduces_only,
 )
 from botkit.pipeline.validate import Reason, RoundingNote, validate_intent
@@ -207,26 +208,15 @@ def build_plan(
                 reason = Reason("kill_switch", kill_switch)
                 refused.append(Refusal(intent, (reason,), checked.notes, checked.px, checked.sz))
                 continue
-            order_trips = book.admit(
-                strategy=intent.strategy,
-                cl_ord_id=intent.cl_ord_id,
-                symbol=intent.symbol,
-                side=intent.side,
-                pos_side=intent.pos_side,
-                order_type=intent.type,
-                reduce_only=intent.reduce_only,
-                sz=checked.sz,
-                px=checked.px,
-                mark=mark,
-                ct_val=instrument.ctVal,
-            )
+            candidate = Candidate.of(intent, sz=checked.sz, px=checked.px)
+            valuation = Valuation(mark, instrument.ctVal)
+            order_trips = book.admit(candidate, valuation)
             if order_trips:
                 trips.extend(order_trips)
                 reasons = tuple(Reason(f"guard_{t.guard}", t.message) for t in order_trips)
                 refused.append(Refusal(intent, reasons, checked.notes, checked.px, checked.sz))
                 continue
-            price = mark if intent.type.value == "MARKET" else checked.px
-            value = None if price is None else notional(checked.sz, instrument.ctVal, price)
+            value = valuation.notional(candidate)
         except Exception as exc:  # one strategy's failure never stops the others
             why = Reason(
                 "planning_failed",

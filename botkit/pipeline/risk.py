@@ -20,15 +20,17 @@ from pathlib import Path
 from typing import Protocol
 
 from botkit.exchange.models import OpenOrder, OrderSide, OrderType, Position, PosSide
-from botkit.intents import OffTick, RiskLimits
+from botkit.intents import OffTick, OrderIntent, RiskLimits
 
 __all__ = [
+    "Candidate",
     "GuardSettings",
     "GuardSource",
     "GuardTrip",
     "RiskBook",
     "RiskLimits",
     "StrategyPolicy",
+    "Valuation",
     "notional",
     "reduces_only",
     "signed_position",
@@ -148,6 +150,55 @@ def signed_position(pos: Position) -> Decimal:
     return -qty if pos.side is OrderSide.SELL else qty
 
 
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """An order asking the book to admit it: whose it is, what it does, its checked size and
+    price (rounded and validated)."""
+
+    strategy: str
+    cl_ord_id: str
+    symbol: str
+    side: OrderSide
+    pos_side: PosSide
+    order_type: OrderType
+    reduce_only: bool
+    sz: Decimal
+    px: Decimal | None
+
+    @classmethod
+    def of(cls, intent: OrderIntent, *, sz: Decimal, px: Decimal | None) -> Candidate:
+        """``intent`` with the size and price validation settled on."""
+        return cls(
+            intent.strategy,
+            intent.cl_ord_id,
+            intent.symbol,
+            intent.side,
+            intent.pos_side,
+            intent.type,
+            intent.reduce_only,
+            sz,
+            px,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Valuation:
+    """What an order on a symbol is valued with now: the mark (a market order's price) and the
+    contract value."""
+
+    mark: Decimal | None
+    ct_val: Decimal
+
+    def price(self, order: Candidate) -> Decimal | None:
+        """The price the order is valued at: the mark for a market order, else its own."""
+        return self.mark if order.order_type is OrderType.MARKET else order.px
+
+    def notional(self, order: Candidate) -> Decimal | None:
+        """The order's quote value (:func:`notional`), or ``None`` without a price."""
+        price = self.price(order)
+        return None if price is None else notional(order.sz, self.ct_val, price)
+
+
 def _delta(side: OrderSide, sz: Decimal) -> Decimal:
     return sz if side is OrderSide.BUY else -sz
 
@@ -184,22 +235,12 @@ class RiskBook:
         self._count: dict[str | None, int] = defaultdict(int)
         self._notional: dict[str | None, Decimal] = defaultdict(Decimal)
 
-    def admit(
-        self,
-        *,
-        strategy: str,
-        cl_ord_id: str,
-        symbol: str,
-        side: OrderSide,
-        pos_side: PosSide,
-        order_type: OrderType,
-        reduce_only: bool,
-        sz: Decimal,
-        px: Decimal | None,
-        mark: Decimal | None,
-        ct_val: Decimal,
-    ) -> tuple[GuardTrip, ...]:
-        """The trips this order causes; an empty tuple means admitted (and recorded)."""
+    def admit(self, order: Candidate, valuation: Valuation) -> tuple[GuardTrip, ...]:
+        """The trips ``order`` causes, valued with ``valuation``; an empty tuple means admitted
+        (and recorded)."""
+        strategy, cl_ord_id, symbol = order.strategy, order.cl_ord_id, order.symbol
+        side, pos_side, order_type = order.side, order.pos_side, order.order_type
+        reduce_only, sz, ct_val = order.reduce_only, order.sz, valuation.ct_val
         own = self._policies.get(strategy, StrategyPolicy()).limits
         per_order = own.stricter(self._global)
         trips: list[GuardTrip] = []
@@ -220,7 +261,7 @@ class RiskBook:
                     f"order {self._count[key] + 1} of the cycle exceeds the {scope}"
                     f" max_orders_per_cycle {cap}",
                 )
-        price = mark if order_type is OrderType.MARKET else px
+        price = valuation.price(order)
         value = None if price is None else notional(sz, ct_val, price)
         wants_notional = (
             per_order.max_notional_per_order is not None

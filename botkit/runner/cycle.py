@@ -1,6 +1,7 @@
 """One cycle of the loop: reload, read, evaluate, plan, execute, journal.
 
-:class:`Runner` owns no I/O of its own: the exchange is an :class:`ExchangePort`, the strategies a
+:class:`Runner` owns no I/O of its own: the exchange is its reads
+(:class:`~botkit.exchange.port.ExchangeReads`), the strategies a
 :class:`~botkit.rules.store.StrategyStore`, the journal a
 :class:`~botkit.ports.journal.RunnerJournal`, time a callable, what it reports a
 :class:`~botkit.ports.observer.CycleObserver`, and whether anything is sent an
@@ -24,7 +25,7 @@ from loguru import logger
 
 from botkit.errors import BotkitError, ExchangeError, JournalError, ReadFailed, StopRequested
 from botkit.exchange.models import OpenOrder
-from botkit.exchange.port import ExchangePort
+from botkit.exchange.port import ExchangeReads
 from botkit.intents import CancelIntent, Intent, LeverageIntent, OrderIntent, PositionModeIntent
 from botkit.pipeline import GuardSettings, Plan, Reason, StrategyPolicy, build_plan
 from botkit.ports.journal import Evaluated, Outcome, RunnerJournal
@@ -169,7 +170,7 @@ class Runner:
     def __init__(
         self,
         *,
-        port: ExchangePort,
+        port: ExchangeReads,
         store: StrategyStore,
         journal: RunnerJournal,
         execution: Execution,

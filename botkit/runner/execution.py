@@ -16,7 +16,7 @@ from loguru import logger
 
 from botkit.errors import ExchangeError, MalformedResponse, OutcomeUnknown, ServerUnavailable
 from botkit.exchange.models import OpenOrder
-from botkit.exchange.port import ExchangePort
+from botkit.exchange.port import Trading
 from botkit.intents import LeverageIntent, PositionModeIntent
 from botkit.pipeline import Plan
 from botkit.ports.journal import JournalPort
@@ -95,7 +95,7 @@ class LiveExecution:
 
     dry = False
 
-    def __init__(self, executor: Executor, port: ExchangePort, journal: JournalPort) -> None:
+    def __init__(self, executor: Executor, port: Trading, journal: JournalPort) -> None:
         self.executor = executor
         self.port = port
         self.journal = journal

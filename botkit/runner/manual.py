@@ -27,7 +27,7 @@ from botkit.exchange.models import (
     Position,
     PosSide,
 )
-from botkit.exchange.port import ExchangePort
+from botkit.exchange.port import AccountReads
 from botkit.intents import OrderIntent
 from botkit.pipeline import Plan, build_plan, floor_to_lot
 from botkit.pipeline.risk import signed_position
@@ -194,7 +194,7 @@ class ManualRun:
     def __init__(
         self,
         *,
-        port: ExchangePort,
+        port: AccountReads,
         journal: ManualJournal,
         execution: Execution,
         reader: SnapshotReader,

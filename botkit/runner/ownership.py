@@ -27,7 +27,7 @@ from loguru import logger
 
 from botkit.errors import ExchangeError
 from botkit.exchange.models import OpenOrder
-from botkit.exchange.port import ExchangePort
+from botkit.exchange.port import OrderLookup
 from botkit.ports.journal import StrategyBook, StrategyRecord
 from botkit.rules import OnDelete
 from botkit.rules.ids import strategy_tag
@@ -69,7 +69,7 @@ class Ownership:
 
     def __init__(
         self,
-        port: ExchangePort,
+        port: OrderLookup,
         store: StrategyStore,
         journal: StrategyBook,
         execution: Execution,

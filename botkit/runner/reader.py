@@ -47,7 +47,8 @@ from botkit.exchange.models import (
     Ticker,
 )
 from botkit.exchange.paging import iter_history
-from botkit.exchange.port import ExchangePort
+from botkit.exchange.port import ExchangeReads
+from botkit.exchange.queries import FillQuery, HistoryQuery, OrderQuery, PositionQuery
 from botkit.retry import Retry, backoff, tries, wait_answer
 from botkit.rules import Strategy
 from botkit.rules.series import Spec
@@ -103,11 +104,11 @@ def _time_of(record: Any) -> int:
 
 
 class SnapshotReader:
-    """Builds a :class:`~botkit.snapshot.Snapshot` from an :class:`ExchangePort`."""
+    """Builds a :class:`~botkit.snapshot.Snapshot` from the exchange's reads."""
 
     def __init__(
         self,
-        port: ExchangePort,
+        port: ExchangeReads,
         policy: ReadPolicy | None = None,
         *,
         sleep: Callable[[float], None] = time.sleep,
@@ -167,11 +168,17 @@ class SnapshotReader:
                     odd,
                 )
 
-    def _history(self, page: Callable[..., Sequence[T]], now_ms: int, window_ms: int) -> list[T]:
+    def _history(
+        self,
+        page: Callable[[Any], Sequence[T]],
+        query: type[HistoryQuery],
+        now_ms: int,
+        window_ms: int,
+    ) -> list[T]:
         start = now_ms - (window_ms or self.policy.history_window_ms)
 
         def every_page() -> list[T]:  # a fresh walk on each try: a failed one is exhausted
-            records = iter_history(page, start=start, end=now_ms, limit=100)
+            records = iter_history(page, query(start=start, end=now_ms, limit=100))
             return list(itertools.islice(records, self.policy.history_max_records))
 
         kept = self._get(every_page)
@@ -255,13 +262,15 @@ class _CycleReads:
         return self._reader._bands(self._symbols, self._now_ms)  # a failed read: no band
 
     def order_history(self) -> list[Order]:
-        return self._history(Part.ORDER_HISTORY, self._reader.port.order_history)
+        return self._history(Part.ORDER_HISTORY, self._reader.port.order_history, OrderQuery)
 
     def fills(self) -> list[Fill]:
-        return self._history(Part.FILLS, self._reader.port.fills)
+        return self._history(Part.FILLS, self._reader.port.fills, FillQuery)
 
     def position_history(self) -> list[PositionHistory]:
-        return self._history(Part.POSITION_HISTORY, self._reader.port.position_history)
+        return self._history(
+            Part.POSITION_HISTORY, self._reader.port.position_history, PositionQuery
+        )
 
     def _read(self, part: Part, read: Callable[[], T]) -> T:
         try:
@@ -269,8 +278,10 @@ class _CycleReads:
         except ExchangeError as exc:
             raise ReadFailed(part, exc) from exc
 
-    def _history(self, part: Part, page: Callable[..., Sequence[T]]) -> list[T]:
+    def _history(
+        self, part: Part, page: Callable[[Any], Sequence[T]], query: type[HistoryQuery]
+    ) -> list[T]:
         try:
-            return self._reader._history(page, self._now_ms, self._window_ms)
+            return self._reader._history(page, query, self._now_ms, self._window_ms)
         except ExchangeError as exc:
             raise ReadFailed(part, exc) from exc

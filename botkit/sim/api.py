@@ -1,10 +1,11 @@
-"""The simulator's wire view: one call per REST request, the envelope's ``data`` out.
+"""The simulator's wire view: one call per REST request, the answer's payload out.
 
 :meth:`SimApi.call` maps ``(method, path, query, body)`` to the engine and returns JSON-ready
 values (amounts as decimal strings, ids as strings, times typed as the spec types them). A
-non-200 envelope code is raised as :class:`SimError` (unknown path: 404 at HTTP 404; a bad
-parameter: 400 ``Param error: ...`` at HTTP 400). The HTTP layer (``botkit.sim.http``) wraps
-both in the v3 envelope, checks signatures and injects faults; this module knows none of that.
+non-200 code is raised as :class:`SimError` (unknown path: 404 at HTTP 404; a bad parameter: 400
+``Param error: ...`` at HTTP 400). The HTTP layer (``botkit.sim.http``) sends the payload bare
+for the reference-data paths of spec 4.1 (:func:`is_reference`) and inside the v3 envelope for
+every other path, checks signatures and injects faults; this module knows none of that.
 """
 
 from __future__ import annotations
@@ -46,14 +47,17 @@ from botkit.sim.views import (
     ticker_view,
 )
 
-__all__ = ["PUBLIC_PATHS", "SimApi", "SimError"]
+__all__ = ["PUBLIC_PATHS", "REFERENCE_PATHS", "SimApi", "SimError", "is_reference"]
 
-PUBLIC_PATHS: frozenset[str] = frozenset(
+REFERENCE_PATHS: frozenset[str] = frozenset(
+    {"/timestamp", "/markets", "/currencies", "/v2/currencies"}
+)
+"""Spec 4.1's reference data (with the ``/{symbol}`` / ``/{currency}`` paths below them): the
+exchange answers these bare — an array or an object, no ``code`` / ``msg`` / ``data``."""
+_REFERENCE_PREFIXES = ("/markets/", "/currencies/", "/v2/currencies/")
+
+PUBLIC_PATHS: frozenset[str] = REFERENCE_PATHS | frozenset(
     {
-        "/timestamp",
-        "/markets",
-        "/currencies",
-        "/v2/currencies",
         "/v3/market/allInstruments",
         "/v3/market/riskLimit",
         "/v3/market/tickers",
@@ -65,7 +69,14 @@ PUBLIC_PATHS: frozenset[str] = frozenset(
         "/v3/market/orderBook",
     }
 )
-_PUBLIC_PREFIXES = ("/markets/", "/currencies/", "/v2/currencies/")
+
+
+def is_reference(path: str) -> bool:
+    """A reference-data path of spec 4.1, answered bare (its errors as ``{code, msg}``); every
+    other path answers inside the v3 envelope (spec section 1)."""
+    return path in REFERENCE_PATHS or path.startswith(_REFERENCE_PREFIXES)
+
+
 _BOOK_LEVELS = (5, 10, 20, 100, 150)
 _HISTORY_STATES = frozenset({"FILLED", "PARTIALLY_CANCELED", "CANCELED"})
 
@@ -74,7 +85,7 @@ Handler = Callable[[Params, Any], Any]
 
 
 class SimApi:
-    """Routes REST requests to the engine; returns the envelope's ``data``."""
+    """Routes REST requests to the engine; returns the answer's payload."""
 
     def __init__(self, engine: SimEngine) -> None:
         self.engine = engine
@@ -112,12 +123,24 @@ class SimApi:
             ("POST", "/api/v1/position/margin/auto-deposit-status"): e._auto_deposit,
         }
 
+    @property
+    def routes(self) -> list[tuple[str, str]]:
+        """Every ``(method, path)`` answered, the reference paths with their ``{symbol}`` /
+        ``{currency}`` placeholders (docs/simulator-http.md has one row for each)."""
+        templates = [
+            ("GET", "/markets/{symbol}"),
+            ("GET", "/currencies/{currency}"),
+            ("GET", "/v2/currencies/{currency}"),
+        ]
+        return sorted([*self._routes, *templates], key=lambda r: (r[1], r[0]))
+
     def is_public(self, method: str, path: str) -> bool:
         """Reference-data and market-data paths need no signature."""
-        return path in PUBLIC_PATHS or path.startswith(_PUBLIC_PREFIXES)
+        return path in PUBLIC_PATHS or path.startswith(_REFERENCE_PREFIXES)
 
     def call(self, method: str, path: str, query: Mapping[str, str], body: Any | None) -> Any:
-        """Answer one request: the envelope's ``data``, or :class:`SimError`."""
+        """Answer one request: the payload (bare or the envelope's ``data``), or
+        :class:`SimError`."""
         if self.engine.drift:  # a mark that moves between two reads (prices.drift_per_request)
             self.engine.apply_drift()
         verb = method.upper()

@@ -5,9 +5,13 @@ are thin shells around :meth:`SimHttp.handle`.
 Per request, under one lock around the engine: apply the fault plan's clock skew; ask the plan
 for faults; unless a fault answers without processing, step the engine (on wall time), check the
 signature of non-public paths (:mod:`botkit.sim.auth`), parse the query and the JSON body
-(``parse_float=Decimal``), call :meth:`SimApi.call`, and wrap the result in the v3 envelope
-``{"code": 200, "msg": "Success", "data": ...}`` (Decimals as strings). A ``SimError`` becomes an
-envelope with its code, msg and HTTP status; anything unexpected becomes HTTP 500 code 500.
+(``parse_float=Decimal``), call :meth:`SimApi.call`, and send the result in the exchange's shape
+(Decimals as strings): bare for the reference-data paths of spec 4.1
+(:func:`botkit.sim.api.is_reference`: ``/markets``, ``/currencies``, ``/timestamp`` ...), inside
+the v3 envelope ``{"code": 200, "msg": "Success", "data": ...}`` for every other path (spec
+section 1). A ``SimError`` becomes its code, msg and HTTP status — ``{"code", "msg", "data":
+null}`` on an enveloped path, ``{"code", "msg"}`` on a reference path; anything unexpected
+becomes HTTP 500 code 500. docs/simulator-http.md has the table of every path.
 """
 
 from __future__ import annotations
@@ -22,12 +26,12 @@ from urllib.parse import parse_qsl
 
 from pydantic import BaseModel
 
-from botkit.sim.api import SimError
+from botkit.sim.api import SimError, is_reference
 from botkit.sim.auth import Authenticator, AuthRefused, expired_message
 from botkit.sim.config import AuthConfig
 from botkit.sim.faults import FaultKind, FaultPlan, FaultRule
 
-__all__ = ["SimHttp", "SimResponse", "envelope_bytes"]
+__all__ = ["SimHttp", "SimResponse", "bare_bytes", "envelope_bytes"]
 
 _JSON = "application/json"
 _HTML_PAGE = (
@@ -98,18 +102,25 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"cannot serialise {type(value).__name__} to JSON")
 
 
-def envelope_bytes(code: int, msg: str, data: Any) -> bytes:
-    """The v3 envelope as compact JSON bytes (Decimals as plain decimal strings)."""
+def bare_bytes(payload: Any) -> bytes:
+    """``payload`` as compact JSON bytes (Decimals as plain decimal strings), no envelope."""
     return json.dumps(
-        {"code": code, "msg": msg, "data": data},
-        default=_json_default,
-        separators=(",", ":"),
-        ensure_ascii=False,
+        payload, default=_json_default, separators=(",", ":"), ensure_ascii=False
     ).encode()
 
 
-def _answer(status: int, code: int, msg: str, data: Any = None, **extra: str) -> SimResponse:
-    return SimResponse(status, {"content-type": _JSON, **extra}, envelope_bytes(code, msg, data))
+def envelope_bytes(code: int, msg: str, data: Any) -> bytes:
+    """The v3 envelope as compact JSON bytes (Decimals as plain decimal strings)."""
+    return bare_bytes({"code": code, "msg": msg, "data": data})
+
+
+def _answer(
+    status: int, code: int, msg: str, data: Any = None, *, bare: bool = False, **extra: str
+) -> SimResponse:
+    """An answer with ``code`` and ``msg``: the v3 envelope, or (``bare``: a reference-data
+    path, which has no envelope) just ``{"code", "msg"}``."""
+    body = bare_bytes({"code": code, "msg": msg}) if bare else envelope_bytes(code, msg, data)
+    return SimResponse(status, {"content-type": _JSON, **extra}, body)
 
 
 class SimHttp:
@@ -174,7 +185,7 @@ class SimHttp:
             else:
                 response = SimResponse(0)
         if fault is not None:
-            response = self._faulted(fault, response)
+            response = self._faulted(fault, response, bare=is_reference(path))
         if decision.delay_s:
             response = replace(response, delay_s=decision.delay_s)
         return response
@@ -220,46 +231,52 @@ class SimHttp:
     ) -> SimResponse:
         if self._step is not None:
             self._step()
+        bare = is_reference(path)
         try:
             if not self.api.is_public(method, path):
                 lower = {k.lower(): v for k, v in headers.items()}
                 self._auth.verify(method, path, raw_query, lower, body, now)
         except AuthRefused as refused:
-            return _answer(refused.http_status, refused.code, refused.msg)
+            return _answer(refused.http_status, refused.code, refused.msg, bare=bare)
         query = dict(parse_qsl(raw_query, keep_blank_values=True))
         payload: Any | None = None
         if body.strip():
             try:
                 payload = json.loads(body, parse_float=Decimal)
             except (ValueError, UnicodeDecodeError):
-                return _answer(400, 400, "Param error: the request body is not valid JSON")
+                msg = "Param error: the request body is not valid JSON"
+                return _answer(400, 400, msg, bare=bare)
         try:
             data = self.api.call(method, path, query, payload)
         except SimError as err:
-            return _answer(err.http_status, err.code, err.msg)
+            return _answer(err.http_status, err.code, err.msg, bare=bare)
         except Exception as exc:  # the simulator must answer, never crash its server
-            return _answer(500, 500, f"System exception: {type(exc).__name__}")
+            return _answer(500, 500, f"System exception: {type(exc).__name__}", bare=bare)
         try:
-            return SimResponse(200, {"content-type": _JSON}, envelope_bytes(200, "Success", data))
+            out = bare_bytes(data) if bare else envelope_bytes(200, "Success", data)
         except (TypeError, ValueError) as exc:
-            return _answer(500, 500, f"System exception: {exc}")
+            return _answer(500, 500, f"System exception: {exc}", bare=bare)
+        return SimResponse(200, {"content-type": _JSON}, out)
 
-    def _faulted(self, fault: FaultRule, processed: SimResponse) -> SimResponse:
+    def _faulted(self, fault: FaultRule, processed: SimResponse, *, bare: bool) -> SimResponse:
+        """The answer ``fault`` makes of ``processed`` (error bodies in the path's shape)."""
         kind = fault.kind
         if kind is FaultKind.DROP_AFTER or kind is FaultKind.DROP_BEFORE:
             base = processed if processed.status else _answer(200, 200, "Success")
             return replace(base, drop=True)
         if kind is FaultKind.HTTP_500:
-            return _answer(fault.status or 500, 500, "System exception")
+            return _answer(fault.status or 500, 500, "System exception", bare=bare)
         if kind is FaultKind.HTTP_503:
-            return _answer(fault.status or 503, 503, "Service degraded, try again later")
+            msg = "Service degraded, try again later"
+            return _answer(fault.status or 503, 503, msg, bare=bare)
         if kind is FaultKind.RATE_LIMIT:
             extra = {}
             if fault.retry_after is not None:
                 extra["retry-after"] = format(Decimal(str(fault.retry_after)).normalize(), "f")
-            return _answer(fault.status or 429, 429, "Too many requests", **extra)
+            return _answer(fault.status or 429, 429, "Too many requests", bare=bare, **extra)
         if kind is FaultKind.EXPIRED:
-            return _answer(fault.status or 400, 400, expired_message(self._auth.tolerance_ms))
+            msg = expired_message(self._auth.tolerance_ms)
+            return _answer(fault.status or 400, 400, msg, bare=bare)
         if kind is FaultKind.HTML:
             return SimResponse(fault.status or 200, {"content-type": "text/html"}, _HTML_PAGE)
         if kind is FaultKind.EMPTY:
@@ -270,7 +287,8 @@ class SimHttp:
                 return replace(base, drip_s=fault.delay_ms / 1000, chunk_bytes=fault.chunk_bytes)
             return replace(base, pad_to=fault.size_bytes)
         if kind is FaultKind.TRUNCATED:
-            full = processed.body if processed.status else envelope_bytes(200, "Success", [])
+            empty = bare_bytes([]) if bare else envelope_bytes(200, "Success", [])
+            full = processed.body if processed.status else empty
             cut = full[: max(1, len(full) // 2)]
             return SimResponse(
                 fault.status or processed.status or 200, {"content-type": _JSON}, cut

@@ -2,7 +2,7 @@
 engine, wire API, HTTP core, fault plan and transport in one call.
 
 :class:`SimTransport` hands each request straight to :meth:`SimHttp.handle` — no sockets — so
-the real :class:`~botkit.exchange.client.ExchangeClient` (signing, error mapping and all) runs
+the real :class:`~botkit.live.client.ExchangeClient` (signing, error mapping and all) runs
 against the paper exchange. A fault's delay is waited with the injected ``sleep``; a delay past
 the request's read timeout waits the timeout and raises :class:`httpx.ReadTimeout`; a dropped
 connection raises :class:`httpx.RemoteProtocolError` *after* the engine processed the request

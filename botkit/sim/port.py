@@ -35,7 +35,7 @@ from botkit.exchange.models import (
     PositionMode,
     PosSide,
 )
-from botkit.exchange.port import Direction
+from botkit.exchange.queries import FillQuery, HistoryQuery, OrderQuery, PositionQuery
 from botkit.sim import codes
 from botkit.sim.codes import SimError
 from botkit.sim.engine import MAX_BATCH, SimEngine
@@ -78,23 +78,17 @@ class SimPort(PortReads):
         self._open_lists: dict[Any, list[OpenOrder]] = {}
         self._open_rev = -1
 
-    def _window(
-        self,
-        start: int | None,
-        end: int | None,
-        from_id: str | None,
-        limit: int | None,
-        direct: Direction | None,
-    ) -> Window:
+    def _window(self, query: HistoryQuery) -> Window:
+        from_id = query.from_id
         if from_id is not None and not from_id.isdigit():
             raise RequestValidationError(f"from_id must be a numeric id, got {from_id!r}")
         try:
             return self.engine.window(
-                start=start,
-                end=end,
+                start=query.start,
+                end=query.end,
                 from_id=int(from_id) if from_id else None,
-                limit=limit,
-                direct=direct,
+                limit=query.limit,
+                direct=query.direct,
             )
         except SimError as exc:
             raise RequestValidationError(exc.msg) from None
@@ -192,35 +186,22 @@ class SimPort(PortReads):
         self._order_models[order.ord_id] = (order.rev, model)
         return model
 
-    def order_history(
-        self,
-        *,
-        symbol: str | None = None,
-        side: OrderSide | None = None,
-        ord_id: str | None = None,
-        cl_ord_id: str | None = None,
-        state: str | None = None,
-        type: str | None = None,
-        start: int | None = None,
-        end: int | None = None,
-        from_id: str | None = None,
-        limit: int | None = None,
-        direct: Direction | None = None,
-    ) -> list[Order]:
+    def order_history(self, query: OrderQuery = OrderQuery()) -> list[Order]:
         e = self.engine
-        window = self._window(start, end, from_id, limit, direct)
+        window = self._window(query)
+        ord_id, side, state, type_ = query.ord_id, query.side, query.state, query.type
         if ord_id is not None and not ord_id.isdigit():
             return []
         word = OrderHistoryState(state) if state is not None else None
         orders = e.history.order_history(
             e.clock.now_ms(),
             window,
-            symbol=symbol,
+            symbol=query.symbol,
             side=OrderSide(side) if side is not None else None,
             ord_id=int(ord_id) if ord_id else None,
-            cl_ord_id=cl_ord_id,
+            cl_ord_id=query.cl_ord_id,
             state=word.value if word is not None else None,
-            type=OrderType(type) if type is not None else None,
+            type=OrderType(type_) if type_ is not None else None,
         )
         out = []
         for o in orders:
@@ -229,48 +210,27 @@ class SimPort(PortReads):
             out.append(_ORDER(fields))
         return out
 
-    def fills(
-        self,
-        *,
-        symbol: str | None = None,
-        side: OrderSide | None = None,
-        ord_id: str | None = None,
-        cl_ord_id: str | None = None,
-        start: int | None = None,
-        end: int | None = None,
-        from_id: str | None = None,
-        limit: int | None = None,
-        direct: Direction | None = None,
-    ) -> list[Fill]:
+    def fills(self, query: FillQuery = FillQuery()) -> list[Fill]:
         e = self.engine
-        window = self._window(start, end, from_id, limit, direct)
+        window = self._window(query)
+        ord_id, side = query.ord_id, query.side
         if ord_id is not None and not ord_id.isdigit():
             return []
         records = e.history.trades(
             window,
-            symbol=symbol,
+            symbol=query.symbol,
             side=OrderSide(side) if side is not None else None,
             ord_id=int(ord_id) if ord_id else None,
-            cl_ord_id=cl_ord_id,
+            cl_ord_id=query.cl_ord_id,
         )
         return [_FILL(fill_view(f, e)) for f in records]
 
-    def position_history(
-        self,
-        *,
-        symbol: str | None = None,
-        mgn_mode: MarginMode | None = None,
-        pos_side: PosSide | None = None,
-        start: int | None = None,
-        end: int | None = None,
-        from_id: str | None = None,
-        limit: int | None = None,
-        direct: Direction | None = None,
-    ) -> list[PositionHistory]:
-        window = self._window(start, end, from_id, limit, direct)
+    def position_history(self, query: PositionQuery = PositionQuery()) -> list[PositionHistory]:
+        window = self._window(query)
+        mgn_mode, pos_side = query.mgn_mode, query.pos_side
         records = self.engine.history.position_history(
             window,
-            symbol=symbol,
+            symbol=query.symbol,
             mgn_mode=MarginMode(mgn_mode) if mgn_mode is not None else None,
             pos_side=PosSide(pos_side) if pos_side is not None else None,
         )

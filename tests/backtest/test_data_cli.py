@@ -10,7 +10,7 @@ import pytest
 from botkit.app import clients
 from botkit.backtest.candles import load_candles
 from botkit.cli import main
-from botkit.exchange.client import ExchangeClient
+from botkit.live.client import ExchangeClient
 from botkit.sim.inprocess import SimHandle
 
 REPO = Path(__file__).resolve().parents[2]

@@ -10,8 +10,8 @@ import pytest
 from botkit.backtest.bars import Bar
 from botkit.backtest.fetch import fetch_candles
 from botkit.errors import ExchangeRejected, RateLimited, ServerUnavailable
-from botkit.exchange.client import ExchangeClient
 from botkit.exchange.models import Candle
+from botkit.live.client import ExchangeClient
 from botkit.sim.inprocess import SimHandle
 
 T0 = 1_704_067_200_000

@@ -8,7 +8,6 @@ from decimal import Decimal
 import pytest
 
 from botkit.errors import NotFoundError
-from botkit.exchange.client import ExchangeClient
 from botkit.exchange.models import (
     InstrumentStatus,
     MarginMode,
@@ -17,6 +16,7 @@ from botkit.exchange.models import (
     OrderType,
     PositionMode,
 )
+from botkit.live.client import ExchangeClient
 from botkit.sim.clock import ManualClock
 from botkit.sim.inprocess import SimHandle
 from tests.contract.conftest import T0

@@ -14,8 +14,8 @@ from botkit.errors import (
     ServerUnavailable,
     TimestampExpired,
 )
-from botkit.exchange.client import ExchangeClient
 from botkit.exchange.models import OrderRequest, OrderSide, OrderType
+from botkit.live.client import ExchangeClient
 from botkit.sim.inprocess import SimHandle
 from tests.contract.conftest import Connect, static_config
 

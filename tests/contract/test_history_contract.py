@@ -10,8 +10,9 @@ from decimal import Decimal
 import pytest
 
 from botkit.errors import RequestValidationError
-from botkit.exchange.client import ExchangeClient
 from botkit.exchange.models import OrderHistoryState, OrderRequest, OrderSide, OrderType
+from botkit.exchange.queries import FillQuery, OrderQuery, PositionQuery
+from botkit.live.client import ExchangeClient
 from botkit.sim.clock import ManualClock
 from tests.contract.conftest import Raw
 
@@ -43,29 +44,29 @@ def test_order_history_pages_back_and_forth_without_repeats(
     first = client.order_history()
     assert len(first) == 10  # the default page size
     assert [o.clOrdId for o in first] == placed[::-1][:10]  # newest first
-    second = client.order_history(from_id=first[-1].ordId, direct="NEXT", limit=10)
-    third = client.order_history(from_id=second[-1].ordId, direct="NEXT", limit=10)
+    second = client.order_history(OrderQuery(from_id=first[-1].ordId, direct="NEXT", limit=10))
+    third = client.order_history(OrderQuery(from_id=second[-1].ordId, direct="NEXT", limit=10))
     seen = [o.clOrdId for o in first + second + third]
     assert len(third) == 5
     assert seen == placed[::-1]
-    back = client.order_history(from_id=second[0].ordId, direct="PREV", limit=10)
+    back = client.order_history(OrderQuery(from_id=second[0].ordId, direct="PREV", limit=10))
     assert [o.ordId for o in back] == [o.ordId for o in first]
     assert {o.state for o in first} == {OrderHistoryState.FILLED}
 
 
 def test_fills_page_by_record_id(client: ExchangeClient, clock: ManualClock) -> None:
     fill_orders(client, clock, 12)
-    page1 = client.fills(limit=5)
-    page2 = client.fills(from_id=page1[-1].id, limit=5)
-    page3 = client.fills(from_id=page2[-1].id, limit=5)
+    page1 = client.fills(FillQuery(limit=5))
+    page2 = client.fills(FillQuery(from_id=page1[-1].id, limit=5))
+    page3 = client.fills(FillQuery(from_id=page2[-1].id, limit=5))
     ids = [f.id for f in page1 + page2 + page3]
     assert len(ids) == len(set(ids)) == 12
 
 
 def test_page_size_above_100_is_refused_on_both_sides(client: ExchangeClient, raw: Raw) -> None:
-    assert len(client.order_history(limit=100)) == 0
+    assert len(client.order_history(OrderQuery(limit=100))) == 0
     with pytest.raises(RequestValidationError):
-        client.order_history(limit=101)
+        client.order_history(OrderQuery(limit=101))
     answer = raw("GET", "/v3/trade/order/history", params={"limit": "101"}).json()
     assert answer["code"] == 400
 
@@ -84,30 +85,32 @@ def test_cancelled_api_order_without_fills_is_visible_for_5_hours_only(
     assert client.place_orders([resting])[0].code == 200
     client.place_orders([market(OrderSide.BUY, "stays")])
     assert client.cancel_order(BTC, cl_ord_id="gone-soon").code == 200
-    (cancelled,) = client.order_history(cl_ord_id="gone-soon")
+    (cancelled,) = client.order_history(OrderQuery(cl_ord_id="gone-soon"))
     assert cancelled.state is OrderHistoryState.CANCELED
     clock.advance(5 * HOUR - 60_000)
-    assert len(client.order_history(cl_ord_id="gone-soon")) == 1
+    assert len(client.order_history(OrderQuery(cl_ord_id="gone-soon"))) == 1
     clock.advance(120_000)
-    assert client.order_history(cl_ord_id="gone-soon") == []
-    assert len(client.order_history(cl_ord_id="stays")) == 1
+    assert client.order_history(OrderQuery(cl_ord_id="gone-soon")) == []
+    assert len(client.order_history(OrderQuery(cl_ord_id="stays"))) == 1
 
 
 def test_default_window_is_the_last_90_days(client: ExchangeClient, clock: ManualClock) -> None:
     client.place_orders([market(OrderSide.BUY, "old")])
     placed_at = clock.now_ms()
     clock.advance(91 * DAY)
-    assert client.order_history(cl_ord_id="old") == []
-    found = client.order_history(cl_ord_id="old", start=placed_at - 1, end=placed_at + 1)
+    assert client.order_history(OrderQuery(cl_ord_id="old")) == []
+    found = client.order_history(
+        OrderQuery(cl_ord_id="old", start=placed_at - 1, end=placed_at + 1)
+    )
     assert [o.clOrdId for o in found] == ["old"]
 
 
 def test_history_filters_by_side_and_state(client: ExchangeClient, clock: ManualClock) -> None:
     fill_orders(client, clock, 6)
-    sells = client.order_history(side=OrderSide.SELL)
+    sells = client.order_history(OrderQuery(side=OrderSide.SELL))
     assert len(sells) == 3
     assert {o.side for o in sells} == {OrderSide.SELL}
-    assert client.order_history(state=OrderHistoryState.CANCELED) == []
+    assert client.order_history(OrderQuery(state=OrderHistoryState.CANCELED)) == []
 
 
 def test_closing_a_position_writes_position_history(
@@ -116,7 +119,7 @@ def test_closing_a_position_writes_position_history(
     client.place_orders([market(OrderSide.BUY, "open")])
     clock.advance(1000)
     client.place_orders([market(OrderSide.SELL, "close")])
-    (record,) = client.position_history(symbol=BTC)
+    (record,) = client.position_history(PositionQuery(symbol=BTC))
     assert record.symbol == BTC
     assert record.closedQty == Decimal(1)
     assert client.open_positions(BTC) == []

@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from botkit.errors import RequestValidationError
-from botkit.exchange.client import ExchangeClient
 from botkit.exchange.models import (
     InstrumentStatus,
     MarginMode,
@@ -23,6 +22,7 @@ from botkit.exchange.models import (
     PositionMode,
     PosSide,
 )
+from botkit.live.client import ExchangeClient
 from botkit.sim import codes
 from botkit.sim.inprocess import SimHandle
 from tests.contract.conftest import Raw, with_instrument

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from botkit.exchange.client import ExchangeClient
 from botkit.exchange.models import OrderRequest, OrderSide, OrderType
 from botkit.journal import Journal, OrderFilter, Outcome
 from botkit.journal.records import EventRecord, OrderRecord
+from botkit.live.client import ExchangeClient
 from botkit.rules.ids import client_order_id
 from botkit.sim.config import default_config_text, load_sim_config
 from tests.pipeline.simharness import client_for

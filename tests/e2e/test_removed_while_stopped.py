@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from botkit.exchange.client import ExchangeClient
 from botkit.exchange.models import OrderRequest, OrderSide, OrderType
+from botkit.live.client import ExchangeClient
 from botkit.rules.ids import client_order_id
 from botkit.sim.clock import WallClock
 from botkit.sim.config import ApiKeyConfig

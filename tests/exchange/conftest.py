@@ -21,8 +21,8 @@ from urllib.parse import parse_qsl, quote
 import httpx
 import pytest
 
-from botkit.exchange.client import ExchangeClient
-from botkit.exchange.clock import ClockSync
+from botkit.live.client import ExchangeClient
+from botkit.live.clock import ClockSync
 
 KEY = "test-key"
 SECRET = "test-secret"

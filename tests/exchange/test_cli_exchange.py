@@ -12,7 +12,7 @@ import pytest
 
 from botkit.app import clients
 from botkit.cli import main
-from botkit.exchange.client import ExchangeClient
+from botkit.live.client import ExchangeClient
 from botkit.settings import Settings
 
 from . import payloads as wire

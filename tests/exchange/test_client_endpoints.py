@@ -7,7 +7,6 @@ from decimal import Decimal
 
 import pytest
 
-from botkit.exchange.client import ExchangeClient
 from botkit.exchange.models import (
     InstrumentStatus,
     MarginMode,
@@ -18,6 +17,8 @@ from botkit.exchange.models import (
     PosSide,
 )
 from botkit.exchange.port import ExchangePort
+from botkit.exchange.queries import FillQuery, OrderQuery, PositionQuery
+from botkit.live.client import ExchangeClient
 
 from . import payloads as wire
 from .conftest import T0, ClientFactory, FakeExchange, Seen, envelope
@@ -229,10 +230,10 @@ def test_history_queries_send_filters_and_paging(
     fake.on("GET", "/v3/trade/order/history", [wire.ORDER])
     fake.on("GET", "/v3/trade/order/trades", [wire.FILL])
     fake.on("GET", "/v3/trade/position/history", [wire.POSITION_HISTORY])
-    (order,) = client.order_history(
+    (order,) = client.order_history(OrderQuery(
         symbol="BTC_USDT_PERP", state="filled", start=1, end=2, from_id="9", limit=100,
         direct="PREV",
-    )  # fmt: skip
+    ))  # fmt: skip
     assert order.execAmt == Decimal("81.13013")
     assert fake.requests("/v3/trade/order/history")[0].query == {
         "symbol": "BTC_USDT_PERP",
@@ -243,9 +244,9 @@ def test_history_queries_send_filters_and_paging(
         "limit": "100",
         "direct": "PREV",
     }
-    (fill,) = client.fills(ord_id="418890767248232148")
+    (fill,) = client.fills(FillQuery(ord_id="418890767248232148"))
     assert (fill.qty, fill.feeRate) == (Decimal(2), Decimal("0.0002"))
-    (pos,) = client.position_history(mgn_mode=MarginMode.CROSS, pos_side="both")
+    (pos,) = client.position_history(PositionQuery(mgn_mode=MarginMode.CROSS, pos_side="both"))
     assert pos.pnl == Decimal("-3.5")
     assert fake.requests("/v3/trade/position/history")[0].query == {
         "mgnMode": "CROSS",

@@ -22,8 +22,8 @@ from botkit.errors import (
     ServerUnavailable,
     TimestampExpired,
 )
-from botkit.exchange.client import ExchangeClient
 from botkit.exchange.models import OrderRequest, OrderSide, OrderType
+from botkit.live.client import ExchangeClient
 
 from . import payloads as wire
 from .conftest import KEY, PASSPHRASE, SECRET, ClientFactory, FakeExchange, Seen

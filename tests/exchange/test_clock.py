@@ -8,8 +8,8 @@ from freezegun import freeze_time
 
 from botkit.clock import wall_ms
 from botkit.errors import ConnectFailed
-from botkit.exchange.client import ExchangeClient
-from botkit.exchange.clock import ClockSync
+from botkit.live.client import ExchangeClient
+from botkit.live.clock import ClockSync
 
 from . import payloads as wire
 from .conftest import BASE, KEY, PASSPHRASE, SECRET, ClientFactory, FakeExchange, ManualMs

@@ -12,8 +12,8 @@ import pytest
 from loguru import logger
 
 from botkit.cli import main
-from botkit.exchange.client import ExchangeClient
 from botkit.exchange.models import InstrumentStatus
+from botkit.live.client import ExchangeClient
 from botkit.pipeline import build_plan
 from botkit.runner.reader import SnapshotReader
 from tests.pipeline.helpers import intent, snapshot

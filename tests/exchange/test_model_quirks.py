@@ -8,8 +8,8 @@ import httpx
 import pytest
 
 from botkit.errors import MalformedResponse
-from botkit.exchange.client import ExchangeClient
 from botkit.exchange.models import InstrumentStatus, OrderHistoryState, StpMode
+from botkit.live.client import ExchangeClient
 
 from . import payloads as wire
 from .conftest import FakeExchange

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
 from botkit.errors import RequestValidationError
-from botkit.exchange.client import ExchangeClient
 from botkit.exchange.paging import DEFAULT_WINDOW_MS, iter_history, iter_pages, time_windows
+from botkit.exchange.queries import FillQuery, HistoryQuery
+from botkit.live.client import ExchangeClient
 
 from . import payloads as wire
 from .conftest import FakeExchange, Seen
@@ -32,15 +32,8 @@ class History:
         self.calls: list[dict[str, Any]] = []
         self.ignore_from = ignore_from
 
-    def __call__(
-        self,
-        *,
-        start: int | None = None,
-        end: int | None = None,
-        from_id: str | None = None,
-        limit: int | None = None,
-        direct: str | None = None,
-    ) -> list[Rec]:
+    def __call__(self, query: HistoryQuery) -> list[Rec]:
+        start, end, from_id, limit = query.start, query.end, query.from_id, query.limit
         self.calls.append({"start": start, "end": end, "from_id": from_id, "limit": limit})
         assert start is not None
         assert end is not None
@@ -58,28 +51,28 @@ def test_windows_split_a_long_range_oldest_first() -> None:
 
 def test_range_shorter_than_a_window_is_one_window() -> None:
     history = History([10, 20, 30])
-    records = list(iter_history(history, start=0, end=100, limit=10))
+    records = list(iter_history(history, HistoryQuery(start=0, end=100, limit=10)))
     assert [r.id for r in records] == ["3", "2", "1"]
     assert len(history.calls) == 1  # a short page ends the window
 
 
 def test_pages_follow_from_until_a_short_page() -> None:
     history = History(list(range(25)))
-    records = list(iter_history(history, start=0, end=100, limit=10))
+    records = list(iter_history(history, HistoryQuery(start=0, end=100, limit=10)))
     assert sorted(int(r.id) for r in records) == list(range(1, 26))
     assert [c["from_id"] for c in history.calls] == [None, "16", "6"]
 
 
 def test_a_full_last_page_costs_one_empty_page() -> None:
     history = History(list(range(20)))
-    assert len(list(iter_history(history, start=0, end=100, limit=10))) == 20
+    assert len(list(iter_history(history, HistoryQuery(start=0, end=100, limit=10)))) == 20
     assert [c["from_id"] for c in history.calls] == [None, "11", "1"]
 
 
 def test_long_range_is_split_into_90_day_windows_and_boundary_records_come_once() -> None:
     boundary = DEFAULT_WINDOW_MS
     history = History([DAY, boundary, boundary + DAY, 2 * boundary + 5])
-    records = list(iter_history(history, start=0, end=2 * boundary + 10))
+    records = list(iter_history(history, HistoryQuery(start=0, end=2 * boundary + 10)))
     assert [r.t for r in records] == [boundary, DAY, boundary + DAY, 2 * boundary + 5]
     windows = [(c["start"], c["end"]) for c in history.calls]
     assert windows == [(0, boundary), (boundary, 2 * boundary), (2 * boundary, 2 * boundary + 10)]
@@ -87,21 +80,22 @@ def test_long_range_is_split_into_90_day_windows_and_boundary_records_come_once(
 
 def test_a_server_ignoring_from_cannot_trap_the_loop() -> None:
     history = History(list(range(10)), ignore_from=True)
-    assert len(list(iter_history(history, start=0, end=100, limit=5))) == 5
+    assert len(list(iter_history(history, HistoryQuery(start=0, end=100, limit=5)))) == 5
     assert len(history.calls) == 2
 
 
 @pytest.mark.parametrize(
-    ("kwargs", "message"),
+    ("query", "kwargs", "message"),
     [
-        ({"start": 5, "end": 1}, "after end"),
-        ({"start": 0, "end": 1, "window_ms": 0}, "window_ms 0"),
-        ({"start": 0, "end": 1, "limit": 101}, "limit 101"),
+        (HistoryQuery(start=5, end=1), {}, "after end"),
+        (HistoryQuery(start=0, end=1), {"window_ms": 0}, "window_ms 0"),
+        (HistoryQuery(start=0, end=1, limit=101), {}, "limit 101"),
+        (HistoryQuery(end=1), {}, "needs a start and an end"),
     ],
 )
-def test_bad_paging_arguments(kwargs: dict[str, Any], message: str) -> None:
+def test_bad_paging_arguments(query: HistoryQuery, kwargs: dict[str, Any], message: str) -> None:
     with pytest.raises(RequestValidationError, match=message):
-        list(iter_history(History([1]), **kwargs))
+        list(iter_history(History([1]), query, **kwargs))
 
 
 def test_iter_pages_respects_max_pages() -> None:
@@ -122,8 +116,8 @@ def test_iter_history_drives_the_client_over_http(
         return [{**wire.FILL, "id": str(i)} for i in ids]
 
     fake.on("GET", "/v3/trade/order/trades", fills)
-    page = functools.partial(client.fills, symbol="BTC_USDT_PERP")
-    got = list(iter_history(page, start=0, end=DAY, limit=100))
+    query = FillQuery(symbol="BTC_USDT_PERP", start=0, end=DAY, limit=100)
+    got = list(iter_history(client.fills, query))
     assert [f.id for f in got] == [str(i) for i in range(250, 0, -1)]
     queries = [s.query for s in fake.requests("/v3/trade/order/trades")]
     assert [q.get("from") for q in queries] == [None, "151", "51"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from botkit.exchange.models import OrderRequest, OrderSide, OrderType
+from botkit.exchange.queries import OrderQuery
 from botkit.exchange.signing import sign, v3_string_to_sign
 
 from .conftest import T0, ClientFactory, FakeExchange
@@ -57,7 +58,7 @@ def test_v3_get_query_with_characters_that_need_encoding(
     fake: FakeExchange, make_client: ClientFactory
 ) -> None:
     fake.on("GET", "/v3/trade/order/history", [])
-    make_client("v3").order_history(cl_ord_id="a b&c/d", symbol="café ~x")
+    make_client("v3").order_history(OrderQuery(cl_ord_id="a b&c/d", symbol="café ~x"))
     seen = fake.requests("/v3/trade/order/history")[0]
     assert seen.raw_query == "clOrdId=a%20b%26c%2Fd&symbol=caf%C3%A9%20~x"
     # printf '%b' 'GET\n/v3/trade/order/history\nclOrdId=a%20b%26c%2Fd&signTimestamp=1700000000000&symbol=caf%C3%A9%20~x' \
@@ -69,7 +70,7 @@ def test_pf_get_query_with_characters_that_need_encoding(
     fake: FakeExchange, make_client: ClientFactory
 ) -> None:
     fake.on("GET", "/v3/trade/order/history", [])
-    make_client("pf").order_history(cl_ord_id="a b&c/d", symbol="café ~x")
+    make_client("pf").order_history(OrderQuery(cl_ord_id="a b&c/d", symbol="café ~x"))
     seen = fake.requests("/v3/trade/order/history")[0]
     assert seen.headers["pf-api-timestamp"] == str(T0)
     assert seen.headers["pf-api-passphrase"] == "test-pass"

@@ -6,8 +6,8 @@ from collections.abc import Callable
 
 import httpx
 
-from botkit.exchange.client import ExchangeClient
-from botkit.exchange.clock import ClockSync
+from botkit.live.client import ExchangeClient
+from botkit.live.clock import ClockSync
 
 __all__ = ["T0", "client_answering"]
 

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from botkit.errors import ExchangeError, MalformedResponse
-from botkit.exchange.client import ExchangeClient
+from botkit.live.client import ExchangeClient
 from tests.fuzz.fakes import client_answering
 
 

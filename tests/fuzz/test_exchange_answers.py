@@ -21,9 +21,10 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from botkit.errors import ExchangeError
-from botkit.exchange.client import ExchangeClient
 from botkit.exchange.models import OrderRequest, OrderSide, OrderType
+from botkit.exchange.queries import FillQuery, OrderQuery
 from botkit.journal.records import Outcome
+from botkit.live.client import ExchangeClient
 from botkit.runner.orders import RetryPolicy
 from botkit.runner.orders.submit import Submitter
 from tests.exchange import payloads as wire
@@ -102,11 +103,15 @@ READS: dict[str, tuple[str, Any, Read]] = {
         lambda c: c.open_orders_page(limit=100),
     ),
     "tickers": ("/v3/market/tickers", envelope([wire.TICKER]), lambda c: c.tickers()),
-    "fills": ("/v3/trade/order/trades", envelope([wire.FILL]), lambda c: c.fills(limit=100)),
+    "fills": (
+        "/v3/trade/order/trades",
+        envelope([wire.FILL]),
+        lambda c: c.fills(FillQuery(limit=100)),
+    ),
     "order_history": (
         "/v3/trade/order/history",
         envelope([wire.ORDER]),
-        lambda c: c.order_history(limit=100),
+        lambda c: c.order_history(OrderQuery(limit=100)),
     ),
 }
 

@@ -1,4 +1,5 @@
-"""A hand-written fake ExchangePort for the pipeline's unit tests, with scripted faults.
+"""A hand-written fake of the executor's port (:class:`~botkit.exchange.port.OrderSending`:
+place, look up, read the price band) for the pipeline's unit tests, with scripted faults.
 
 ``script`` holds one entry per ``place_orders`` call: ``"ok"`` processes the batch; an exception
 instance is raised *before* processing; ``("after", exc)`` processes the batch and then raises
@@ -11,29 +12,19 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
-from decimal import Decimal
 from typing import Any
 
 from botkit.exchange.models import (
-    Balance,
-    CancelResult,
-    Candle,
     Fill,
-    Instrument,
     LimitPrice,
-    MarginMode,
     OpenOrder,
     Order,
     OrderRequest,
     OrderSide,
     PlaceResult,
-    Position,
-    PositionHistory,
-    PositionMode,
-    PosSide,
     Ticker,
 )
-from botkit.exchange.port import Direction
+from botkit.exchange.queries import FillQuery, OrderQuery
 
 Step = Any
 
@@ -125,80 +116,17 @@ class FakeExchange:
             )
         ]
 
-    def order_history(self, **kwargs: Any) -> list[Order]:
+    def order_history(self, query: OrderQuery = OrderQuery()) -> list[Order]:
         self._maybe_fail()
         return []
 
-    def fills(self, **kwargs: Any) -> list[Fill]:
+    def fills(self, query: FillQuery = FillQuery()) -> list[Fill]:
         self._maybe_fail()
         return []
 
-    # --- the rest of the port (unused by the pipeline) ---------------------------------------
-    def server_time(self) -> int:
-        return 0
-
-    def instruments(self, symbol: str | None = None) -> list[Instrument]:
-        return []
-
+    # --- the price band (read before each send) ----------------------------------------------
     def tickers(self, symbol: str | None = None) -> list[Ticker]:
         return []
 
     def limit_price(self, symbol: str) -> LimitPrice:
         return LimitPrice(symbol=symbol)
-
-    def candles(
-        self,
-        symbol: str,
-        interval: str,
-        *,
-        start: int | None = None,
-        end: int | None = None,
-        limit: int | None = None,
-    ) -> list[Candle]:
-        return []
-
-    def balance(self) -> Balance:
-        return Balance(eq=Decimal(0))
-
-    def open_positions(self, symbol: str | None = None) -> list[Position]:
-        return []
-
-    def position_history(
-        self,
-        *,
-        symbol: str | None = None,
-        mgn_mode: MarginMode | None = None,
-        pos_side: PosSide | None = None,
-        start: int | None = None,
-        end: int | None = None,
-        from_id: str | None = None,
-        limit: int | None = None,
-        direct: Direction | None = None,
-    ) -> list[PositionHistory]:
-        return []
-
-    def position_mode(self) -> PositionMode:
-        return PositionMode.ONE_WAY
-
-    def cancel_order(
-        self, symbol: str, *, ord_id: str | None = None, cl_ord_id: str | None = None
-    ) -> CancelResult:
-        return CancelResult()
-
-    def cancel_orders(
-        self, symbol: str, *, ord_ids: Sequence[str] = (), cl_ord_ids: Sequence[str] = ()
-    ) -> list[CancelResult]:
-        return []
-
-    def cancel_all(
-        self, symbol: str | None = None, side: OrderSide | None = None
-    ) -> list[CancelResult]:
-        return []
-
-    def set_position_mode(self, mode: PositionMode) -> None:
-        return None
-
-    def set_leverage(
-        self, symbol: str, lever: int, *, mgn_mode: MarginMode, pos_side: PosSide = PosSide.BOTH
-    ) -> None:
-        return None

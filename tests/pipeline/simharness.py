@@ -17,12 +17,13 @@ from typing import Any
 
 from pydantic import SecretStr
 
-from botkit.exchange.client import ExchangeClient
-from botkit.exchange.clock import ClockSync
 from botkit.exchange.models import Balance
 from botkit.exchange.port import ExchangePort
+from botkit.exchange.queries import OrderQuery
 from botkit.intents import OrderIntent
 from botkit.journal import Journal, OrderFilter, Outcome
+from botkit.live.client import ExchangeClient
+from botkit.live.clock import ClockSync
 from botkit.pipeline import build_plan
 from botkit.runner.orders import Executor, RetryPolicy
 from botkit.sim.config import SimConfig, load_sim_config
@@ -110,7 +111,7 @@ class PlacementRecorder:
 def exchange_orders(port: ExchangePort) -> dict[str, str]:
     """clOrdId → ordId of every order the exchange has (open or closed)."""
     found: dict[str, str] = {o.clOrdId: o.ordId for o in port.open_orders(SYMBOL)}
-    for order in port.order_history(symbol=SYMBOL, limit=100):
+    for order in port.order_history(OrderQuery(symbol=SYMBOL, limit=100)):
         found.setdefault(order.clOrdId, order.ordId)
     return found
 

@@ -21,8 +21,8 @@ from pathlib import Path
 
 from botkit.app.clients import make_client
 from botkit.app.service import grace_ms
-from botkit.exchange.client import ExchangeClient
 from botkit.journal import Journal
+from botkit.live.client import ExchangeClient
 from botkit.pipeline import GuardSettings
 from botkit.rules.store import StrategyStore
 from botkit.runner.cycle import CycleReport, Runner

@@ -17,8 +17,8 @@ import pytest
 
 from botkit.app.clients import SIM_BASE_URL
 from botkit.errors import ServerUnavailable, TimestampExpired
-from botkit.exchange.client import ExchangeClient
-from botkit.exchange.clock import ClockSync
+from botkit.live.client import ExchangeClient
+from botkit.live.clock import ClockSync
 from botkit.runner.reader import ReadPolicy, SnapshotReader
 from botkit.sim.clock import ManualClock
 from botkit.sim.inprocess import SimHandle, make_sim

@@ -48,16 +48,19 @@ def service(tmp_path: Path) -> Iterator[Service]:
 
 
 def _run_then_stop(
-    service: Service, *args: str, after_s: float, log: str, placed: bool = False
+    service: Service, *args: str, log: str, placed: bool = False, seen: str = ""
 ) -> str:
-    """Run, wait ``after_s`` (and, with ``placed``, until orders were placed: at most 30 s
-    more), then SIGTERM."""
+    """Run until orders were placed (``placed``) or the output shows ``seen`` (at most 60 s),
+    then SIGTERM: the test waits on what the process did, never on a fixed time."""
     proc = service.start(*args, log=log)
     try:
-        time.sleep(after_s)
-        deadline = time.monotonic() + 30
-        while placed and service.placed() == 0 and time.monotonic() < deadline:
-            time.sleep(0.1)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None:
+            if placed and service.placed() > 0:
+                break
+            if seen and seen in service.output(log):
+                break
+            time.sleep(0.05)
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=60)
     finally:
@@ -73,7 +76,7 @@ def test_debug_run_through_failing_and_garbled_answers_leaks_nothing(service: Se
     faults.add("truncated", method="POST", path=PLACE, probability=0.3)
     faults.add("html", method="GET", path="/v3/trade/order/opens", times=1)
     faults.add("drop_after", method="POST", path=PLACE, probability=0.2)
-    output = _run_then_stop(service, "--debug", after_s=1, log="debug", placed=True)
+    output = _run_then_stop(service, "--debug", log="debug", placed=True)
     assert '"level": {"icon"' in output  # JSON lines were written ...
     assert "DEBUG" in output or "INFO" in output  # ... at debug level
     assert "Traceback" not in output
@@ -84,20 +87,20 @@ def test_debug_run_through_failing_and_garbled_answers_leaks_nothing(service: Se
 def test_text_logs_leak_nothing_either(service: Service) -> None:
     service.env["BOTKIT_LOG_FORMAT"] = "text"
     service.sim.faults.add("http_500", method="GET", path="/v3/account/balance", times=4)
-    output = _run_then_stop(service, "--debug", after_s=2.5, log="text")
+    output = _run_then_stop(service, "--debug", log="text", seen="cycle 1:")
     assert _leaks(service.folder, [output]) == []
 
 
 def test_a_wrong_secret_is_reported_without_the_secrets(service: Service) -> None:
     service.env["BOTKIT_API_SECRET"] = SECRET + "-wrong"
-    output = _run_then_stop(service, "--debug", after_s=2.5, log="wrong")
+    output = _run_then_stop(service, "--debug", log="wrong", seen="exchange error 401")
     assert "exchange error 401: Unauthorized" in output
     assert _leaks(service.folder, [output]) == []
 
 
 def test_an_unreachable_exchange_leaks_nothing(service: Service) -> None:
     service.env["BOTKIT_BASE_URL"] = "http://127.0.0.1:9"  # discard port: nothing listens
-    output = _run_then_stop(service, "--debug", after_s=2.5, log="unreachable")
+    output = _run_then_stop(service, "--debug", log="unreachable", seen="could not connect")
     assert "could not connect" in output
     assert _leaks(service.folder, [output]) == []
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from botkit.errors import ConnectFailed
-from botkit.exchange.client import ExchangeClient
+from botkit.live.client import ExchangeClient
 
 PACKAGE = Path(__file__).resolve().parents[2] / "botkit"
 

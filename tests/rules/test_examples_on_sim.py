@@ -14,6 +14,7 @@ from decimal import ROUND_CEILING, ROUND_FLOOR
 from pathlib import Path
 
 from botkit.exchange.models import OrderSide, PositionMode
+from botkit.exchange.queries import FillQuery, OrderQuery, PositionQuery
 from botkit.intents import Activity, CancelIntent, OrderIntent, RuleActivity
 from botkit.rules import Strategy, belongs_to, evaluate, load
 from botkit.runner.candles import CandleBook
@@ -58,9 +59,9 @@ class Driver:
             tickers={t.s: t for t in p.tickers()},
             positions=p.open_positions(),
             open_orders=p.open_orders(),
-            order_history=p.order_history(start=now - DAY, limit=100),
-            fills=p.fills(start=now - DAY, limit=100),
-            position_history=p.position_history(start=now - DAY, limit=100),
+            order_history=p.order_history(OrderQuery(start=now - DAY, limit=100)),
+            fills=p.fills(FillQuery(start=now - DAY, limit=100)),
+            position_history=p.position_history(PositionQuery(start=now - DAY, limit=100)),
             position_mode=p.position_mode(),
             candles=self.candles.at(
                 now, {x.bind(s.symbol) for s in self.strategies for x in s.series}
@@ -139,7 +140,7 @@ def test_one_way_examples_trade_within_six_simulated_hours() -> None:
     assert d.placed[("btc-dip-ladder", "ladder-on-dip")] >= 12
     assert d.fired[("btc-exits", "take-profit")] + d.fired[("btc-exits", "stop-loss")] >= 1
     assert d.placed[("eth-margin-sized", "enter-long")] >= 1
-    assert d.port.fills(limit=100)
+    assert d.port.fills(FillQuery(limit=100))
 
 
 def test_hedge_example_opens_both_legs_and_takes_profit() -> None:

@@ -13,8 +13,8 @@ import httpx
 import pytest
 
 from botkit.app.clients import SIM_BASE_URL
-from botkit.exchange.client import ExchangeClient
 from botkit.journal import Journal
+from botkit.live.client import ExchangeClient
 from botkit.pipeline import GuardSettings
 from botkit.rules.store import StrategyStore
 from botkit.runner.cycle import EvaluationRecords, Runner

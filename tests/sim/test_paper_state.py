@@ -16,7 +16,7 @@ import pytest
 
 from botkit.errors import PaperStateError, PaperStateLocked
 from botkit.exchange import signing
-from botkit.exchange.http import dumps
+from botkit.live.http import dumps
 from botkit.sim import ManualClock, SimApi, SimEngine
 from botkit.sim.config import SimConfig, load_sim_config
 from botkit.sim.inprocess import SimHandle, make_sim

@@ -20,6 +20,7 @@ from botkit.exchange.models import (
     PosSide,
 )
 from botkit.exchange.port import ExchangePort
+from botkit.exchange.queries import FillQuery, OrderQuery, PositionQuery
 from botkit.sim.port import SimPort
 from tests.sim.conftest import BTC, Sim
 
@@ -88,9 +89,9 @@ def test_port_refuses_caller_mistakes_before_sending(port: SimPort) -> None:
     with pytest.raises(RequestValidationError):
         port.place_orders([])
     with pytest.raises(RequestValidationError, match="limit must be between 1 and 100"):
-        port.order_history(limit=101)
+        port.order_history(OrderQuery(limit=101))
     with pytest.raises(RequestValidationError, match="after"):
-        port.fills(start=2, end=1)
+        port.fills(FillQuery(start=2, end=1))
     with pytest.raises(RequestValidationError):
         port.cancel_orders(BTC, cl_ord_ids=[str(i) for i in range(11)])
 
@@ -114,11 +115,11 @@ def test_port_history_paging_and_position_history(sim: Sim, port: SimPort) -> No
     for i in range(6):
         port.place_orders([req("BUY" if i % 2 == 0 else "SELL", clOrdId=f"p{i}")])
         sim.clock.advance(1000)
-    page = port.order_history(limit=4)
-    rest = port.order_history(limit=4, from_id=page[-1].ordId)
+    page = port.order_history(OrderQuery(limit=4))
+    rest = port.order_history(OrderQuery(limit=4, from_id=page[-1].ordId))
     assert [o.clOrdId for o in page + rest] == [f"p{i}" for i in range(5, -1, -1)]
-    assert len(port.position_history(mgn_mode=MarginMode.CROSS)) == 3
-    assert port.order_history(type=OrderType.LIMIT) == []
+    assert len(port.position_history(PositionQuery(mgn_mode=MarginMode.CROSS))) == 3
+    assert port.order_history(OrderQuery(type=OrderType.LIMIT)) == []
 
 
 def test_port_unknown_symbol_is_rejected(port: SimPort) -> None:

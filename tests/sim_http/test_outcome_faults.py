@@ -14,8 +14,8 @@ import pytest
 
 from botkit.cli import main
 from botkit.errors import OutcomeUnknown
-from botkit.exchange.client import ExchangeClient
 from botkit.exchange.models import OrderRequest, OrderSide, OrderType
+from botkit.live.client import ExchangeClient
 from botkit.sim.clock import ManualClock, WallClock
 from botkit.sim.config import SimConfig, default_config_text, parse_sim_config
 from botkit.sim.inprocess import SimHandle, make_sim

@@ -18,8 +18,9 @@ from pathlib import Path
 import pytest
 
 from botkit.errors import BotkitError
-from botkit.exchange.client import ExchangeClient
 from botkit.exchange.models import OrderRequest, OrderSide, OrderType
+from botkit.exchange.queries import FillQuery
+from botkit.live.client import ExchangeClient
 from botkit.sim.config import load_sim_config
 from tests.pipeline.simharness import client_for
 from tests.simserve import clean_env
@@ -101,7 +102,7 @@ def test_orders_placed_over_http_survive_kill_9_and_a_restart_with_state(tmp_pat
                 [OrderRequest(symbol=BTC, side=OrderSide.BUY, type=OrderType.MARKET, sz=Decimal(2))]
             )
             assert taken.accepted
-            fills = client.fills(symbol=BTC, limit=100)
+            fills = client.fills(FillQuery(symbol=BTC, limit=100))
             before = (client.balance(), client.open_positions(), fills)
         enough = threading.Event()
 
@@ -132,7 +133,7 @@ def test_orders_placed_over_http_survive_kill_9_and_a_restart_with_state(tmp_pat
             resting = _all_open(client)
             assert set(acked) <= resting  # every answered order is there (one more batch may be)
             assert resting <= {_resting(n).clOrdId for n in range(len(acked) + 10)}
-            fills = client.fills(symbol=BTC, limit=100)
+            fills = client.fills(FillQuery(symbol=BTC, limit=100))
             after = (client.balance(), client.open_positions(), fills)
     wallet = [(b.eq or 0) - (b.upl or 0) for b in (before[0], after[0])]  # upl moves with marks
     assert wallet[0] == wallet[1]  # nothing filled since: the wallet is as it was

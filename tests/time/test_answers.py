@@ -23,9 +23,9 @@ from botkit.errors import (
     OutcomeUnknown,
     ReadTimedOut,
 )
-from botkit.exchange.client import ExchangeClient
-from botkit.exchange.clock import ClockSync
 from botkit.exchange.models import OrderRequest
+from botkit.live.client import ExchangeClient
+from botkit.live.clock import ClockSync
 from botkit.sim.clock import ManualClock, WallClock
 from botkit.sim.inprocess import SimHandle, make_sim
 from botkit.sim.server import SimServer

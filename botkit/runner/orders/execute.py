@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 
 from botkit.errors import StopRequested
-from botkit.exchange.port import ExchangePort
+from botkit.exchange.port import OrderSending
 from botkit.pipeline.band import BAND_CODE, BandCheck
 from botkit.pipeline.plan import Plan, PlannedOrder, Refusal
 from botkit.ports.journal import JournalPort, NewOrder, OrderOutcome, Outcome
@@ -127,7 +127,7 @@ class Executor:
 
     def __init__(
         self,
-        port: ExchangePort,
+        port: OrderSending,
         journal: JournalPort,
         *,
         resync: Callable[[], object] | None = None,

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from loguru import logger
 
 from botkit.errors import ExchangeError, TransientError
-from botkit.exchange.port import ExchangePort
+from botkit.exchange.port import OrderLookup
 from botkit.ports.journal import JournalPort, OrderFilter, OrderOutcome, OrderState, Outcome
 from botkit.retry import Retry, Sleep, backoff, tries, wait_answer
 from botkit.runner.orders.lookup import find_order
@@ -59,7 +59,7 @@ class ReconcileReport:
 
 def reconcile(
     journal: JournalPort,
-    port: ExchangePort,
+    port: OrderLookup,
     *,
     clock: Callable[[], int] | None = None,
     grace_ms: int = 0,
@@ -185,7 +185,7 @@ class Rechecker:
     def run(
         self,
         journal: JournalPort,
-        port: ExchangePort,
+        port: OrderLookup,
         now_ms: int,
         *,
         sleep: Callable[[float], None] = time.sleep,

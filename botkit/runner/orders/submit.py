@@ -48,7 +48,7 @@ from botkit.errors import (
     TransientError,
 )
 from botkit.exchange.models import OrderRequest, PlaceResult
-from botkit.exchange.port import ExchangePort
+from botkit.exchange.port import Placing
 from botkit.pipeline.band import Gate
 from botkit.pipeline.batching import match_results
 from botkit.ports.journal import OrderOutcome, Outcome
@@ -138,11 +138,12 @@ def _ids(requests: Sequence[OrderRequest]) -> tuple[str, ...]:
 
 
 class Submitter:
-    """Sends batches through an :class:`ExchangePort` with the retry rules above."""
+    """Sends batches through a :class:`~botkit.exchange.port.Placing` port with the retry rules
+    above."""
 
     def __init__(
         self,
-        port: ExchangePort,
+        port: Placing,
         *,
         resync: Callable[[], object] | None = None,
         sleep: Callable[[float], None] = time.sleep,

@@ -3,9 +3,9 @@
 Implements :class:`~botkit.exchange.port.ExchangePort` (and more: reference data, order book,
 leverage). Parameters are checked before a request leaves (:mod:`botkit.exchange.params`);
 answers are parsed into :mod:`botkit.exchange.models` with Decimal amounts; every failure is one
-:mod:`botkit.errors` class (:mod:`botkit.exchange.http`). Public market-data and reference paths
+:mod:`botkit.errors` class (:mod:`botkit.live.http`). Public market-data and reference paths
 go unsigned, account and trade paths are signed with the chosen scheme (``v3`` or ``pf``) and a
-timestamp from :class:`~botkit.exchange.clock.ClockSync`. The client never retries.
+timestamp from :class:`~botkit.live.clock.ClockSync`. The client never retries.
 
 The constructor takes an optional ``httpx`` transport: tests pass ``httpx.MockTransport``, the
 embedded simulator passes its in-process transport, production uses the network.
@@ -18,10 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from botkit.errors import NotFoundError, RequestContext
-from botkit.exchange import http
 from botkit.exchange import params as p
-from botkit.exchange.client_base import as_list, first
-from botkit.exchange.market_data import MarketDataEndpoints
 from botkit.exchange.models import (
     Balance,
     CancelResult,
@@ -41,7 +38,16 @@ from botkit.exchange.models import (
     PosSide,
 )
 from botkit.exchange.paging import iter_pages
-from botkit.exchange.port import Direction
+from botkit.exchange.queries import (
+    Direction,
+    FillQuery,
+    HistoryQuery,
+    OrderQuery,
+    PositionQuery,
+)
+from botkit.live import http
+from botkit.live.client_base import as_list, first
+from botkit.live.market_data import MarketDataEndpoints
 
 __all__ = ["ExchangeClient"]
 
@@ -126,81 +132,34 @@ class ExchangeClient(MarketDataEndpoints):
             raise NotFoundError(404, "order not found", context=ctx)
         return self._parse(OpenOrder, found, ctx)
 
-    def order_history(
-        self,
-        *,
-        symbol: str | None = None,
-        side: OrderSide | str | None = None,
-        ord_id: str | None = None,
-        cl_ord_id: str | None = None,
-        state: OrderHistoryState | str | None = None,
-        type: OrderType | str | None = None,
-        start: int | None = None,
-        end: int | None = None,
-        from_id: str | None = None,
-        limit: int | None = None,
-        direct: Direction | None = None,
-    ) -> list[Order]:
+    def order_history(self, query: OrderQuery = OrderQuery()) -> list[Order]:
         """``GET /v3/trade/order/history``: one page of closed orders."""
         return self._get_list(
             Order,
             "/v3/trade/order/history",
             signed=True,
-            symbol=p.optional_text(symbol, "symbol"),
-            side=p.enum_word(side, OrderSide, "side"),
-            ordId=p.optional_text(ord_id, "ord_id"),
-            clOrdId=p.optional_text(cl_ord_id, "cl_ord_id"),
-            state=p.enum_word(state, OrderHistoryState, "state"),
-            type=p.enum_word(type, OrderType, "type"),
-            **_paging(start, end, from_id, limit, direct),
+            **_order_filter(query),
+            state=p.enum_word(query.state, OrderHistoryState, "state"),
+            type=p.enum_word(query.type, OrderType, "type"),
+            **_paging(query),
         )
 
-    def fills(
-        self,
-        *,
-        symbol: str | None = None,
-        side: OrderSide | str | None = None,
-        ord_id: str | None = None,
-        cl_ord_id: str | None = None,
-        start: int | None = None,
-        end: int | None = None,
-        from_id: str | None = None,
-        limit: int | None = None,
-        direct: Direction | None = None,
-    ) -> list[Fill]:
+    def fills(self, query: FillQuery = FillQuery()) -> list[Fill]:
         """``GET /v3/trade/order/trades``: one page of executions."""
         return self._get_list(
-            Fill,
-            "/v3/trade/order/trades",
-            signed=True,
-            symbol=p.optional_text(symbol, "symbol"),
-            side=p.enum_word(side, OrderSide, "side"),
-            ordId=p.optional_text(ord_id, "ord_id"),
-            clOrdId=p.optional_text(cl_ord_id, "cl_ord_id"),
-            **_paging(start, end, from_id, limit, direct),
+            Fill, "/v3/trade/order/trades", signed=True, **_order_filter(query), **_paging(query)
         )
 
-    def position_history(
-        self,
-        *,
-        symbol: str | None = None,
-        mgn_mode: MarginMode | str | None = None,
-        pos_side: PosSide | str | None = None,
-        start: int | None = None,
-        end: int | None = None,
-        from_id: str | None = None,
-        limit: int | None = None,
-        direct: Direction | None = None,
-    ) -> list[PositionHistory]:
+    def position_history(self, query: PositionQuery = PositionQuery()) -> list[PositionHistory]:
         """``GET /v3/trade/position/history``: one page of previous positions."""
         return self._get_list(
             PositionHistory,
             "/v3/trade/position/history",
             signed=True,
-            symbol=p.optional_text(symbol, "symbol"),
-            mgnMode=p.enum_word(mgn_mode, MarginMode, "mgn_mode"),
-            posSide=p.enum_word(pos_side, PosSide, "pos_side"),
-            **_paging(start, end, from_id, limit, direct),
+            symbol=p.optional_text(query.symbol, "symbol"),
+            mgnMode=p.enum_word(query.mgn_mode, MarginMode, "mgn_mode"),
+            posSide=p.enum_word(query.pos_side, PosSide, "pos_side"),
+            **_paging(query),
         )
 
     def position_mode(self) -> PositionMode:
@@ -319,20 +278,24 @@ class ExchangeClient(MarketDataEndpoints):
         self._call("POST", _AUTO_DEPOSIT_PATH, signed=True, body=body, scheme="pf")
 
 
-def _paging(
-    start: int | None,
-    end: int | None,
-    from_id: str | None,
-    limit: int | None,
-    direct: Direction | None,
-) -> dict[str, str | None]:
-    s_time, e_time = p.time_range(start, end)
+def _order_filter(query: OrderQuery | FillQuery) -> dict[str, str | None]:
+    """The filters closed orders and fills share, checked in this order."""
+    return {
+        "symbol": p.optional_text(query.symbol, "symbol"),
+        "side": p.enum_word(query.side, OrderSide, "side"),
+        "ordId": p.optional_text(query.ord_id, "ord_id"),
+        "clOrdId": p.optional_text(query.cl_ord_id, "cl_ord_id"),
+    }
+
+
+def _paging(query: HistoryQuery) -> dict[str, str | None]:
+    s_time, e_time = p.time_range(query.start, query.end)
     return {
         "sTime": s_time,
         "eTime": e_time,
-        "from": p.optional_text(from_id, "from_id"),
-        "limit": p.page_limit(limit),
-        "direct": p.direction(direct),
+        "from": p.optional_text(query.from_id, "from_id"),
+        "limit": p.page_limit(query.limit),
+        "direct": p.direction(query.direct),
     }
 
 

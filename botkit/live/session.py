@@ -1,7 +1,7 @@
 """One signed HTTP exchange with the API: serialise, sign, send, read, map errors.
 
 :class:`Session` owns the ``httpx.Client`` (connection reuse, timeouts), the credentials, the
-signing scheme and the :class:`~botkit.exchange.clock.ClockSync`. The body is serialised once
+signing scheme and the :class:`~botkit.live.clock.ClockSync`. The body is serialised once
 (compact JSON), those exact bytes are signed and sent; the query string sent is
 :func:`~botkit.exchange.signing.encode_query` of the parameters, exactly what was signed. The
 session never retries: the pipeline decides (tenacity), from the error class.
@@ -35,9 +35,9 @@ from botkit.errors import (
     SettingsError,
     TimestampExpired,
 )
-from botkit.exchange import http
-from botkit.exchange.clock import ClockSync
 from botkit.exchange.signing import Scheme, encode_query, pf_headers, v3_headers
+from botkit.live import http
+from botkit.live.clock import ClockSync
 
 __all__ = ["MAX_ANSWER_BYTES", "Session"]
 

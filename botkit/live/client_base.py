@@ -1,9 +1,9 @@
-"""``ClientBase``: the plumbing under :class:`~botkit.exchange.client.ExchangeClient`.
+"""``ClientBase``: the plumbing under :class:`~botkit.live.client.ExchangeClient`.
 
-Owns the :class:`~botkit.exchange.session.Session` (httpx, signing, error mapping) and the
-:class:`~botkit.exchange.clock.ClockSync`, and turns answers into models: a payload the models
+Owns the :class:`~botkit.live.session.Session` (httpx, signing, error mapping) and the
+:class:`~botkit.live.clock.ClockSync`, and turns answers into models: a payload the models
 refuse is a :class:`~botkit.errors.MalformedResponse` naming the field. The endpoint methods
-live in :mod:`botkit.exchange.market_data` (unsigned) and :mod:`botkit.exchange.client`.
+live in :mod:`botkit.live.market_data` (unsigned) and :mod:`botkit.live.client`.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ import httpx
 from pydantic import SecretStr, TypeAdapter, ValidationError
 
 from botkit.errors import RequestContext
-from botkit.exchange import http
-from botkit.exchange.clock import ClockSync, SyncSample
-from botkit.exchange.session import MAX_ANSWER_BYTES, Session
 from botkit.exchange.signing import Scheme
+from botkit.live import http
+from botkit.live.clock import ClockSync, SyncSample
+from botkit.live.session import MAX_ANSWER_BYTES, Session
 
 __all__ = ["ClientBase", "as_list", "first", "model_problem", "path_segment"]
 

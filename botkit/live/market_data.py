@@ -1,9 +1,10 @@
 """Reference data (spec 4.1) and market data (notes): the unsigned endpoints of the client.
 
-:class:`MarketDataEndpoints` is a base of :class:`~botkit.exchange.client.ExchangeClient`. The
-spot reference paths may answer with or without the v3 envelope (the live ones answer bare
-JSON, the simulator wraps them): both are accepted. Market-data answers that are an object for
-one symbol and a list for all come back as a list.
+:class:`MarketDataEndpoints` is a base of :class:`~botkit.live.client.ExchangeClient`. The
+spot reference paths answer bare JSON (spec 4.1; the exchange and the simulator alike — their
+errors as ``{code, msg}``); an answer inside the v3 envelope is read too (simulators before
+issue 18 wrapped them). Market-data answers that are an object for one symbol and a list for
+all come back as a list.
 """
 
 from __future__ import annotations
@@ -13,9 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from botkit.errors import RequestContext
-from botkit.exchange import http
 from botkit.exchange import params as p
-from botkit.exchange.client_base import ClientBase, as_list, first, model_problem, path_segment
 from botkit.exchange.models import (
     Candle,
     CurrencyV1,
@@ -31,6 +30,8 @@ from botkit.exchange.models import (
     RiskLimitTier,
     Ticker,
 )
+from botkit.live import http
+from botkit.live.client_base import ClientBase, as_list, first, model_problem, path_segment
 
 __all__ = ["MarketDataEndpoints"]
 

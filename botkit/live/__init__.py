@@ -1,0 +1,1 @@
+"""botkit.live: the live exchange adapter (signed HTTP, clock sync, the ``ExchangeClient``)."""
