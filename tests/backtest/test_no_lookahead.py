@@ -51,6 +51,7 @@ def test_seeing_only_closed_hours_makes_no_peeking_profit(
     out = capsys.readouterr().out
     orders = re.search(r"placed (\d+) · filled (\d+)", out)
     realized = re.search(r"realized (-?[\d,.]+)", out)
-    assert orders is not None and realized is not None, out
+    assert orders is not None, out
+    assert realized is not None, out
     assert int(orders.group(2)) >= 4, out  # it traded: in at each rise's top, out at each bottom
     assert Decimal(realized.group(1).replace(",", "")) < 0, out
