@@ -148,7 +148,7 @@ def _options(args: argparse.Namespace) -> BacktestOptions:
 def _single(args: argparse.Namespace, prepared: Prepared, repeats: Repeats) -> int:
     from botkit.app.backtest import backtest_journal, execute
     from botkit.backtest.report import render_summary, write_report
-    from botkit.sim.clock import ManualClock
+    from botkit.clock import ManualClock
 
     clock = ManualClock(prepared.series.start_ms)
     journal = None

@@ -9,6 +9,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from botkit.sim.clock import ManualClock
 
 from botkit.app.backtest import make_runner
 from botkit.backtest.bars import Bar
@@ -17,7 +18,6 @@ from botkit.backtest.setup import backtest_sim_config
 from botkit.cli import main
 from botkit.journal import Journal
 from botkit.rules.loader import loads
-from botkit.sim.clock import ManualClock
 from botkit.sim.config import load_sim_config
 from botkit.sim.inprocess import make_sim
 from botkit.sim.port import SimPort
