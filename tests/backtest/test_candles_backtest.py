@@ -9,13 +9,13 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from botkit.sim.clock import ManualClock
 
 from botkit.app.backtest import make_runner
 from botkit.backtest.bars import Bar
 from botkit.backtest.path import candle_path
 from botkit.backtest.setup import backtest_sim_config
 from botkit.cli import main
+from botkit.clock import ManualClock
 from botkit.journal import Journal
 from botkit.rules.loader import loads
 from botkit.sim.config import load_sim_config
