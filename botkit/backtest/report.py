@@ -73,6 +73,7 @@ def summary_data(result: BacktestResult, figures: Figures | None = None) -> dict
         "figures": fig.as_dict(),
         "max_drawdown_from": None if peak is None else format_time(peak),
         "max_drawdown_to": None if trough is None else format_time(trough),
+        "by_rule": {rule: dict(counts) for rule, counts in result.by_rule.items()},
         "refused_by_reason": _ranked(result.refused_by_reason),
         "rejected_by_code": _ranked(result.rejected_by_code),
         "final_positions": [
@@ -131,6 +132,11 @@ def render_summary(result: BacktestResult, figures: Figures | None = None) -> st
         )
     lines.append(drawdown)
     lines.append(f"Exposure   {f.exposure_time * 100:.2f} % of the time in a position")
+    for i, (rule, counts) in enumerate(result.by_rule.items()):
+        lines.append(
+            f"{'Rules' if i == 0 else '':<10} {rule}: placed {counts.get('placed', 0):,}"
+            f" · cancelled {counts.get('cancelled', 0):,} · replaced {counts.get('replaced', 0):,}"
+        )
     for p in result.final_positions:
         lines.append(
             f"Position   {p.symbol} {p.pos_side} {_text(p.qty)} @ {_text(p.avg_px) or '-'}  "

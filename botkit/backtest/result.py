@@ -153,6 +153,10 @@ class BacktestResult:
     realized_pnl: Decimal = _ZERO
     unrealized_pnl: Decimal = _ZERO
     fees: Decimal = _ZERO
+    by_rule: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    """Per ``strategy/rule``: orders ``placed`` (the exchange accepted them), ``cancelled`` (by
+    a cancel action, a ``keep:`` reconcile or a removed file) and ``replaced`` (a kept order
+    cancelled and sent again because it drifted)."""
     meta: Mapping[str, str] = field(default_factory=dict)
     """What the run was (data file, strategies, settings, seed): shown as given, in order."""
     notes: Sequence[str] = ()
