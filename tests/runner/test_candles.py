@@ -136,3 +136,28 @@ def test_a_long_warm_up_is_read_in_pages_then_one_candle_at_a_time(rig: Rig) -> 
     assert rig.transport.calls[CANDLES] == 3
     expected = Decimal(sum(closes[-149:]) + 61000) / 150
     assert Decimal(values["sma(close('1m'), 150)"]) == expected
+
+
+KEPT = """\
+    strategy: s
+    symbol: BTC_USDT_PERP
+    every: 1m
+    rules:
+      - name: watch
+        when: {when}
+        keep:
+          order: {{side: BUY, type: LIMIT, px: 59000, sz: 1}}
+"""
+
+
+def test_a_kept_rule_warming_up_leaves_its_orders_resting(rig: Rig) -> None:
+    _minutes(rig, [60000, 60010])
+    rig.clock.set(T0 + 2 * MINUTE)
+    rig.write("s.yaml", KEPT.format(when="price.mark > 0"))
+    rig.runner.run_cycle()
+    assert len(rig.client.open_orders("BTC_USDT_PERP")) == 1
+    rig.write("s.yaml", KEPT.format(when="price.mark > 0 and sma(close('1m'), 5) > 0"))
+    rig.clock.set(T0 + 3 * MINUTE)
+    status, reason, _values = _result(rig)
+    assert status is RuleStatus.WARMING_UP, reason
+    assert len(rig.client.open_orders("BTC_USDT_PERP")) == 1  # not cancelled for want of data
