@@ -21,7 +21,8 @@ def test_demo_trades_the_examples_and_leaves_a_readable_journal(
     out = capsys.readouterr().out
     assert "Ran 121 cycles over 2.0h." in out
     assert (
-        "Cycles: 121; strategies: btc-dip-ladder, btc-exits, btc-grid-keep, eth-margin-sized" in out
+        "Cycles: 121; strategies: btc-dip-ladder, btc-ema-cross, btc-exits, btc-grid-keep,"
+        " btc-rsi-ladder, eth-margin-sized" in out
     )
     assert "Kept orders resting now" in out  # the kept grid and ladder, rung by rung
     assert "btc-grid-keep/grid" in out
