@@ -203,7 +203,7 @@ def show_figure(name: str, value: str | int | None) -> str:
     text = f"{number:,.2f}"
     if text.startswith("-") and not text.strip("-0.,"):
         text = text[1:]  # -0.001 shows as 0.00, not -0.00
-    return f"{text} %" if name in PERCENTAGES else text
+    return f"{text}%" if name in PERCENTAGES else text
 
 
 def _max_drawdown(
