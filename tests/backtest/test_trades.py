@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import csv
 import json
-from decimal import Decimal as D
+from decimal import Decimal as D  # noqa: N817
 from pathlib import Path
 
 import pytest
@@ -37,7 +37,8 @@ def fill(t: int, side: str, px: str, qty: str, fee: str, rule: str, *, pos_side:
 
 def test_partial_entries_and_exits_make_one_round_trip() -> None:
     fills = [fill(1, "BUY", "100", "1", "0.1", "a"), fill(2, "BUY", "90", "1", "0.1", "b"),
-             fill(3, "SELL", "110", "1.5", "0.2", "x"), fill(4, "SELL", "120", "0.5", "0.05", "y")]  # fmt: skip
+             fill(3, "SELL", "110", "1.5", "0.2", "x"),
+             fill(4, "SELL", "120", "0.5", "0.05", "y")]  # fmt: skip
     [trade] = build_trades(fills, end_ms=10)
     assert (trade.side, trade.status, trade.qty, trade.fills) == ("long", "closed", D(2), 4)
     assert (trade.entry_px, trade.exit_px) == (D(95), D("112.5"))
@@ -86,7 +87,8 @@ def test_contract_value_rebates_and_an_open_trade_at_the_mark() -> None:
 def test_attribution_tables_each_add_up_to_the_trades_net() -> None:
     fills = [fill(1, "BUY", "100", "1", "0.1", "a"), fill(2, "SELL", "110", "1", "0.1", "x"),
              fill(3, "BUY", "100", "1", "0.1", "b"), fill(4, "SELL", "95", "1", "0.1", "y"),
-             fill(5, "BUY", "100", "1", "0.1", "a"), fill(6, "SELL", "90", "1", "0.1", "x")]  # fmt: skip
+             fill(5, "BUY", "100", "1", "0.1", "a"),
+             fill(6, "SELL", "90", "1", "0.1", "x")]  # fmt: skip
     trades = build_trades(fills, end_ms=10)
     total = sum(t.net for t in trades)
     for by in ("entry", "exit", "strategy"):
@@ -175,7 +177,8 @@ def test_week_per_rule_net_pnl_adds_up_to_the_accounts(week: Path) -> None:
 def test_week_trades_csv_and_tagged_fills(week: Path) -> None:
     with (week / "fills.csv").open() as f:
         fills = list(csv.DictReader(f))
-    assert fills and all(r["strategy"] and r["rule"] for r in fills)
+    assert fills
+    assert all(r["strategy"] and r["rule"] for r in fills)
     assert {r["posSide"] for r in fills} == {"BOTH"}
     with (week / "trades.csv").open() as f:
         trades = list(csv.DictReader(f))
@@ -197,7 +200,8 @@ def test_summary_json_keeps_plain_names_and_raw_values(week: Path) -> None:
     D(figures["sharpe"])  # a plain decimal string, not "0.58" or "88 %"
     assert "%" not in figures["win_rate"]
     html = (week / "index.html").read_text()
-    assert "btc-exits/take-profit" in html and "trades.csv" in html
+    assert "btc-exits/take-profit" in html
+    assert "trades.csv" in html
 
 
 def test_a_sweep_ranks_by_sharpe(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -212,4 +216,5 @@ def test_a_sweep_ranks_by_sharpe(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert lines[3].split()[:3] == ["2", "0.5", "-"]  # never traded: no Sharpe, ranked last
     with (tmp_path / "sweep.csv").open() as f:
         rows = list(csv.DictReader(f))
-    assert rows[0]["dip"] == "0.002" and rows[0]["sharpe"]
+    assert rows[0]["dip"] == "0.002"
+    assert rows[0]["sharpe"]
