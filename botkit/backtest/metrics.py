@@ -185,10 +185,10 @@ def format_duration(ms: int) -> str:
     return f"{secs}s"
 
 
-def show_figure(name: str, value: str | int | None) -> str:
-    """A figure of :meth:`Figures.as_dict` for a person: percentages, ISO instants,
-    durations, ratios with 2 decimals, money with 2 decimals and thousands, counts as they are;
-    ``-`` when undefined."""
+def show_figure(name: str, value: str | int | None, percent: str = "%") -> str:
+    """A figure of :meth:`Figures.as_dict` for a person: percentages (followed by
+    ``percent``), ISO instants, durations, ratios with 2 decimals, money with 2 decimals and
+    thousands, counts as they are; ``-`` when undefined."""
     if value is None:
         return "-"
     if name in INSTANTS:
@@ -203,7 +203,7 @@ def show_figure(name: str, value: str | int | None) -> str:
     text = f"{number:,.2f}"
     if text.startswith("-") and not text.strip("-0.,"):
         text = text[1:]  # -0.001 shows as 0.00, not -0.00
-    return f"{text}%" if name in PERCENTAGES else text
+    return f"{text}{percent}" if name in PERCENTAGES else text
 
 
 def _max_drawdown(

@@ -157,7 +157,7 @@ def render_rules(trades: Sequence[Trade], currency: str) -> list[str]:
         for i, r in enumerate(attribute(trades, by)):
             lines.append(
                 f"{title if i == 0 else '':<10} {r.key:<34} {r.trades:>7,} "
-                f"{show_figure('win_rate', str(r.win_rate)):>9} {_money(r.net):>12} "
+                f"{show_figure('win_rate', str(r.win_rate), ' %'):>9} {_money(r.net):>12} "
                 f"{_money(r.fees):>10}"
             )
     lines.append(f"{'':<10} (net of fees, in {currency}; a trade counts once in each table)")
@@ -177,7 +177,7 @@ def render_summary(
     period = f"{format_time(result.start_ms)} → {format_time(result.end_ms)}"
 
     def show(name: str) -> str:
-        return show_figure(name, f.as_dict()[name])
+        return show_figure(name, f.as_dict()[name], " %")
 
     lines = [
         f"Backtest   {result.symbol} {format_interval(result.interval_ms)}  {period}  "
@@ -262,12 +262,20 @@ def _trade_row(t: Trade) -> list[object]:
     ]  # fmt: skip
 
 
-def write_report(result: BacktestResult, directory: str | Path) -> list[Path]:
-    """Write every report file into ``directory`` (created); returns their paths."""
+def write_report(
+    result: BacktestResult,
+    directory: str | Path,
+    figures: Figures | None = None,
+    trades: Sequence[Trade] | None = None,
+) -> list[Path]:
+    """Write every report file into ``directory`` (created); returns their paths. ``figures``
+    and ``trades``: the result's, when the caller has them already."""
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
-    trades = result_trades(result)
-    figures = compute_figures(result, trades)
+    if trades is None:
+        trades = result_trades(result)
+    if figures is None:
+        figures = compute_figures(result, trades)
     data = summary_data(result, figures, trades)
     (folder / "summary.json").write_text(
         json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"

@@ -96,11 +96,12 @@ def _trade_row(t: Trade) -> list[object]:
 def _rules(rows: Sequence[RuleRow], empty: str) -> str:
     if not rows:
         return f'<p class="muted">{escape(empty)}</p>'
-    return _table(
-        _RULE_HEAD,
-        [[r.key, r.trades, show_figure("win_rate", str(r.win_rate)), _dec(r.net), _dec(r.fees)]
-         for r in rows],
-    )  # fmt: skip
+    body = [
+        [r.key, r.trades, show_figure("win_rate", str(r.win_rate), " %"), _dec(r.net),
+         _dec(r.fees)]
+        for r in rows
+    ]  # fmt: skip
+    return _table(_RULE_HEAD, body)
 
 
 def render_html(
@@ -136,7 +137,7 @@ def render_html(
         "<h2>Price and fills</h2>",
         '<img src="price.png" alt="price with buys and sells marked">',
         "<h2>Figures</h2>",
-        _pairs({k: show_figure(k, v) for k, v in raw.items()}, "no figures"),
+        _pairs({k: show_figure(k, v, " %") for k, v in raw.items()}, "no figures"),
         "<h2>Net PnL by rule</h2>",
         '<p class="muted">Each trade counts once under the rule that opened it and once under '
         "the rule that closed it; net of fees. Each table adds up to the trades' net PnL.</p>",
