@@ -116,7 +116,7 @@ class Figures:
         out: dict[str, str | int | None] = {}
         for name in FIGURE_NAMES:
             value = getattr(self, _ATTRS.get(name, name))
-            out[name] = str(value) if isinstance(value, Decimal) else value
+            out[name] = format(value, "f") if isinstance(value, Decimal) else value
         return out
 
 

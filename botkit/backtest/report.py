@@ -74,7 +74,7 @@ def _ranked(counts: Mapping[str, int]) -> dict[str, int]:
 
 def _rule_rows(rows: Iterable[RuleRow]) -> list[dict[str, Any]]:
     return [
-        {"key": r.key, "trades": r.trades, "wins": r.wins, "win_rate": str(r.win_rate),
+        {"key": r.key, "trades": r.trades, "wins": r.wins, "win_rate": _text(r.win_rate),
          "net_pnl": _text(r.net), "fees": _text(r.fees)}
         for r in rows
     ]  # fmt: skip

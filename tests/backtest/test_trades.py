@@ -218,3 +218,74 @@ def test_a_sweep_ranks_by_sharpe(tmp_path: Path, capsys: pytest.CaptureFixture[s
         rows = list(csv.DictReader(f))
     assert rows[0]["dip"] == "0.002"
     assert rows[0]["sharpe"]
+
+
+FLIPPER = """
+strategy: flipper
+symbol: BTC_USDT_PERP
+every: 1h
+margin: {mode: CROSS, position_mode: ONE_WAY}
+rules:
+  - name: open
+    when: position.qty == 0
+    place: {order: {side: BUY, sz: 1}}
+  - name: flip-short
+    when: position.qty > 0
+    place: {order: {side: SELL, sz: 2}}
+  - name: flip-long
+    when: position.qty < 0
+    place: {order: {side: BUY, sz: 2}}
+"""
+
+
+def test_flips_on_the_simulator_split_into_trades_that_add_up(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    strategy = tmp_path / "flipper.yaml"
+    strategy.write_text(FLIPPER)
+    argv = ["backtest", "--data", str(DATA), "--strategies", str(strategy),
+            "--start", "2024-01-01T00:00:00Z", "--end", "2024-01-01T06:00:00Z",
+            "--report", str(tmp_path / "rep")]  # fmt: skip
+    assert main(argv) == 0
+    capsys.readouterr()
+    with (tmp_path / "rep" / "trades.csv").open() as f:
+        trades = list(csv.DictReader(f))
+    # open at 01:00, then every hour a 2-lot market order closes one side and opens the other
+    assert [(t["side"], t["entry_rule"], t["exit_rule"], t["status"]) for t in trades[:3]] == [
+        ("long", "open", "flip-short", "closed"),
+        ("short", "flip-short", "flip-long", "closed"),
+        ("long", "flip-long", "flip-short", "closed"),
+    ]
+    assert trades[-1]["status"] == "open"
+    assert all(t["qty"] == "1" for t in trades)
+    figures = json.loads((tmp_path / "rep" / "summary.json").read_text())["figures"]
+    assert sum(D(t["net_pnl"]) for t in trades) == D(figures["net_pnl"])
+    assert sum(D(t["fees"]) for t in trades) == D(figures["fees"])
+
+
+def test_hedge_legs_on_the_simulator_are_separate_trades_that_add_up(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data, config = tmp_path / "eth.csv", tmp_path / "sim.toml"
+    assert main(["data", "synth", "--symbol", "ETH_USDT_PERP", "--start", "2024-01-01",
+                 "--candles", "2880", "--start-price", "2300", "--seed", "3",
+                 "--out", str(data)]) == 0  # fmt: skip
+    shipped = (ROOT / "configs" / "sim.toml").read_text()
+    config.write_text(shipped.replace('position_mode = "ONE_WAY"', 'position_mode = "HEDGE"', 1))
+    argv = ["backtest", "--data", str(data), "--sim-config", str(config), "--strategies",
+            str(ROOT / "strategies" / "hedge" / "eth-hedge-legs.yaml"),
+            "--report", str(tmp_path / "rep")]  # fmt: skip
+    assert main(argv) == 0
+    capsys.readouterr()
+    with (tmp_path / "rep" / "trades.csv").open() as f:
+        trades = list(csv.DictReader(f))
+    sides = {(t["posSide"], t["side"], t["entry_rule"]) for t in trades}
+    assert sides == {("LONG", "long", "open-long"), ("SHORT", "short", "open-short")}
+    overlapping = [(a, b) for a in trades for b in trades if a["posSide"] == "LONG"
+                   and b["posSide"] == "SHORT" and a["entry_time_ms"] < b["exit_time_ms"]
+                   and b["entry_time_ms"] < a["exit_time_ms"]]  # fmt: skip
+    assert overlapping, "both legs were open at once"
+    summary = json.loads((tmp_path / "rep" / "summary.json").read_text())
+    assert sum(D(t["net_pnl"]) for t in trades) == D(summary["figures"]["net_pnl"])
+    closed_by = {r["key"] for r in summary["attribution"]["closed_by"]}
+    assert "eth-hedge-legs/cut-both" in closed_by
