@@ -27,7 +27,7 @@ from botkit.backtest.candle_writer import write_candles
 from botkit.backtest.report import render_summary
 from botkit.backtest.setup import BacktestOptions, prepare
 from botkit.backtest.synth import SynthParams, synth_bars
-from botkit.sim.clock import ManualClock
+from botkit.clock import ManualClock
 
 T0 = 1_704_067_200_000  # 2024-01-01T00:00:00Z
 STRATEGY = Path(__file__).resolve().parents[1] / "strategies" / "btc-dip-ladder.yaml"

@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import SecretStr
 
 from botkit.app.clients import SIM_BASE_URL
+from botkit.clock import WallClock
 from botkit.exchange import signing
 from botkit.exchange.models import Balance, OrderSide, OrderType
 from botkit.exchange.port import ExchangePort
@@ -29,7 +30,6 @@ from botkit.live.client import ExchangeClient
 from botkit.live.clock import ClockSync
 from botkit.pipeline import build_plan
 from botkit.runner.orders import Executor, RetryPolicy
-from botkit.sim.clock import WallClock
 from botkit.sim.config import SimConfig, load_sim_config
 from botkit.sim.inprocess import make_sim
 from botkit.sim.port import SimPort

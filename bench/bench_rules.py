@@ -29,8 +29,9 @@ from botkit.exchange.models import (
     Ticker,
 )
 from botkit.intents import Activity, RuleActivity
-from botkit.rules import Strategy, client_order_id, evaluate, load
+from botkit.rules import Strategy, client_order_id, evaluate
 from botkit.snapshot import Snapshot
+from botkit.sources import load
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "strategies").glob("**/*.yaml"))

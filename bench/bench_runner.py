@@ -22,15 +22,16 @@ from typing import Any
 import httpx
 
 from botkit.app.clients import SIM_BASE_URL
+from botkit.clock import ManualClock
 from botkit.journal import Journal
 from botkit.rules.store import StrategyStore
 from botkit.runner.cycle import Runner
 from botkit.runner.execution import LiveExecution
 from botkit.runner.orders import Executor
 from botkit.service.logs import configure_logging
-from botkit.sim.clock import ManualClock
 from botkit.sim.config import SimConfig, load_sim_config
 from botkit.sim.inprocess import make_sim
+from botkit.sources import FileSource
 from tests.pipeline.simharness import client_for
 
 MINUTE = 60_000
@@ -88,7 +89,7 @@ def _setup(folder: Path, strategies: int, legs: int) -> tuple[Runner, ManualCloc
     executor = Executor(client, journal, resync=client.resync_clock, batch_rate=None)
     runner = Runner(
         port=client,
-        store=StrategyStore(folder / "strategies"),
+        store=StrategyStore(FileSource(folder / "strategies")),
         journal=journal,
         execution=LiveExecution(executor, client, journal),
         now_ms=client.clock.now_ms,

@@ -21,8 +21,9 @@ from __future__ import annotations
 import time
 from decimal import Decimal
 
+from botkit.clock import ManualClock
 from botkit.exchange.models import OrderRequest, OrderSide, OrderType
-from botkit.sim import ManualClock, SimEngine, load_sim_config
+from botkit.sim import SimEngine, load_sim_config
 from botkit.sim.port import SimPort
 
 SYMBOL = "BTC_USDT_PERP"

@@ -26,12 +26,12 @@ from decimal import Decimal
 from pathlib import Path
 
 from botkit.app.clients import SIM_BASE_URL
+from botkit.clock import WallClock
 from botkit.exchange import signing
 from botkit.exchange.models import OrderRequest, OrderSide, OrderType
 from botkit.live.client import ExchangeClient
 from botkit.live.clock import ClockSync
 from botkit.live.http import dumps
-from botkit.sim.clock import WallClock
 from botkit.sim.config import default_config_text, parse_sim_config
 from botkit.sim.inprocess import SimHandle, make_sim
 

@@ -316,7 +316,7 @@ class PaperStateLocked(PaperStateError):
 class StopRequested(BotkitError):
     """A stop was asked (SIGTERM / SIGINT) while waiting: a backoff, a retry, reconcile's grace.
 
-    Raised by the service's interruptible sleep (:class:`botkit.runner.stop.Stop`), so every wait
+    Raised by the service's interruptible sleep (:class:`botkit.clock.Stop`), so every wait
     that sleeps through the injected ``sleep`` ends at once. Nothing in flight is settled by it:
     orders whose fate is open stay unsettled and start-up reconcile looks them up.
     """

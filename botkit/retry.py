@@ -20,7 +20,7 @@ many tries, what happens when they run out — and says its *how* with the piece
   call — and hands a failed first try to tenacity as its attempt 1, so the retries, their waits,
   the hook and the error raised at the end are exactly those tenacity alone would give.
 * The sleep is injected: tests pass a fake and assert the exact sequence; the service passes
-  :meth:`botkit.runner.stop.Stop.sleep`, so a stop request ends any wait at once by raising
+  :meth:`botkit.clock.Stop.sleep`, so a stop request ends any wait at once by raising
   :class:`~botkit.errors.StopRequested`, which no policy retries: nothing outlives a SIGTERM.
 """
 

@@ -14,6 +14,7 @@ from tenacity import RetryCallState
 from tenacity.wait import wait_base
 
 import botkit.retry
+from botkit.clock import Stop
 from botkit.errors import (
     ConnectFailed,
     ExchangeRejected,
@@ -23,7 +24,6 @@ from botkit.errors import (
     TimestampExpired,
 )
 from botkit.retry import MAX_RETRY_AFTER, Retry, backoff, tries, wait_answer
-from botkit.runner.stop import Stop
 
 
 class Sleeps:

@@ -23,6 +23,7 @@ from botkit.backtest.driver import BacktestRun, replay
 from botkit.backtest.metrics import compute_figures
 from botkit.backtest.setup import BacktestOptions, Prepared, prepare
 from botkit.backtest.sweep import Variant, VariantOutcome
+from botkit.clock import ManualClock
 from botkit.errors import BotkitError
 from botkit.journal import Journal, lock_journal
 from botkit.rules import Strategy
@@ -31,10 +32,10 @@ from botkit.runner.cycle import EvaluationRecords, Runner
 from botkit.runner.execution import LiveExecution
 from botkit.runner.orders import Executor
 from botkit.runner.reader import ReadPolicy, SnapshotReader
-from botkit.sim.clock import ManualClock
 from botkit.sim.config import SimConfig
 from botkit.sim.engine import SimEngine
 from botkit.sim.port import SimPort
+from botkit.sources import FileSource
 
 __all__ = [
     "GROUP_ROWS",
@@ -67,7 +68,7 @@ class FixedStore(StrategyStore):
     while it runs, so nothing is re-read each cycle."""
 
     def __init__(self, strategies: Sequence[Strategy]) -> None:
-        super().__init__([])
+        super().__init__(FileSource([]))
         self._fixed = {s.name: s for s in strategies}
         self._pending = ReloadReport(loaded=tuple(strategies))
 

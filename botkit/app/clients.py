@@ -20,7 +20,7 @@ from typing import Literal
 
 import httpx
 
-from botkit.clock import Clock, wall_ms
+from botkit.clock import NowMs, wall_ms
 from botkit.live.client import ExchangeClient
 from botkit.live.clock import ClockSync
 from botkit.settings import Settings, check_live
@@ -46,7 +46,7 @@ def make_client(
     settings: Settings,
     *,
     transport: httpx.BaseTransport | None = None,
-    local_clock: Clock = wall_ms,
+    local_clock: NowMs = wall_ms,
     paper: Paper = "hold",
 ) -> ExchangeClient:
     """A client for ``settings``; ``transport`` replaces the network (or the simulator);

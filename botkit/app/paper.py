@@ -20,6 +20,7 @@ from typing import Literal
 from botkit.app.clients import SIM_BASE_URL
 from botkit.backtest.result import FillRow
 from botkit.backtest.trades import Trade, build_trades
+from botkit.clock import ManualClock, SimulatedTime
 from botkit.exchange.models import Position
 from botkit.exchange.paging import iter_history
 from botkit.exchange.queries import FillQuery, PositionQuery
@@ -32,10 +33,9 @@ from botkit.runner.cycle import CycleReport, Runner
 from botkit.runner.execution import LiveExecution
 from botkit.runner.loop import Loop
 from botkit.runner.orders import Executor
-from botkit.runner.simtime import SimulatedTime
 from botkit.service.notify import Notifier
-from botkit.sim.clock import ManualClock
 from botkit.sim.inprocess import SimHandle
+from botkit.sources import FileSource
 
 __all__ = ["PaperRun", "Summary", "run_paper", "sim_client", "summarize"]
 
@@ -83,7 +83,7 @@ def run_paper(
     executor = Executor(client, journal, resync=client.resync_clock, batch_rate=None)
     runner = Runner(
         port=client,
-        store=StrategyStore(strategies),
+        store=StrategyStore(FileSource(strategies)),
         journal=journal,
         execution=LiveExecution(executor, client, journal),
         now_ms=client.clock.now_ms,

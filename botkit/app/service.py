@@ -14,21 +14,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from botkit.app.clients import make_client
-from botkit.clock import wall_ms
+from botkit.clock import RealTimeWaiter, Stop, wall_ms
 from botkit.journal import Journal, lock_journal
 from botkit.live.client import ExchangeClient
 from botkit.pipeline import GuardSettings
 from botkit.rules.store import StrategyStore
 from botkit.runner.cycle import CycleReport, Runner
 from botkit.runner.execution import DryRunExecution, Execution, LiveExecution
-from botkit.runner.loop import Loop, RealTimeWaiter, install_signal_handlers
+from botkit.runner.loop import Loop, install_signal_handlers
 from botkit.runner.manual import ManualRun
 from botkit.runner.orders import Executor
 from botkit.runner.reader import SnapshotReader
-from botkit.runner.stop import Stop
 from botkit.service.metrics import Metrics
 from botkit.service.notify import Notifier
 from botkit.settings import Settings
+from botkit.sources import FileSource
 
 __all__ = [
     "SPEC_WINDOW_MS",
@@ -143,7 +143,7 @@ def assemble(
     """Wire a :class:`Runner` for ``settings`` (``dry_run`` overrides the setting).
 
     ``sleep``: how the pipeline waits (backoffs, retries, reconcile's grace); the service passes
-    its :meth:`~botkit.runner.stop.Stop.sleep` so a stop request cuts every wait short.
+    its :meth:`~botkit.clock.Stop.sleep` so a stop request cuts every wait short.
     The journal runs on the exchange clock (the client's synced estimate), the clock the runner
     decides with: fire times, cooldowns, ``max_fires`` and every journal time compare on it.
     The journal is held (:func:`open_journal`, ``command`` names this process) before any
@@ -171,8 +171,10 @@ def assemble(
     runner = Runner(
         port=client,
         store=StrategyStore(
-            strategies or [settings.strategies_dir],
-            outside_links=settings.allow_strategy_symlinks,
+            FileSource(
+                strategies or [settings.strategies_dir],
+                outside_links=settings.allow_strategy_symlinks,
+            )
         ),
         journal=journal,
         execution=execution,

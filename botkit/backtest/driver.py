@@ -2,7 +2,7 @@
 
 :func:`replay` is handed its parts by the composition root
 (:func:`botkit.app.backtest.run_backtest`): the embedded simulator on a
-:class:`~botkit.sim.clock.ManualClock` with the ``static`` price model (only the replay moves
+:class:`~botkit.clock.ManualClock` with the ``static`` price model (only the replay moves
 the mark), its in-process :class:`~botkit.sim.port.SimPort`, a journal, and the very
 :class:`~botkit.runner.cycle.Runner` the service runs. Per candle opening at ``t`` (interval
 ``i``):
@@ -33,12 +33,12 @@ from typing import Any
 from botkit.backtest.bars import Bar, CandleSeries
 from botkit.backtest.path import PathPoint, candle_path
 from botkit.backtest.result import BacktestResult, EquityPoint, FillRow, OrderRow, PositionRow
+from botkit.clock import ManualClock
 from botkit.exchange.paging import iter_history
 from botkit.exchange.port import AccountReads
 from botkit.exchange.queries import FillQuery, PositionQuery
 from botkit.journal import Journal, OrderFilter, Outcome
 from botkit.runner.cycle import CycleReport, Runner
-from botkit.sim.clock import ManualClock
 from botkit.sim.engine import SimEngine
 
 __all__ = ["BacktestRun", "price_points", "replay"]

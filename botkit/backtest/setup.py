@@ -20,16 +20,17 @@ from pathlib import Path
 
 from botkit.backtest.bars import CandleSeries
 from botkit.backtest.candles import load_candles
+from botkit.clock import ManualClock
 from botkit.errors import StrategyFileError, UsageError
 from botkit.exchange.models import Instrument
 from botkit.rules import Strategy
+from botkit.rules.check import load_scan
 from botkit.rules.durations import format_duration
-from botkit.rules.loader import loads_bytes, read_strategy_file
-from botkit.rules.store import discover
-from botkit.sim.clock import ManualClock
+from botkit.rules.loader import loads_bytes
 from botkit.sim.config import SimConfig, load_sim_config
 from botkit.sim.engine import SimEngine
 from botkit.sim.port import SimPort
+from botkit.sources import FileSource
 from botkit.timeparse import format_interval, format_time
 
 __all__ = [
@@ -161,20 +162,12 @@ class StrategyFiles:
 
     def __init__(self, paths: Sequence[Path], instruments: Mapping[str, Instrument]) -> None:
         self._instruments = instruments
-        files, missing = discover(paths)
-        problems = list(missing)
-        if not files and not missing:
+        scan = FileSource(paths, outside_links=True).scan()  # the files the user named
+        if not scan.files and not scan.missing:
             where = ", ".join(str(p) for p in paths)
             raise UsageError(f"no strategy files (*.yaml) in {where} — pass a file or a folder")
-        self._loaded: list[tuple[Path, bytes, Strategy]] = []
-        for path in files:
-            try:
-                raw = read_strategy_file(path, outside_links=True)  # the files the user named
-                self._loaded.append(
-                    (path, raw, loads_bytes(raw, str(path), instruments=instruments))
-                )
-            except StrategyFileError as exc:
-                problems.extend(exc.problems)
+        loaded, problems = load_scan(scan, instruments=instruments)
+        self._loaded = [(source.file, source.content, strategy) for source, strategy in loaded]
         if problems:
             raise StrategyFileError(problems)
         self._compiled: dict[tuple[int, tuple[tuple[str, Decimal], ...]], Strategy] = {}
@@ -186,7 +179,7 @@ class StrategyFiles:
         wanted = dict(params or {})
         used: set[str] = set()
         out: list[Strategy] = []
-        names: dict[str, Path] = {}
+        names: dict[str, str] = {}
         for index, (path, raw, strategy) in enumerate(self._loaded):
             mine: dict[str, Decimal] = {}
             for key, value in wanted.items():
@@ -197,7 +190,7 @@ class StrategyFiles:
                 cache_key = (index, tuple(sorted(mine.items())))
                 if cache_key not in self._compiled:
                     self._compiled[cache_key] = loads_bytes(
-                        raw, str(path), instruments=self._instruments, params=mine
+                        raw, path, instruments=self._instruments, params=mine
                     )
                 strategy = self._compiled[cache_key]
             if strategy.name in names:

@@ -149,7 +149,7 @@ def _single(args: argparse.Namespace, prepared: Prepared, repeats: Repeats) -> i
     from botkit.app.backtest import backtest_journal, execute
     from botkit.backtest.metrics import compute_figures, result_trades
     from botkit.backtest.report import render_summary, write_report
-    from botkit.sim.clock import ManualClock
+    from botkit.clock import ManualClock
 
     clock = ManualClock(prepared.series.start_ms)
     journal = None

@@ -155,7 +155,7 @@ def load_instruments(
 
 
 def run_check(args: argparse.Namespace) -> int:
-    from botkit.rules.check import check_paths
+    from botkit.sources import check_paths
 
     settings = _settings()  # strategies_dir, allow_strategy_symlinks, the instruments
     paths: list[str | Path] = list(args.paths)

@@ -190,7 +190,7 @@ def _fresh_journal(path: Path, clock: Callable[[], int]) -> Journal:
 
 def trade_on_paper(ctx: DemoContext) -> None:
     from botkit.app.paper import run_paper
-    from botkit.sim.clock import ManualClock
+    from botkit.clock import ManualClock
 
     options: PaperOptions = ctx.notes.get("paper", PaperOptions())
     if not isinstance(ctx.sim.clock, ManualClock):
@@ -316,7 +316,7 @@ def run_demo(
 ) -> DemoContext:
     """Run the demo steps against ``sim`` (default: a fresh simulator on wall time)."""
     from botkit.app.paper import sim_client
-    from botkit.sim.clock import WallClock
+    from botkit.clock import WallClock
     from botkit.sim.config import load_sim_config
     from botkit.sim.inprocess import make_sim
 
@@ -336,9 +336,8 @@ def run_demo(
 
 
 def _run(args: argparse.Namespace) -> int:
-    from botkit.clock import wall_ms
+    from botkit.clock import ManualClock, wall_ms
     from botkit.service.logs import configure_logging
-    from botkit.sim.clock import ManualClock
     from botkit.sim.config import load_sim_config
     from botkit.sim.inprocess import make_sim
 

@@ -89,7 +89,7 @@ def _run(args: argparse.Namespace) -> int:
     from loguru import logger
 
     from botkit.app.service import assemble, install_signal_handlers, reload_guards, service_loop
-    from botkit.runner.stop import Stop
+    from botkit.clock import Stop
     from botkit.service.logs import configure_logging
     from botkit.service.metrics import Metrics
     from botkit.service.notify import Notifier

@@ -91,7 +91,7 @@ def _settings() -> Settings:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from botkit.sim.clock import WallClock
+    from botkit.clock import WallClock
     from botkit.sim.faults import FaultPlan
     from botkit.sim.inprocess import make_sim, with_balance
     from botkit.sim.server import serve
@@ -141,7 +141,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _reset(args: argparse.Namespace) -> int:
-    from botkit.sim.clock import WallClock
+    from botkit.clock import WallClock
     from botkit.sim.inprocess import make_sim, with_balance
     from botkit.sim.state import PaperFile
 

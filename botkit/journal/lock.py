@@ -18,65 +18,14 @@ SQLite gives the journal's ``-wal`` and ``-shm`` files the journal's own mode).
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import os
-import socket
-import stat
-import time
-from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 
-from botkit.errors import JournalError, JournalLocked, JournalUntrusted, printable
+from botkit.errors import JournalError, JournalLocked, JournalUntrusted
+from botkit.filelock import LockBusy, LockUnusable, create_private, identity, lock_path, take
 
 __all__ = ["JournalLock", "create_private", "identity", "lock_journal", "lock_path"]
-
-PRIVATE_MODE = 0o600
-
-
-def lock_path(journal: str | Path) -> Path:
-    """The lock file of the journal at ``journal`` (beside it, like SQLite's ``-wal``)."""
-    return Path(f"{journal}-lock")
-
-
-def create_private(path: str | Path) -> bool:
-    """Create ``path`` empty with mode 0600 (whatever the umask) unless it exists; True when it
-    was created here. An existing file is left as it is."""
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, PRIVATE_MODE)
-    except FileExistsError:
-        return False
-    try:
-        os.fchmod(fd, PRIVATE_MODE)  # the umask may have taken bits away (0277: not writable)
-    finally:
-        os.close(fd)
-    return True
-
-
-def identity(path: str | Path) -> tuple[int, int] | None:
-    """The (device, inode) of the file at ``path``, or None when there is none."""
-    try:
-        info = os.stat(path)
-    except OSError:
-        return None
-    return (info.st_dev, info.st_ino)
-
-
-def _holder_text(command: str) -> str:
-    since = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return f"pid={os.getpid()} host={socket.gethostname()} since={since} command={command}\n"
-
-
-def _describe_holder(text: str) -> str:
-    fields = dict(part.partition("=")[::2] for part in text.split("\n", 1)[0].split(" ") if part)
-    if "pid" not in fields:  # the holder has locked but not yet written (or an old file)
-        return "another process (it has not said who yet)"
-    command = text.split("command=", 1)[1].strip() if "command=" in text else ""
-    return printable(
-        f"pid {fields['pid']} on host {fields.get('host', '?')} since {fields.get('since', '?')}"
-        + (f" ({command})" if command else "")
-    )
 
 
 class JournalLock:
@@ -126,47 +75,27 @@ class JournalLock:
 def lock_journal(journal: str | Path, command: str) -> JournalLock:
     """Hold the journal at ``journal`` for this process (``command`` says who, e.g.
     ``botkit run``), or raise :class:`JournalLocked` naming the holder. The journal's folder is
-    created if needed."""
+    created if needed (:func:`botkit.filelock.take`)."""
     path = lock_path(journal)
     try:
-        Path(journal).parent.mkdir(parents=True, exist_ok=True)
-        create_private(path)
-        fd = os.open(path, os.O_RDWR | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0))
-    except OSError as exc:
-        raise JournalError(
-            f"journal {journal}: cannot create its lock file {path} ({exc.strerror or exc}) —"
-            " check the path and its permissions"
+        fd = take(journal, command)
+    except LockBusy as busy:
+        raise JournalLocked(
+            f"journal {journal} is in use by {busy.holder} — one process per journal: stop that"
+            " one first, or give this one another journal (--journal)"
         ) from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise JournalError(f"journal {journal}: {path} is not a regular file — remove it")
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                raise JournalError(
-                    f"journal {journal}: cannot lock {path} ({exc.strerror or exc}) — put the"
-                    " journal on a local file system"
-                ) from None
-            holder = _describe_holder(_read_holder(fd))
-            raise JournalLocked(
-                f"journal {journal} is in use by {holder} — one process per journal: stop that"
-                " one first, or give this one another journal (--journal)"
+    except LockUnusable as bad:
+        if bad.step == "create":
+            raise JournalError(
+                f"journal {journal}: cannot create its lock file {path} ({bad.detail}) —"
+                " check the path and its permissions"
             ) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, _holder_text(command).encode("utf-8", "replace"), 0)
-    except BaseException:
-        os.close(fd)
-        raise
+        if bad.step == "not_regular":
+            raise JournalError(
+                f"journal {journal}: {path} is not a regular file — remove it"
+            ) from None
+        raise JournalError(
+            f"journal {journal}: cannot lock {path} ({bad.detail}) — put the"
+            " journal on a local file system"
+        ) from None
     return JournalLock(journal, fd)
-
-
-def _read_holder(fd: int) -> str:
-    """What the holder wrote; it may be writing it right now, so try a few times."""
-    text = ""
-    for _ in range(5):
-        text = os.pread(fd, 4096, 0).decode("utf-8", "replace")
-        if text.endswith("\n"):
-            return text
-        time.sleep(0.01)
-    return text

@@ -14,10 +14,11 @@ trip) away from the current estimate is confirmed by ``confirm_samples`` more be
 believed; the median of them all is taken, so one wild answer is outvoted. Either way it is
 logged (WARNING): "the exchange clock moved, confirmed" or "a server time … was ignored".
 
-The clocks are injected (callables returning ms) so tests drive them by hand; the real ones are
-:func:`botkit.clock.wall_ms` and :func:`botkit.clock.monotonic_ms`. A ``local`` clock given
-without a ``monotonic`` one serves as both (a test's manual clock drives everything). Nothing
-here ever sets the system clock. Thread-safe: one lock around the estimate.
+The clocks are injected (callables returning ms, :data:`botkit.clock.NowMs`) so tests drive them
+by hand; the real ones are :func:`botkit.clock.wall_ms` and :func:`botkit.clock.monotonic_ms`. A
+``local`` clock given without a ``monotonic`` one serves as both (a test's manual clock drives
+everything). A ``ClockSync`` is itself a :class:`botkit.clock.Clock` (``now_ms()``), the one the
+runner runs on. Nothing here ever sets the system clock. Thread-safe: one lock around the estimate.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from dataclasses import dataclass
 
 from loguru import logger
 
-from botkit.clock import Clock, monotonic_ms, wall_ms
+from botkit.clock import NowMs, monotonic_ms, wall_ms
 
 __all__ = [
     "ClockSync",
@@ -76,8 +77,8 @@ class ClockSync:
         self,
         fetch: ServerTimeFetcher | None = None,
         *,
-        local: Clock = wall_ms,
-        monotonic: Clock | None = None,
+        local: NowMs = wall_ms,
+        monotonic: NowMs | None = None,
         interval_ms: int = 300_000,
         jump_ms: int = JUMP_MS,
         confirm_samples: int = CONFIRM_SAMPLES,

@@ -4,8 +4,9 @@
   clock offset, its orders' outcomes, whether it completed): the service's Prometheus metrics
   (:class:`botkit.service.metrics.Metrics`) count them.
 * :class:`Supervisor` is told how the loop is doing (ready, a status line, reloading, stopping)
-  and fed the watchdog (:class:`Watchdog`, all a wait needs): systemd's notify protocol
-  (:class:`botkit.service.notify.Notifier`). :class:`Unsupervised` tells no one.
+  and fed the watchdog (the kernel's :class:`~botkit.clock.Watchdog`, all a wait needs):
+  systemd's notify protocol (:class:`botkit.service.notify.Notifier`). :class:`Unsupervised`
+  tells no one.
 
 The service implements them structurally; the composition root hands them in.
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from botkit.clock import Watchdog
 from botkit.ports.journal import OrderOutcome
 
 __all__ = ["CycleFigures", "CycleObserver", "Supervisor", "Unsupervised", "Watchdog"]
@@ -42,17 +44,6 @@ class CycleObserver(Protocol):
     """Told the figures of each cycle that ran."""
 
     def cycle_done(self, figures: CycleFigures) -> None: ...
-
-
-class Watchdog(Protocol):
-    """A supervisor's watchdog: fed at least every ``watchdog_interval_s`` seconds."""
-
-    @property
-    def watchdog_interval_s(self) -> float | None:
-        """How often it must be fed (None: no watchdog)."""
-        ...
-
-    def watchdog(self) -> None: ...
 
 
 class Supervisor(Watchdog, Protocol):

@@ -2,11 +2,14 @@
 
 Public API::
 
-    strategy = load("strategies/btc-dip-ladder.yaml", instruments=...)   # StrategyFileError
+    strategy = loads(text, "btc-dip-ladder.yaml", instruments=...)       # StrategyFileError
     result = evaluate(strategy, snapshot, activity, now_ms)               # pure, never raises
     result.intents                                                        # for the pipeline
     client_order_id(strategy.name, rule, slot, leg)                       # deterministic ids
-    store = StrategyStore("strategies/"); report = store.refresh()        # reload each cycle
+    store = StrategyStore(source); report = store.refresh()               # reload each cycle
+
+The package reads no file: a strategy source hands it the files' text
+(:mod:`botkit.rules.source`; the files on disk: :mod:`botkit.sources`).
 
 See docs/strategies.md for the file format.
 """
@@ -18,7 +21,7 @@ from botkit.rules.ids import (
     client_order_id,
     parse_client_order_id,
 )
-from botkit.rules.loader import load, loads, version_of
+from botkit.rules.loader import loads, version_of
 from botkit.rules.model import OffTick, OnDelete, RiskLimits, Rule, Strategy
 from botkit.rules.store import ReloadReport, StrategyStore
 
@@ -37,7 +40,6 @@ __all__ = [
     "belongs_to",
     "client_order_id",
     "evaluate",
-    "load",
     "loads",
     "parse_client_order_id",
     "version_of",

@@ -1,61 +1,74 @@
 """Checking strategy files without running them, and the JSON Schema of the format.
 
-``check_paths`` loads every file named (files or folders), collects every located problem —
-including strategy names used by two files — and never stops at the first. ``json_schema``
-describes the format for editors (YAML language servers read JSON Schema).
+``check_scan`` loads every file a strategy source handed over (``botkit check``:
+:func:`botkit.sources.check_paths`), collects every located problem — including strategy names
+used by two files — and never stops at the first. ``json_schema`` describes the format for
+editors (YAML language servers read JSON Schema).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 from botkit.errors import ConfigError, Location, StrategyFileError
 from botkit.exchange.models import Instrument
-from botkit.rules.loader import load
+from botkit.rules.loader import loads_bytes
 from botkit.rules.model import Strategy
 from botkit.rules.schema import StrategySpec
-from botkit.rules.store import discover
+from botkit.rules.source import Scan, SourceText, Unreadable
 
-__all__ = ["check_paths", "json_schema"]
+__all__ = ["check_scan", "json_schema", "load_scan"]
 
 SCHEMA_ID = "https://botkit.invalid/schema/strategy.json"
 
 
-def check_paths(
-    paths: Iterable[str | Path],
-    *,
-    instruments: Mapping[str, Instrument] | None = None,
-    outside_links: bool = False,
-) -> tuple[list[Strategy], list[ConfigError]]:
-    """The strategies that load and every problem found, in file order. ``outside_links``:
-    follow symlinks out of a file's folder (the ``allow_strategy_symlinks`` setting)."""
-    paths = list(paths)
-    files, problems = discover(paths)
-    if not files and not problems:
-        shown = ", ".join(str(p) for p in paths)
-        problems.append(
-            ConfigError(
-                "no strategy files (*.yaml, *.yml) found",
-                where=Location(file=shown),
-                hint="add a strategy file or name one",
-            )
-        )
-    strategies: list[Strategy] = []
-    first: dict[str, Strategy] = {}
-    for path in files:
+def load_scan(
+    scan: Scan, *, instruments: Mapping[str, Instrument] | None = None
+) -> tuple[list[tuple[SourceText, Strategy]], list[ConfigError]]:
+    """Each file of ``scan`` that loads, with its strategy, in file order, and every problem:
+    the paths that do not exist, the files that could not be read, the files that do not load."""
+    loaded: list[tuple[SourceText, Strategy]] = []
+    problems = list(scan.missing)
+    for source in scan.files:
+        if isinstance(source, Unreadable):
+            problems.extend(source.error.problems)
+            continue
         try:
-            strategy = load(path, instruments=instruments, outside_links=outside_links)
+            loaded.append(
+                (source, loads_bytes(source.content, source.file, instruments=instruments))
+            )
         except StrategyFileError as exc:
             problems.extend(exc.problems)
-            continue
+    return loaded, problems
+
+
+def check_scan(
+    scan: Scan,
+    *,
+    shown: str,
+    instruments: Mapping[str, Instrument] | None = None,
+) -> tuple[list[Strategy], list[ConfigError]]:
+    """The strategies of ``scan`` that load and every problem found (:func:`load_scan`), and a
+    strategy name used twice; "no strategy files" (located at ``shown``, the paths named) when
+    there are none."""
+    if not scan.files and not scan.missing:
+        missing = ConfigError(
+            "no strategy files (*.yaml, *.yml) found",
+            where=Location(file=shown),
+            hint="add a strategy file or name one",
+        )
+        return [], [missing]
+    loaded, problems = load_scan(scan, instruments=instruments)
+    strategies: list[Strategy] = []
+    first: dict[str, Strategy] = {}
+    for source, strategy in loaded:
         if strategy.name in first:
             problems.append(
                 ConfigError(
                     f"strategy name '{strategy.name}' is already used by "
                     f"{first[strategy.name].source}",
-                    where=Location(file=str(path)),
+                    where=Location(file=source.file),
                     hint="give every strategy its own name (client order ids derive from it)",
                 )
             )

@@ -1,6 +1,8 @@
 """Loading strategy files: text → checked, compiled :class:`~botkit.rules.model.Strategy`.
 
-``loads`` is pure (text in); ``load`` reads a file. Both raise
+``loads`` (text) and ``loads_bytes`` (a file's bytes, as a strategy source hands them over:
+:mod:`botkit.rules.source`) are pure: this package reads no file (reading, listing and the
+file limits are the file adapter's, :mod:`botkit.sources`). Both raise
 :class:`~botkit.errors.StrategyFileError` listing every located problem of the file, so the
 operator fixes them all in one go.
 """
@@ -9,12 +11,9 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import os
 import re
-import stat
 from collections.abc import Mapping
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -29,10 +28,9 @@ from botkit.rules.yamlsrc import SourceMap, parse_yaml_all
 
 __all__ = [
     "MAX_FILE_BYTES",
-    "load",
+    "file_too_large",
     "loads",
     "loads_bytes",
-    "read_strategy_file",
     "version_of",
 ]
 
@@ -198,75 +196,21 @@ def _unique(problems: list[ConfigError]) -> list[ConfigError]:
     return out
 
 
-def load(
-    path: str | Path,
-    *,
-    instruments: Mapping[str, Instrument] | None = None,
-    outside_links: bool = False,
-) -> Strategy:
-    """Read (:func:`read_strategy_file`) and load one strategy file."""
-    raw = read_strategy_file(Path(path), outside_links=outside_links)
-    return loads_bytes(raw, str(path), instruments=instruments)
-
-
-def _file_error(file: str, message: str, hint: str) -> StrategyFileError:
-    return StrategyFileError([ConfigError(message, where=Location(file=file), hint=hint)])
-
-
 _TOO_LARGE_HINT = "a strategy file is a few dozen lines"
-_LINK_HINT = (
-    "copy the file into the folder, or set allow_strategy_symlinks = true "
-    "(BOTKIT_ALLOW_STRATEGY_SYMLINKS) to follow links out of it"
-)
 
 
-def read_strategy_file(path: Path, *, outside_links: bool = False) -> bytes:
-    """The bytes of one strategy file, the one way every command reads them.
-
-    The size is checked on the open file before anything is read, and at most
-    :data:`MAX_FILE_BYTES` + 1 bytes are read (a file growing meanwhile is still refused), so
-    a huge file in the folder costs nothing each cycle. A symlink whose target lies outside
-    the folder holding the link is refused unless ``outside_links`` (the
-    ``allow_strategy_symlinks`` setting). Raises :class:`StrategyFileError` (one located line).
-    """
-    file = str(path)
-    target = path
-    if path.is_symlink():
-        try:
-            target = path.resolve(strict=True)
-        except (OSError, RuntimeError):
-            raise _file_error(
-                file, "the file is a symlink to nothing (broken link or loop)", _LINK_HINT
-            ) from None
-        folder = path.absolute().parent.resolve()
-        if not outside_links and not target.is_relative_to(folder):
-            raise _file_error(
-                file, f"the file is a symlink to {target}, outside the folder {folder}", _LINK_HINT
+def file_too_large(file: str, size: int | None = None) -> StrategyFileError:
+    """The error of a file over :data:`MAX_FILE_BYTES` (``size``: as the file system told it)."""
+    said = f" ({size:,} bytes)" if size is not None else ""
+    return StrategyFileError(
+        [
+            ConfigError(
+                f"the file is larger than 1 MB{said}",
+                where=Location(file=file),
+                hint=_TOO_LARGE_HINT,
             )
-    try:
-        # O_NONBLOCK: a FIFO put in place of the file must not hang the reader
-        fd = os.open(target, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError as exc:
-        reason = exc.strerror or type(exc).__name__
-        raise _file_error(
-            file, f"cannot read the file: {reason}", "check the path and its permissions"
-        ) from None
-    with os.fdopen(fd, "rb") as stream:
-        info = os.fstat(stream.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise _file_error(file, "not a regular file", "name a *.yaml file")
-        if info.st_size > MAX_FILE_BYTES:
-            raise _file_error(
-                file, f"the file is larger than 1 MB ({info.st_size:,} bytes)", _TOO_LARGE_HINT
-            )
-        try:
-            raw = stream.read(MAX_FILE_BYTES + 1)
-        except OSError as exc:
-            reason = exc.strerror or type(exc).__name__
-            raise _file_error(file, f"cannot read the file: {reason}", "check the disk") from None
-    if len(raw) > MAX_FILE_BYTES:
-        raise _file_error(file, "the file is larger than 1 MB", _TOO_LARGE_HINT)
-    return raw
+        ]
+    )
 
 
 def loads_bytes(
@@ -278,7 +222,7 @@ def loads_bytes(
 ) -> Strategy:
     """Load from the file's bytes (UTF-8); the version is the hash of exactly these bytes."""
     if len(raw) > MAX_FILE_BYTES:
-        raise _file_error(file, "the file is larger than 1 MB", _TOO_LARGE_HINT)
+        raise file_too_large(file)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

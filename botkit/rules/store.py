@@ -1,56 +1,29 @@
-"""The strategy files the runner runs, re-read each cycle (the edge: file I/O lives here).
+"""The strategies the runner runs, reloaded each cycle from a strategy source.
 
-:class:`StrategyStore` watches files and directories (``*.yaml`` / ``*.yml``). ``refresh()``
-re-reads every file, compares the content hash, and reports what changed: a valid change takes
-effect, an invalid change keeps the last good version running and reports the located error,
-and a deleted file stops its strategy (the runner applies the strategy's ``on_delete``).
+:class:`StrategyStore` keeps, per strategy file, its last good compiled version. ``refresh()``
+takes what the source holds now (:class:`~botkit.rules.source.Scan`: each file's bytes, or why
+it could not be read), compares the content hash, and reports what changed: a valid change
+takes effect, an invalid change keeps the last good version running and reports the located
+error, and a deleted file stops its strategy (the runner applies the strategy's
+``on_delete``). The store reads no file: the file adapter (:class:`botkit.sources.FileSource`)
+does, and hands the text over.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 
 from botkit.errors import ConfigError, Location, StrategyFileError
 from botkit.exchange.models import Instrument
-from botkit.rules.loader import loads_bytes, read_strategy_file, version_of
+from botkit.rules.loader import loads_bytes, version_of
 from botkit.rules.model import Strategy
+from botkit.rules.source import SourceText, StrategySource, Unreadable
 
-__all__ = ["ReloadReport", "StrategyStore", "discover"]
+__all__ = ["ReloadReport", "StrategyStore"]
 
-SUFFIXES = (".yaml", ".yml")
 _NAME_LINE = re.compile(rb"^strategy\s*:", re.MULTILINE)
-
-
-def discover(paths: Iterable[str | Path]) -> tuple[list[Path], list[ConfigError]]:
-    """The strategy files named by ``paths`` (files as given; directories: their ``*.yaml``
-    and ``*.yml`` files, hidden ones skipped), sorted, and a problem for each missing path."""
-    files: list[Path] = []
-    problems: list[ConfigError] = []
-    for entry in paths:
-        path = Path(entry)
-        if path.is_dir():
-            files.extend(
-                sorted(
-                    p
-                    for p in path.iterdir()
-                    if p.suffix in SUFFIXES and p.is_file() and not p.name.startswith((".", "#"))
-                )
-            )
-        elif path.is_file():
-            files.append(path)
-        else:
-            problems.append(
-                ConfigError(
-                    "no such file or directory",
-                    where=Location(file=str(path)),
-                    hint="check the path (a strategy file or a folder of *.yaml files)",
-                )
-            )
-    unique = list(dict.fromkeys(files))
-    return unique, problems
 
 
 def _fingerprint(instruments: Mapping[str, Instrument] | None) -> object:
@@ -99,30 +72,64 @@ class ReloadReport:
         return out
 
 
+_Key = tuple[str, object]
+"""A file's cache key: the hash of its bytes and the instruments' fingerprint."""
+
+
 @dataclass(slots=True)
 class _Entry:
-    key: tuple[str, object]
+    key: _Key
     strategy: Strategy | None
     error: StrategyFileError | None
 
 
-class StrategyStore:
-    """Strategy files by path, each with its last good compiled version."""
+@dataclass(slots=True)
+class _Found:
+    """What one refresh finds, in the order it is reported; ``names``: which file runs each
+    strategy name so far."""
 
-    __slots__ = ("_entries", "instruments", "outside_links", "paths")
+    errors: list[StrategyFileError]
+    loaded: list[Strategy] = field(default_factory=list)
+    changed: list[Strategy] = field(default_factory=list)
+    removed: list[Strategy] = field(default_factory=list)
+    kept: list[Strategy] = field(default_factory=list)
+    names: dict[str, str] = field(default_factory=dict)
+
+    def keep(self, strategy: Strategy, file: str) -> None:
+        """``strategy`` runs on at its last good version (its file is now invalid)."""
+        self.kept.append(strategy)
+        self.names[strategy.name] = file
+
+    def report(self) -> ReloadReport:
+        return ReloadReport(
+            tuple(self.loaded),
+            tuple(self.changed),
+            tuple(self.removed),
+            tuple(self.errors),
+            tuple(self.kept),
+        )
+
+
+class StrategyStore:
+    """Strategy files by name, each with its last good compiled version, read from
+    ``source``."""
+
+    __slots__ = ("_entries", "instruments", "source")
 
     def __init__(
         self,
-        paths: str | Path | Sequence[str | Path],
+        source: StrategySource,
         *,
         instruments: Mapping[str, Instrument] | None = None,
-        outside_links: bool = False,
     ) -> None:
-        self.paths: list[str | Path] = [paths] if isinstance(paths, str | Path) else list(paths)
+        self.source = source
         self.instruments = instruments
-        self.outside_links = outside_links
-        """Follow symlinks out of the strategies folder (the allow_strategy_symlinks setting)."""
-        self._entries: dict[Path, _Entry] = {}
+        self._entries: dict[str, _Entry] = {}
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        """The files and folders the source reads, as configured."""
+        return self.source.paths
 
     @property
     def strategies(self) -> dict[str, Strategy]:
@@ -132,91 +139,102 @@ class StrategyStore:
         }
 
     def refresh(self, instruments: Mapping[str, Instrument] | None = None) -> ReloadReport:
-        """Re-read the files; apply valid changes; keep the last good version of invalid ones.
+        """Re-read the source; apply valid changes; keep the last good version of invalid ones.
 
         Strategies whose files did not change keep their names first; a new or changed file
         that takes a name already running elsewhere is refused (and retried every refresh).
         """
         if instruments is not None:
             self.instruments = instruments
-        fingerprint = _fingerprint(self.instruments)
-        files, missing = discover(self.paths)
-        loaded: list[Strategy] = []
-        changed: list[Strategy] = []
-        removed: list[Strategy] = []
-        kept: list[Strategy] = []
-        errors: list[StrategyFileError] = [StrategyFileError([m]) for m in missing]
-        names: dict[str, Path] = {}
-        todo: list[tuple[Path, bytes, tuple[str, object]]] = []
-        for path in files:
-            entry = self._entries.get(path)
-            try:
-                raw = read_strategy_file(path, outside_links=self.outside_links)
-            except StrategyFileError as exc:
-                errors.append(exc)
-                if entry is not None and entry.strategy is not None:
-                    kept.append(entry.strategy)
-                    names[entry.strategy.name] = path
-                continue
-            key = (version_of(raw), fingerprint)
-            if entry is not None and entry.key == key:
-                if entry.error is not None:
-                    errors.append(entry.error)
-                if entry.strategy is not None:
-                    if entry.error is not None:
-                        kept.append(entry.strategy)
-                    names[entry.strategy.name] = path
-            else:
-                todo.append((path, raw, key))
-        for path, raw, key in todo:
-            entry = self._entries.get(path)
-            previous = entry.strategy if entry is not None else None
-            try:
-                strategy = loads_bytes(raw, str(path), instruments=self.instruments)
-            except StrategyFileError as exc:
-                self._entries[path] = _Entry(key, previous, exc)
-                errors.append(exc)
-                if previous is not None:
-                    kept.append(previous)
-                    names.setdefault(previous.name, path)
-                continue
-            other = names.get(strategy.name)
-            if other is not None and other != path:
-                taken = _name_taken(strategy.name, other, path, raw)
-                self._entries[path] = _Entry(_RETRY, previous, taken)
-                errors.append(taken)
-                if previous is not None:
-                    kept.append(previous)
-                continue
-            self._entries[path] = _Entry(key, strategy, None)
-            names[strategy.name] = path
-            if previous is None:
-                loaded.append(strategy)
-            elif previous.name != strategy.name:
-                removed.append(previous)
-                loaded.append(strategy)
-            elif previous.version != strategy.version:
-                changed.append(strategy)
-        present = set(files)
-        for path in [p for p in self._entries if p not in present]:
-            gone = self._entries.pop(path)
+        scan = self.source.scan()
+        found = _Found(errors=[StrategyFileError([m]) for m in scan.missing])
+        for source, key in self._unchanged_first(scan.files, found):
+            self._load(source, key, found)
+        present = {source.file for source in scan.files}
+        for file in [f for f in self._entries if f not in present]:
+            gone = self._entries.pop(file)
             if gone.strategy is not None:
-                removed.append(gone.strategy)
-        return ReloadReport(
-            tuple(loaded), tuple(changed), tuple(removed), tuple(errors), tuple(kept)
-        )
+                found.removed.append(gone.strategy)
+        return found.report()
+
+    def _unchanged_first(
+        self, files: Iterable[SourceText | Unreadable], found: _Found
+    ) -> list[tuple[SourceText, _Key]]:
+        """Settle the files that could not be read and those unchanged since the last refresh
+        (their strategies claim their names first); return the new and changed ones."""
+        fingerprint = _fingerprint(self.instruments)
+        todo: list[tuple[SourceText, _Key]] = []
+        for source in files:
+            entry = self._entries.get(source.file)
+            if isinstance(source, Unreadable):
+                found.errors.append(source.error)
+                if entry is not None and entry.strategy is not None:
+                    found.keep(entry.strategy, source.file)
+                continue
+            key = (version_of(source.content), fingerprint)
+            if entry is None or entry.key != key:
+                todo.append((source, key))
+                continue
+            if entry.error is not None:
+                found.errors.append(entry.error)
+            if entry.strategy is not None and entry.error is not None:
+                found.keep(entry.strategy, source.file)
+            elif entry.strategy is not None:
+                found.names[entry.strategy.name] = source.file
+        return todo
+
+    def _load(self, source: SourceText, key: _Key, found: _Found) -> None:
+        """Compile a new or changed file; refuse it (keeping its last good version) when it is
+        invalid or its strategy's name is running from another file."""
+        file = source.file
+        entry = self._entries.get(file)
+        previous = entry.strategy if entry is not None else None
+        try:
+            strategy = loads_bytes(source.content, file, instruments=self.instruments)
+        except StrategyFileError as exc:
+            self._refuse(file, key, previous, exc, found)
+            if previous is not None:
+                found.names.setdefault(previous.name, file)
+            return
+        other = found.names.get(strategy.name)
+        if other is not None and other != file:
+            taken = _name_taken(strategy.name, other, source)
+            self._refuse(file, _RETRY, previous, taken, found)
+            return
+        self._entries[file] = _Entry(key, strategy, None)
+        found.names[strategy.name] = file
+        if previous is None:
+            found.loaded.append(strategy)
+        elif previous.name != strategy.name:
+            found.removed.append(previous)
+            found.loaded.append(strategy)
+        elif previous.version != strategy.version:
+            found.changed.append(strategy)
+
+    def _refuse(
+        self,
+        file: str,
+        key: _Key,
+        previous: Strategy | None,
+        error: StrategyFileError,
+        found: _Found,
+    ) -> None:
+        self._entries[file] = _Entry(key, previous, error)
+        found.errors.append(error)
+        if previous is not None:
+            found.kept.append(previous)
 
 
-_RETRY: tuple[str, object] = ("", object())
+_RETRY: _Key = ("", object())
 """The cache key of a file refused for its name: never equal, so it is tried again."""
 
 
-def _name_taken(name: str, other: Path, path: Path, raw: bytes) -> StrategyFileError:
+def _name_taken(name: str, other: str, source: SourceText) -> StrategyFileError:
     return StrategyFileError(
         [
             ConfigError(
                 f"strategy name '{name}' is already used by {other}",
-                where=_name_location(str(path), raw),
+                where=_name_location(source.file, source.content),
                 hint="give every strategy its own name",
             )
         ]

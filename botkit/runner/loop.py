@@ -7,12 +7,13 @@ cycle in flight finish and record its outcomes, then exits 0. SIGHUP reloads the
 READY=1, WATCHDOG=1, STATUS=, STOPPING=1) that it is ready after the first successful sync, feeds
 the watchdog every cycle and while it waits, gives a status line after each cycle and says it is
 stopping on the way out.
-Waiting is a dependency (:class:`Waiter`): wall time for the service, a manual clock for the demo.
+Waiting is a dependency (:class:`~botkit.clock.Waiter`): wall time for the service, a manual clock
+for the demo.
 
 Waits are bounded: the runner never schedules a strategy more than one period ahead of now (a
-clock that jumped back is caught there), and :class:`RealTimeWaiter` never waits longer than the
-distance to the target it was given, measured on the monotonic clock, so a clock that steps
-back while it waits cannot stretch the wait. A stop request (:class:`~botkit.runner.stop.Stop`)
+clock that jumped back is caught there), and :class:`~botkit.clock.RealTimeWaiter` never waits
+longer than the distance to the target it was given, measured on the monotonic clock, so a clock
+that steps back while it waits cannot stretch the wait. A stop request (:class:`~botkit.clock.Stop`)
 ends every wait: the loop's own, and each backoff, retry and reconcile grace inside a cycle
 (:class:`~botkit.errors.StopRequested`).
 """
@@ -24,62 +25,21 @@ import threading
 import time
 from collections.abc import Callable
 from types import FrameType
-from typing import Protocol
 
 from loguru import logger
 
+from botkit.clock import MAX_NAP_S, Waiter
 from botkit.errors import AuthFailed, ExchangeError, JournalError, StopRequested
 from botkit.ports.journal import Outcome
-from botkit.ports.observer import Supervisor, Unsupervised, Watchdog
+from botkit.ports.observer import Supervisor, Unsupervised
 from botkit.runner.cycle import CycleReport, Runner
 
 __all__ = [
     "Loop",
-    "RealTimeWaiter",
-    "Waiter",
     "cycle_failure",
     "install_signal_handlers",
     "status_line",
 ]
-
-MAX_NAP_S = 5.0
-
-
-class Waiter(Protocol):
-    def wait_until(self, target_ms: int, wake: threading.Event) -> None:
-        """Return at ``target_ms`` (exchange time), or earlier when ``wake`` is set."""
-        ...
-
-
-class RealTimeWaiter:
-    """Waits on exchange time in naps, pinging the watchdog between them.
-
-    The wait never lasts longer than the distance to ``target_ms`` when it began, measured on
-    ``monotonic`` (seconds): if the exchange-time estimate moves back meanwhile, the wait still
-    ends on time and the loop re-reads the clock; if it moves forward, the wait ends early.
-    """
-
-    def __init__(
-        self,
-        now_ms: Callable[[], int],
-        notifier: Watchdog,
-        *,
-        monotonic: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self.now_ms = now_ms
-        self.notifier = notifier
-        self._monotonic = monotonic
-        interval = notifier.watchdog_interval_s
-        self.nap_s = min(MAX_NAP_S, interval / 2) if interval else MAX_NAP_S
-
-    def wait_until(self, target_ms: int, wake: threading.Event) -> None:
-        deadline = self._monotonic() + max(0, target_ms - self.now_ms()) / 1000
-        while not wake.is_set():
-            remaining = min((target_ms - self.now_ms()) / 1000, deadline - self._monotonic())
-            if remaining <= 0:
-                return
-            wake.wait(min(remaining, self.nap_s))
-            self.notifier.watchdog()
 
 
 def status_line(report: CycleReport) -> str:
@@ -163,7 +123,7 @@ class Loop:
         self._sleep = sleep
         self.stop = stop if stop is not None else threading.Event()
         """Set to stop: after the request in flight, cutting short any wait (the service's
-        :class:`~botkit.runner.stop.Stop` event, shared with the pipeline's sleeps)."""
+        :class:`~botkit.clock.Stop` event, shared with the pipeline's sleeps)."""
         self.wake = threading.Event()
         """Set to end a wait early (stop or reload)."""
         self.reload_requested = threading.Event()

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from decimal import Decimal
 
+from botkit.clock import Clock
 from botkit.exchange.models import (
     InstrumentStatus,
     MarginMode,
@@ -29,7 +30,6 @@ from botkit.exchange.models import (
 from botkit.sim import codes
 from botkit.sim.accounts import Account, BalanceFigures
 from botkit.sim.book import OrderState, SimOrder
-from botkit.sim.clock import SimClock
 from botkit.sim.codes import SimError
 from botkit.sim.config import InstrumentConfig, SimConfig
 from botkit.sim.figures import AccountFigures, OpenPosition
@@ -50,7 +50,7 @@ _ZERO = Decimal(0)
 class SimEngine:
     """One simulated futures account on one simulated exchange, driven by an injected clock."""
 
-    def __init__(self, config: SimConfig, clock: SimClock) -> None:
+    def __init__(self, config: SimConfig, clock: Clock) -> None:
         self.config = config
         self.clock = clock
         now = clock.now_ms()

@@ -33,10 +33,11 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from botkit.clock import Clock
 from botkit.errors import ConfigError, Location
 
 __all__ = [
@@ -87,10 +88,6 @@ _FIXED_PROCESSING = {
     FaultKind.DROP_BEFORE,
     FaultKind.LATE,
 }
-
-
-class _Clock(Protocol):
-    def now_ms(self) -> int: ...
 
 
 class FaultRule(BaseModel):
@@ -179,7 +176,7 @@ class FaultPlan:
         rules: Iterable[FaultRule] = (),
         *,
         seed: int = 0,
-        clock: _Clock | None = None,
+        clock: Clock | None = None,
         skew_ms: int = 0,
     ) -> None:
         self._lock = threading.Lock()
@@ -197,7 +194,7 @@ class FaultPlan:
         entries: Sequence[Mapping[str, Any]],
         *,
         seed: int = 0,
-        clock: _Clock | None = None,
+        clock: Clock | None = None,
         source: str = "sim config",
     ) -> FaultPlan:
         """Build a plan from ``SimConfig.faults``; a bad entry is a located :class:`ConfigError`."""

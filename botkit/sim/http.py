@@ -26,6 +26,7 @@ from urllib.parse import parse_qsl
 
 from pydantic import BaseModel
 
+from botkit.clock import Clock
 from botkit.sim.api import SimError, is_reference
 from botkit.sim.auth import Authenticator, AuthRefused, expired_message
 from botkit.sim.config import AuthConfig
@@ -44,10 +45,6 @@ class _Api(Protocol):
     def call(self, method: str, path: str, query: Mapping[str, str], body: Any | None) -> Any: ...
 
     def is_public(self, method: str, path: str) -> bool: ...
-
-
-class _Clock(Protocol):
-    def now_ms(self) -> int: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +131,7 @@ class SimHttp:
         self,
         api: _Api,
         *,
-        clock: _Clock,
+        clock: Clock,
         auth: AuthConfig,
         faults: FaultPlan | None = None,
         step: Callable[[], None] | None = None,

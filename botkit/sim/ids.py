@@ -7,7 +7,7 @@ on wall time do not collide with the ids of an earlier run. 18 digits until the 
 
 from __future__ import annotations
 
-from botkit.sim.clock import SimClock
+from botkit.clock import Clock
 
 __all__ = ["IdGen"]
 
@@ -20,7 +20,7 @@ class IdGen:
 
     __slots__ = ("_clock", "_last")
 
-    def __init__(self, clock: SimClock) -> None:
+    def __init__(self, clock: Clock) -> None:
         self._clock = clock
         self._last = 0
 

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING
 
 import httpx
 
+from botkit.clock import Clock, WallClock
 from botkit.sim.api import SimApi
-from botkit.sim.clock import SimClock, WallClock
 from botkit.sim.config import ApiKeyConfig, SimConfig, load_sim_config
 from botkit.sim.engine import SimEngine
 from botkit.sim.faults import FaultPlan
@@ -114,7 +114,7 @@ class SimHandle:
     """One in-process simulator: its parts, for tests, the demo and benchmarks."""
 
     config: SimConfig
-    clock: SimClock
+    clock: Clock
     engine: SimEngine
     api: SimApi
     http: SimHttp
@@ -144,7 +144,7 @@ class SimHandle:
 
 def make_sim(
     config: SimConfig | None = None,
-    clock: SimClock | None = None,
+    clock: Clock | None = None,
     *,
     faults: FaultPlan | None = None,
     sleep: Callable[[float], None] = time.sleep,

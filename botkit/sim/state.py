@@ -36,23 +36,19 @@ changed something, the candles of the symbols whose mark moved, settings when th
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import json
 import os
-import socket
 import sqlite3
-import stat
 import threading
 from bisect import bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal
 
-from botkit.errors import PaperStateError, PaperStateLocked, printable
+from botkit.clock import ManualClock
+from botkit.errors import PaperStateError, PaperStateLocked
 from botkit.exchange.models import (
     InstrumentStatus,
     MarginMode,
@@ -63,9 +59,9 @@ from botkit.exchange.models import (
     StpMode,
     TimeInForce,
 )
+from botkit.filelock import LockBusy, LockUnusable, lock_path, take
 from botkit.sim.accounts import PositionRecord, SimPosition
 from botkit.sim.book import OrderState, SimOrder
-from botkit.sim.clock import ManualClock
 from botkit.sim.codes import SimError
 from botkit.sim.engine import SimEngine
 from botkit.sim.history import FillRecord, History
@@ -122,11 +118,6 @@ _PUT_ACCOUNT = "INSERT OR REPLACE INTO account VALUES (1, ?, ?, ?, ?, ?, ?, ?)"
 _PUT_POSITION = "INSERT INTO positions VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
 _PUT_CANDLE = "INSERT OR REPLACE INTO candles VALUES (?,?,?,?,?,?,?,?,?)"
 _PUT_META = "INSERT OR REPLACE INTO meta VALUES (?, ?)"
-
-
-def lock_path(state: str | Path) -> Path:
-    """The lock file of the state file at ``state`` (beside it, like SQLite's ``-wal``)."""
-    return Path(f"{state}-lock")
 
 
 @dataclass(frozen=True, slots=True)
@@ -373,57 +364,29 @@ def _connect(path: Path, *, read_only: bool = False) -> sqlite3.Connection:
         ) from None
 
 
-def _holder_text(command: str) -> str:
-    since = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return f"pid={os.getpid()} host={socket.gethostname()} since={since} command={command}\n"
-
-
-def _holder(fd: int) -> str:
-    text = os.pread(fd, 4096, 0).decode("utf-8", "replace").split("\n", 1)[0]
-    fields = dict(part.partition("=")[::2] for part in text.split(" ") if part)
-    if "pid" not in fields:
-        return "another process"
-    command = text.split("command=", 1)[1].strip() if "command=" in text else ""
-    return printable(
-        f"pid {fields['pid']} on host {fields.get('host', '?')} since {fields.get('since', '?')}"
-        + (f" ({command})" if command else "")
-    )
-
-
 def _lock(state: Path, command: str) -> int:
-    """Hold ``state`` for this process (an exclusive ``flock`` on its lock file), or raise
+    """Hold ``state`` for this process (:func:`botkit.filelock.take`), or raise
     :class:`PaperStateLocked` naming the holder."""
     path = lock_path(state)
     try:
-        state.parent.mkdir(parents=True, exist_ok=True)
-        flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
-        fd = os.open(path, flags, 0o600)
-    except OSError as exc:
-        raise PaperStateError(
-            f"paper account {state}: cannot create its lock file {path}"
-            f" ({exc.strerror or exc}) — check the path and its permissions"
+        return take(state, command)
+    except LockBusy as busy:
+        raise PaperStateLocked(
+            f"paper account {state} is in use by {busy.holder} — one process per paper"
+            " account: stop that one first"
         ) from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise PaperStateError(f"paper account {state}: {path} is not a regular file")
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as exc:
-            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                raise PaperStateError(
-                    f"paper account {state}: cannot lock {path} ({exc.strerror or exc}) —"
-                    " put it on a local file system"
-                ) from None
-            raise PaperStateLocked(
-                f"paper account {state} is in use by {_holder(fd)} — one process per paper"
-                " account: stop that one first"
+    except LockUnusable as bad:
+        if bad.step == "create":
+            raise PaperStateError(
+                f"paper account {state}: cannot create its lock file {path}"
+                f" ({bad.detail}) — check the path and its permissions"
             ) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, _holder_text(command).encode("utf-8", "replace"), 0)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
+        if bad.step == "not_regular":
+            raise PaperStateError(f"paper account {state}: {path} is not a regular file") from None
+        raise PaperStateError(
+            f"paper account {state}: cannot lock {path} ({bad.detail}) —"
+            " put it on a local file system"
+        ) from None
 
 
 def _meta(conn: sqlite3.Connection) -> dict[str, str]:

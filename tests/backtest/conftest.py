@@ -8,9 +8,9 @@ from decimal import Decimal
 import pytest
 
 from botkit.app.clients import SIM_BASE_URL
+from botkit.clock import ManualClock
 from botkit.live.client import ExchangeClient
 from botkit.live.clock import ClockSync
-from botkit.sim.clock import ManualClock
 from botkit.sim.config import load_sim_config
 from botkit.sim.inprocess import SimHandle, make_sim
 

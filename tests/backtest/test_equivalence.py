@@ -14,17 +14,17 @@ from typing import Any
 from botkit.app.backtest import make_runner
 from botkit.app.clients import SIM_BASE_URL
 from botkit.backtest.setup import backtest_sim_config
+from botkit.clock import ManualClock
 from botkit.exchange.port import ExchangePort
 from botkit.journal import Journal, OrderFilter
-from botkit.rules.loader import load
 from botkit.rules.store import StrategyStore
 from botkit.runner.cycle import CycleReport, Runner
 from botkit.runner.execution import LiveExecution
 from botkit.runner.orders import Executor
-from botkit.sim.clock import ManualClock
 from botkit.sim.config import load_sim_config
 from botkit.sim.inprocess import SimHandle, make_sim
 from botkit.sim.port import SimPort
+from botkit.sources import FileSource, load
 from tests.pipeline.simharness import client_for
 
 T0 = 1_704_067_200_000
@@ -84,7 +84,7 @@ def live_runner(sim: SimHandle, clock: ManualClock, journal: Journal) -> tuple[R
     executor = Executor(port, journal, resync=client.resync_clock, batch_rate=None)
     runner = Runner(
         port=port,
-        store=StrategyStore(FILES),
+        store=StrategyStore(FileSource(FILES)),
         journal=journal,
         execution=LiveExecution(executor, port, journal),
         now_ms=client.clock.now_ms,

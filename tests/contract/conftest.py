@@ -18,10 +18,10 @@ import pytest
 from pydantic import SecretStr
 
 from botkit.app.clients import SIM_BASE_URL
+from botkit.clock import ManualClock
 from botkit.exchange import signing
 from botkit.live.client import ExchangeClient
 from botkit.live.clock import ClockSync
-from botkit.sim.clock import ManualClock
 from botkit.sim.config import SimConfig, load_sim_config
 from botkit.sim.inprocess import SimHandle, make_sim
 from botkit.sim.server import SimServer

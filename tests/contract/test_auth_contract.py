@@ -6,8 +6,8 @@ from decimal import Decimal
 
 import pytest
 
+from botkit.clock import ManualClock
 from botkit.errors import AuthFailed, TimestampExpired
-from botkit.sim.clock import ManualClock
 from botkit.sim.inprocess import SimHandle
 from tests.contract.conftest import Connect
 

@@ -7,6 +7,7 @@ from decimal import Decimal
 
 import pytest
 
+from botkit.clock import ManualClock
 from botkit.errors import NotFoundError
 from botkit.exchange.models import (
     InstrumentStatus,
@@ -17,7 +18,6 @@ from botkit.exchange.models import (
     PositionMode,
 )
 from botkit.live.client import ExchangeClient
-from botkit.sim.clock import ManualClock
 from botkit.sim.inprocess import SimHandle
 from tests.contract.conftest import T0
 

@@ -9,11 +9,11 @@ from decimal import Decimal
 
 import pytest
 
+from botkit.clock import ManualClock
 from botkit.errors import RequestValidationError
 from botkit.exchange.models import OrderHistoryState, OrderRequest, OrderSide, OrderType
 from botkit.exchange.queries import FillQuery, OrderQuery, PositionQuery
 from botkit.live.client import ExchangeClient
-from botkit.sim.clock import ManualClock
 from tests.contract.conftest import Raw
 
 BTC = "BTC_USDT_PERP"

@@ -17,10 +17,10 @@ import httpx
 import pytest
 
 from botkit.app.clients import SIM_BASE_URL
+from botkit.clock import ManualClock
 from botkit.errors import ExchangeRejected, ServerUnavailable
 from botkit.live.client import ExchangeClient
 from botkit.sim.api import is_reference
-from botkit.sim.clock import ManualClock
 from botkit.sim.inprocess import SimHandle, make_sim
 from botkit.sim.server import SimServer
 from tests.contract.conftest import T0, static_config

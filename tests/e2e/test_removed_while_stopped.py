@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
+from botkit.clock import WallClock
 from botkit.exchange.models import OrderRequest, OrderSide, OrderType
 from botkit.live.client import ExchangeClient
 from botkit.rules.ids import client_order_id
-from botkit.sim.clock import WallClock
 from botkit.sim.config import ApiKeyConfig
 from botkit.sim.inprocess import make_sim
 from botkit.sim.server import SimServer

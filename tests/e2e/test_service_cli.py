@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from botkit.sim.clock import WallClock
+from botkit.clock import WallClock
 from botkit.sim.inprocess import make_sim
 from botkit.sim.server import SimServer
 from tests.pipeline.simharness import static_config

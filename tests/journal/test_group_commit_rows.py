@@ -58,89 +58,119 @@ _ops = st.one_of(
 )
 
 
+class _Player:
+    """Plays one operation at a time on ``journal``: one method per operation kind
+    (``op_<kind>``), each returning what the call answered."""
+
+    def __init__(self, journal: Journal, clock: ManualClock) -> None:
+        self.journal = journal
+        self.clock = clock
+        self.answers: list[Any] = []
+        self.cycles: list[int] = []
+        self.live: list[str] = []
+        self.serial = 0
+
+    def play(self, op: Op) -> None:
+        kind = op[0]
+        try:
+            answer = getattr(self, f"op_{kind}")(*op[1:])
+        except JournalError:
+            answer = "JournalError"
+        journal = self.journal
+        self.answers.append((kind, answer, journal.activity_revision, journal.has_unsettled()))
+
+    def cycle_of(self, index: int) -> int | None:
+        if index < 0 or not self.cycles:
+            return None
+        return self.cycles[index % len(self.cycles)]
+
+    def new(self, *, dry: bool, **kw: Any) -> NewOrder:
+        self.serial += 1
+        i = intent(self.serial, inputs={"mark": "100"})
+        return NewOrder(i, i.px, i.sz, wire={"clOrdId": i.cl_ord_id}, **kw)
+
+    def op_begin(self, dry: bool, offset: int | None) -> int:
+        cycle = self.journal.begin_cycle(dry=dry, clock_offset_ms=offset)
+        self.cycles.append(cycle)
+        return cycle
+
+    def op_end(self, index: int, error: str) -> None:
+        cycle = self.cycle_of(index)
+        self.journal.end_cycle(999 if cycle is None else cycle, error=error)
+
+    def op_evaluate(self, index: int, strategy: str, rules: list[Any], dry: bool) -> None:
+        evaluated = [Evaluated(r, f, why, dict(inputs)) for r, f, why, inputs in rules]
+        self.journal.record_evaluations(
+            self.cycle_of(index), strategy=strategy, version="v1", rules=evaluated, dry=dry
+        )
+
+    def op_event(self, kind: str, with_detail: bool) -> None:
+        detail = {"ids": self.live[-2:], "px": Decimal("1.5")} if with_detail else None
+        self.journal.record_event(kind, f"{kind} #{len(self.answers)}", detail=detail)
+
+    def op_orders(self, index: int, count: int, dry: bool) -> None:
+        orders = [self.new(dry=dry) for _ in range(count)]
+        if dry:
+            orders = [NewOrder(o.intent, o.px, o.sz, outcome=Outcome.DRY_RUN) for o in orders]
+        self.journal.add_orders(self.cycle_of(index), orders, dry=dry)
+        self.live += [] if dry else [o.intent.cl_ord_id for o in orders]
+
+    def op_refuse(self, index: int) -> None:
+        refused = self.new(dry=False, reasons=("px_missing",), outcome=Outcome.REJECTED_LOCAL)
+        self.journal.add_orders(self.cycle_of(index), [refused], dry=False)
+
+    def op_duplicate(self) -> None:
+        if self.live:
+            again = intent(int(self.live[0].rsplit("-", 1)[1]))
+            self.journal.add_orders(None, [NewOrder(again, again.px, again.sz)], dry=False)
+
+    def op_sent(self, index: int) -> None:
+        if self.live:
+            self.journal.mark_sent([self.live[index % len(self.live)]], note="POST")
+
+    def op_unknown(self, index: int) -> None:
+        if self.live:
+            self.journal.mark_unknown([self.live[index % len(self.live)]], "timeout")
+
+    def op_settle(self, index: int) -> None:
+        if self.live:
+            cid = self.live[index % len(self.live)]
+            self.journal.settle([OrderOutcome(cid, Outcome.ACCEPTED, ord_id=cid)])
+
+    def op_trip(self, index: int) -> None:
+        trip = GuardTrip("max_position", "global", "s1", None, Decimal(5), None, "big")
+        self.journal.record_trips(self.cycle_of(index), [trip])
+
+    def op_read(self, what: str) -> Any:
+        journal = self.journal
+        readers: dict[str, Callable[[], Any]] = {
+            "cycles": journal.cycles,
+            "events": journal.events_after,
+            "activity": lambda: journal.activity("s1", 0, include_dry=True),
+            "orders": journal.orders,
+        }
+        return readers[what]()
+
+    def op_advance(self, ms: int) -> None:
+        self.clock.advance(ms)
+
+    def op_prune(self, age_ms: int) -> Any:
+        return self.journal.prune(before_ms=self.clock() - age_ms)
+
+    def op_flush(self) -> None:
+        self.journal.flush()
+
+
 def _run(path: Path, ops: list[Op], group_rows: int) -> tuple[list[Any], dict[str, list[Any]]]:
     """Play ``ops``; return what each call answered and every table's rows after close."""
     clock = ManualClock(1_000_000)
-    answers: list[Any] = []
-    cycles: list[int] = []
-    live: list[str] = []
-    serial = 0
-
-    def cycle_of(index: int) -> int | None:
-        if index < 0 or not cycles:
-            return None
-        return cycles[index % len(cycles)]
-
-    def new(*, dry: bool, **kw: Any) -> NewOrder:
-        nonlocal serial
-        serial += 1
-        i = intent(serial, inputs={"mark": "100"})
-        return NewOrder(i, i.px, i.sz, wire={"clOrdId": i.cl_ord_id}, **kw)
-
     with Journal(path, clock=clock, synchronous="OFF", group_rows=group_rows) as journal:
+        player = _Player(journal, clock)
         for op in ops:
-            kind = op[0]
-            try:
-                answer: Any = None
-                if kind == "begin":
-                    answer = journal.begin_cycle(dry=op[1], clock_offset_ms=op[2])
-                    cycles.append(answer)
-                elif kind == "end":
-                    cycle = cycle_of(op[1])
-                    journal.end_cycle(999 if cycle is None else cycle, error=op[2])
-                elif kind == "evaluate":
-                    rules = [Evaluated(r, f, why, dict(inputs)) for r, f, why, inputs in op[3]]
-                    journal.record_evaluations(
-                        cycle_of(op[1]), strategy=op[2], version="v1", rules=rules, dry=op[4]
-                    )
-                elif kind == "event":
-                    detail = {"ids": live[-2:], "px": Decimal("1.5")} if op[2] else None
-                    journal.record_event(op[1], f"{op[1]} #{len(answers)}", detail=detail)
-                elif kind == "orders":
-                    orders = [new(dry=op[3]) for _ in range(op[2])]
-                    if op[3]:
-                        orders = [NewOrder(o.intent, o.px, o.sz, outcome=Outcome.DRY_RUN)
-                                  for o in orders]  # fmt: skip
-                    journal.add_orders(cycle_of(op[1]), orders, dry=op[3])
-                    live += [] if op[3] else [o.intent.cl_ord_id for o in orders]
-                elif kind == "refuse":
-                    refused = new(
-                        dry=False, reasons=("px_missing",), outcome=Outcome.REJECTED_LOCAL
-                    )
-                    journal.add_orders(cycle_of(op[1]), [refused], dry=False)
-                elif kind == "duplicate" and live:
-                    again = intent(int(live[0].rsplit("-", 1)[1]))
-                    journal.add_orders(None, [NewOrder(again, again.px, again.sz)], dry=False)
-                elif kind == "sent" and live:
-                    journal.mark_sent([live[op[1] % len(live)]], note="POST")
-                elif kind == "unknown" and live:
-                    journal.mark_unknown([live[op[1] % len(live)]], "timeout")
-                elif kind == "settle" and live:
-                    cid = live[op[1] % len(live)]
-                    journal.settle([OrderOutcome(cid, Outcome.ACCEPTED, ord_id=cid)])
-                elif kind == "trip":
-                    trip = GuardTrip("max_position", "global", "s1", None, Decimal(5), None, "big")
-                    journal.record_trips(cycle_of(op[1]), [trip])
-                elif kind == "read":
-                    readers: dict[str, Callable[[], Any]] = {
-                        "cycles": journal.cycles,
-                        "events": journal.events_after,
-                        "activity": lambda: journal.activity("s1", 0, include_dry=True),
-                        "orders": journal.orders,
-                    }
-                    answer = readers[op[1]]()
-                elif kind == "advance":
-                    clock.advance(op[1])
-                elif kind == "prune":
-                    answer = journal.prune(before_ms=clock() - op[1])
-                elif kind == "flush":
-                    journal.flush()
-            except JournalError:
-                answer = "JournalError"
-            answers.append((kind, answer, journal.activity_revision, journal.has_unsettled()))
+            player.play(op)
     with sqlite3.connect(path) as conn:
         tables = {t: conn.execute(f"SELECT * FROM {t} ORDER BY id").fetchall() for t in TABLES}  # noqa: S608
-    return answers, tables
+    return player.answers, tables
 
 
 @settings(max_examples=60, deadline=None)

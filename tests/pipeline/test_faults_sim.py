@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from botkit.app.clients import SIM_BASE_URL
+from botkit.clock import ManualClock
 from botkit.journal import Journal, Outcome
 from botkit.live.client import ExchangeClient
-from botkit.sim.clock import ManualClock
 from botkit.sim.inprocess import SimHandle, make_sim
 from botkit.sim.server import SimServer
 from tests.pipeline.simharness import (

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from botkit.clock import WallClock
 from botkit.journal import Journal, OrderState, Outcome
-from botkit.sim.clock import WallClock
 from botkit.sim.inprocess import make_sim
 from botkit.sim.server import SimServer
 from tests.pipeline.simharness import (

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from botkit.app.clients import make_client
 from botkit.app.service import grace_ms
+from botkit.clock import ManualClock
 from botkit.journal import Journal
 from botkit.live.client import ExchangeClient
 from botkit.pipeline import GuardSettings
@@ -31,9 +32,9 @@ from botkit.runner.loop import Loop
 from botkit.runner.orders import Executor
 from botkit.runner.reader import SnapshotReader
 from botkit.settings import load_settings
-from botkit.sim.clock import ManualClock
 from botkit.sim.inprocess import SimHandle, make_sim
 from botkit.sim.server import SimServer
+from botkit.sources import FileSource
 from tests.reliability.harness import (
     LADDER_RUNGS,
     PERIOD_MS,
@@ -212,7 +213,7 @@ def build_paper(
     )
     runner = Runner(
         port=client,
-        store=StrategyStore([strategies]),
+        store=StrategyStore(FileSource([strategies])),
         journal=journal,
         execution=LiveExecution(executor, client, journal),
         now_ms=client.clock.now_ms,

@@ -27,8 +27,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from botkit.clock import WallClock
 from botkit.journal import Journal
-from botkit.sim.clock import WallClock
 from botkit.sim.config import ApiKeyConfig
 from botkit.sim.inprocess import SimHandle, make_sim
 from botkit.sim.server import SimServer

@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 
 from botkit.app.clients import SIM_BASE_URL
+from botkit.clock import ManualClock
 from botkit.errors import ServerUnavailable, TimestampExpired
 from botkit.live.client import ExchangeClient
 from botkit.live.clock import ClockSync
 from botkit.runner.reader import ReadPolicy, SnapshotReader
-from botkit.sim.clock import ManualClock
 from botkit.sim.inprocess import SimHandle, make_sim
 from tests.pipeline.simharness import static_config
 from tests.runner.conftest import ONE_ORDER, Rig, make_rig

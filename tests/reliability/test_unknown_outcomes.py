@@ -24,6 +24,7 @@ from loguru import logger
 
 from botkit.app.clients import make_client
 from botkit.app.service import grace_ms
+from botkit.clock import ManualClock
 from botkit.errors import OutcomeUnknown
 from botkit.exchange.models import OrderRequest, OrderSide, OrderType
 from botkit.journal import Journal, NewOrder, Outcome
@@ -31,7 +32,6 @@ from botkit.pipeline import Plan
 from botkit.runner.execution import LiveExecution
 from botkit.runner.orders import Executor
 from botkit.settings import load_settings
-from botkit.sim.clock import ManualClock
 from botkit.sim.config import default_config_text
 from botkit.sim.inprocess import make_sim
 from tests.pipeline.helpers import intent

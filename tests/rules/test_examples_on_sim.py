@@ -13,15 +13,16 @@ from dataclasses import dataclass, field
 from decimal import ROUND_CEILING, ROUND_FLOOR
 from pathlib import Path
 
+from botkit.clock import ManualClock
 from botkit.exchange.models import OrderSide, PositionMode
 from botkit.exchange.queries import FillQuery, OrderQuery, PositionQuery
 from botkit.intents import Activity, CancelIntent, OrderIntent, RuleActivity
-from botkit.rules import Strategy, belongs_to, evaluate, load
-from botkit.sim.clock import ManualClock
+from botkit.rules import Strategy, belongs_to, evaluate
 from botkit.sim.config import load_sim_config
 from botkit.sim.engine import SimEngine
 from botkit.sim.port import SimPort
 from botkit.snapshot import Snapshot
+from botkit.sources import load
 
 REPO = Path(__file__).resolve().parents[2]
 START = 1_700_006_400_000  # a whole hour

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from botkit.rules import OnDelete, StrategyStore, version_of
+from botkit.rules.source import Scan, SourceText
+from botkit.sources import FileSource
 from tests.rules.helpers import BTC
 
 GOOD = (
@@ -24,7 +26,7 @@ def test_first_refresh_loads_every_yaml_file(tmp_path: Path) -> None:
     write(tmp_path / "b.yml", name="beta")
     (tmp_path / "notes.txt").write_text("not a strategy")
     (tmp_path / ".#a.yaml").write_text("editor lock file")
-    store = StrategyStore(tmp_path)
+    store = StrategyStore(FileSource(tmp_path))
     report = store.refresh()
     assert sorted(s.name for s in report.loaded) == ["alpha", "beta"]
     assert sorted(store.strategies) == ["alpha", "beta"]
@@ -35,7 +37,7 @@ def test_first_refresh_loads_every_yaml_file(tmp_path: Path) -> None:
 
 def test_valid_change_takes_effect(tmp_path: Path) -> None:
     write(tmp_path / "a.yaml")
-    store = StrategyStore(tmp_path)
+    store = StrategyStore(FileSource(tmp_path))
     store.refresh()
     write(tmp_path / "a.yaml", every="5m")
     report = store.refresh()
@@ -46,7 +48,7 @@ def test_valid_change_takes_effect(tmp_path: Path) -> None:
 
 def test_invalid_change_keeps_the_last_good_version_and_says_where(tmp_path: Path) -> None:
     write(tmp_path / "a.yaml")
-    store = StrategyStore(tmp_path)
+    store = StrategyStore(FileSource(tmp_path))
     good = store.refresh().loaded[0]
     (tmp_path / "a.yaml").write_text(GOOD.format(name="alpha", every="1x"))
     report = store.refresh()
@@ -68,7 +70,7 @@ def test_invalid_change_keeps_the_last_good_version_and_says_where(tmp_path: Pat
 
 def test_invalid_new_file_runs_nothing(tmp_path: Path) -> None:
     (tmp_path / "a.yaml").write_text("strategy: x\n")
-    store = StrategyStore(tmp_path)
+    store = StrategyStore(FileSource(tmp_path))
     report = store.refresh()
     assert store.strategies == {}
     assert report.kept == ()
@@ -78,7 +80,7 @@ def test_invalid_new_file_runs_nothing(tmp_path: Path) -> None:
 def test_deleted_file_stops_its_strategy_and_reports_on_delete(tmp_path: Path) -> None:
     write(tmp_path / "a.yaml", extra="on_delete: keep\n")
     write(tmp_path / "b.yaml", name="beta")
-    store = StrategyStore(tmp_path)
+    store = StrategyStore(FileSource(tmp_path))
     store.refresh()
     (tmp_path / "a.yaml").unlink()
     report = store.refresh()
@@ -90,7 +92,7 @@ def test_deleted_file_stops_its_strategy_and_reports_on_delete(tmp_path: Path) -
 
 def test_renamed_strategy_stops_the_old_name_and_starts_the_new(tmp_path: Path) -> None:
     write(tmp_path / "a.yaml")
-    store = StrategyStore(tmp_path)
+    store = StrategyStore(FileSource(tmp_path))
     store.refresh()
     write(tmp_path / "a.yaml", name="gamma")
     report = store.refresh()
@@ -101,7 +103,7 @@ def test_renamed_strategy_stops_the_old_name_and_starts_the_new(tmp_path: Path) 
 def test_two_files_with_one_strategy_name_load_only_the_first(tmp_path: Path) -> None:
     write(tmp_path / "a.yaml")
     write(tmp_path / "b.yaml")
-    store = StrategyStore(tmp_path)
+    store = StrategyStore(FileSource(tmp_path))
     report = store.refresh()
     assert [s.source for s in report.loaded] == [str(tmp_path / "a.yaml")]
     assert [str(e) for e in report.errors] == [
@@ -112,14 +114,14 @@ def test_two_files_with_one_strategy_name_load_only_the_first(tmp_path: Path) ->
 
 def test_instruments_enable_the_symbol_check(tmp_path: Path) -> None:
     (tmp_path / "a.yaml").write_text(GOOD.format(name="a", every="1m").replace("BTC_", "XBT_"))
-    store = StrategyStore([tmp_path / "a.yaml"])
+    store = StrategyStore(FileSource([tmp_path / "a.yaml"]))
     assert store.refresh().loaded  # symbols unknown: not checked
     report = store.refresh(instruments={BTC.symbol: BTC})  # re-checked against the instruments
     assert "unknown symbol 'XBT_USDT_PERP'" in str(report.errors[0])
 
 
 def test_missing_folder_is_reported(tmp_path: Path) -> None:
-    report = StrategyStore(tmp_path / "nope").refresh()
+    report = StrategyStore(FileSource(tmp_path / "nope")).refresh()
     assert [str(e) for e in report.errors] == [
         f"{tmp_path / 'nope'}: no such file or directory — check the path (a strategy file or "
         "a folder of *.yaml files)"
@@ -128,7 +130,7 @@ def test_missing_folder_is_reported(tmp_path: Path) -> None:
 
 def test_a_running_name_is_not_taken_over_by_a_new_file(tmp_path: Path) -> None:
     write(tmp_path / "b.yaml")
-    store = StrategyStore(tmp_path)
+    store = StrategyStore(FileSource(tmp_path))
     store.refresh()
     write(tmp_path / "a.yaml")  # sorts first, same strategy name
     report = store.refresh()
@@ -140,10 +142,38 @@ def test_a_running_name_is_not_taken_over_by_a_new_file(tmp_path: Path) -> None:
 def test_a_name_conflict_clears_when_the_other_file_is_renamed(tmp_path: Path) -> None:
     write(tmp_path / "a.yaml")
     write(tmp_path / "b.yaml")
-    store = StrategyStore(tmp_path)
+    store = StrategyStore(FileSource(tmp_path))
     assert len(store.refresh().errors) == 1
     write(tmp_path / "a.yaml", name="gamma")
     report = store.refresh()
     assert report.errors == ()
     assert sorted(store.strategies) == ["alpha", "gamma"]
     assert store.strategies["alpha"].source == str(tmp_path / "b.yaml")
+
+
+class TextSource:
+    """A strategy source with no file behind it: the store must need nothing but its text."""
+
+    paths = ("memory",)
+
+    def __init__(self) -> None:
+        self.texts: dict[str, str] = {}
+
+    def scan(self) -> Scan:
+        files = tuple(
+            SourceText(name, text.encode(), len(text.encode()), 0)
+            for name, text in sorted(self.texts.items())
+        )
+        return Scan(files)
+
+
+def test_the_store_reloads_from_text_a_source_hands_it_without_any_file() -> None:
+    source = TextSource()
+    store = StrategyStore(source)
+    source.texts["mem/a.yaml"] = GOOD.format(name="alpha", every="1m")
+    assert [s.source for s in store.refresh().loaded] == ["mem/a.yaml"]
+    source.texts["mem/a.yaml"] = GOOD.format(name="alpha", every="5m")
+    assert store.refresh().lines()[0].startswith("reloaded alpha (mem/a.yaml, version ")
+    del source.texts["mem/a.yaml"]
+    assert [s.name for s in store.refresh().removed] == ["alpha"]
+    assert store.paths == ("memory",)

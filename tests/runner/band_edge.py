@@ -24,15 +24,16 @@ from pathlib import Path
 from loguru import logger
 
 from botkit.app.clients import SIM_BASE_URL
+from botkit.clock import ManualClock
 from botkit.journal import Journal
 from botkit.rules.store import StrategyStore
 from botkit.runner.cycle import DEFAULT_BAND_MARGIN_BPS, Runner
 from botkit.runner.execution import LiveExecution
 from botkit.runner.orders import Executor
-from botkit.sim.clock import ManualClock
 from botkit.sim.config import SimConfig
 from botkit.sim.faults import FaultKind
 from botkit.sim.inprocess import make_sim
+from botkit.sources import FileSource
 from tests.pipeline.simharness import client_for, static_config
 
 T0 = 1_763_000_000_000 - (1_763_000_000_000 % 60_000)
@@ -108,7 +109,7 @@ def run_band_edge(
     )
     runner = Runner(
         port=client,
-        store=StrategyStore(strategies),
+        store=StrategyStore(FileSource(strategies)),
         journal=journal,
         execution=LiveExecution(executor, client, journal),
         now_ms=client.clock.now_ms,

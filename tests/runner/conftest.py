@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from botkit.app.clients import SIM_BASE_URL
+from botkit.clock import ManualClock
 from botkit.journal import Journal
 from botkit.live.client import ExchangeClient
 from botkit.pipeline import GuardSettings
@@ -20,8 +21,8 @@ from botkit.rules.store import StrategyStore
 from botkit.runner.cycle import EvaluationRecords, Runner
 from botkit.runner.execution import DryRunExecution, Execution, LiveExecution
 from botkit.runner.orders import Executor
-from botkit.sim.clock import ManualClock
 from botkit.sim.inprocess import SimHandle, make_sim
+from botkit.sources import FileSource
 from tests.pipeline.simharness import client_for, static_config
 
 T0 = 1_763_000_000_000 - (1_763_000_000_000 % 60_000)
@@ -91,7 +92,7 @@ def make_rig(
     )
     runner = Runner(
         port=client,
-        store=StrategyStore(strategies),
+        store=StrategyStore(FileSource(strategies)),
         journal=journal,
         execution=execution,
         now_ms=client.clock.now_ms,

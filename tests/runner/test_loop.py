@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from botkit.clock import SimulatedTime
 from botkit.runner.cycle import CycleReport
 from botkit.runner.loop import Loop, status_line
-from botkit.runner.simtime import SimulatedTime
 from botkit.service.notify import Notifier
 from tests.runner.conftest import ONE_ORDER, T0, Rig
 

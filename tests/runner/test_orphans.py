@@ -18,6 +18,7 @@ from botkit.runner.cycle import Runner
 from botkit.runner.execution import DryRunExecution, Execution, LiveExecution
 from botkit.runner.orders import Executor
 from botkit.runner.orphans import NOT_OWNED_EVENT
+from botkit.sources import FileSource
 from tests.runner.conftest import ONE_ORDER, Rig, make_rig, open_orders
 
 MINUTE = 60_000
@@ -32,7 +33,7 @@ def restart(rig: Rig, *, dry: bool = False) -> Runner:
     )
     rig.runner = Runner(
         port=rig.client,
-        store=StrategyStore(rig.strategies),
+        store=StrategyStore(FileSource(rig.strategies)),
         journal=rig.journal,
         execution=execution,
         now_ms=rig.client.clock.now_ms,

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from botkit.cli import main
+from botkit.clock import SimulatedTime
 from botkit.exchange.models import OrderRequest, OrderSide, OrderType
 from botkit.runner.cycle import READ_RETRY_MS
 from botkit.runner.loop import Loop
 from botkit.runner.reader import SnapshotReader
-from botkit.runner.simtime import SimulatedTime
 from botkit.sim.faults import FaultKind
 from tests.runner.conftest import ONE_ORDER, T0, Rig
 

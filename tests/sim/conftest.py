@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from botkit.sim import ManualClock, SimApi, SimConfig, SimEngine, load_sim_config
+from botkit.clock import ManualClock
+from botkit.sim import SimApi, SimConfig, SimEngine, load_sim_config
 
 T0 = 1_700_000_000_000
 BTC = "BTC_USDT_PERP"

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from botkit.clock import ManualClock, WallClock
 from botkit.errors import ConfigError
-from botkit.sim import ManualClock, WallClock, load_sim_config, parse_sim_config
+from botkit.sim import load_sim_config, parse_sim_config
 from botkit.sim.config import default_config_text
 
 REPO = Path(__file__).resolve().parents[2]

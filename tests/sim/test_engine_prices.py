@@ -6,7 +6,8 @@ from decimal import Decimal
 
 import pytest
 
-from botkit.sim import ManualClock, SimEngine
+from botkit.clock import ManualClock
+from botkit.sim import SimEngine
 from tests.sim.conftest import BTC, T0, sim_config
 
 

@@ -14,10 +14,11 @@ from typing import Any
 
 import pytest
 
+from botkit.clock import ManualClock
 from botkit.errors import PaperStateError, PaperStateLocked
 from botkit.exchange import signing
 from botkit.live.http import dumps
-from botkit.sim import ManualClock, SimApi, SimEngine
+from botkit.sim import SimApi, SimEngine
 from botkit.sim.config import SimConfig, load_sim_config
 from botkit.sim.inprocess import SimHandle, make_sim
 from botkit.sim.state import PaperFile, read_copy

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from botkit.sim.clock import ManualClock
+from botkit.clock import ManualClock
 from botkit.sim.config import AuthConfig
 from botkit.sim.faults import FaultPlan
 from botkit.sim.http import SimHttp

@@ -9,7 +9,7 @@ import pytest
 
 from botkit.cli import main
 from botkit.cli.demo_cmd import STEPS, DemoContext, format_table, run_demo
-from botkit.sim.clock import ManualClock
+from botkit.clock import ManualClock
 from botkit.sim.config import load_sim_config
 from botkit.sim.inprocess import make_sim
 

@@ -66,7 +66,7 @@ def test_method_is_matched_in_any_letter_case(http: SimHttp, api: EchoApi) -> No
 
 
 def test_each_processed_request_steps_the_engine_when_asked(api: EchoApi) -> None:
-    from botkit.sim.clock import ManualClock
+    from botkit.clock import ManualClock
     from botkit.sim.config import AuthConfig
 
     steps: list[int] = []

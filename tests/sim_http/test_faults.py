@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
+from botkit.clock import ManualClock
 from botkit.errors import ConfigError
-from botkit.sim.clock import ManualClock
 from botkit.sim.faults import FaultKind, FaultPlan
 from botkit.sim.http import SimHttp
 from tests.sim_http.support import EchoApi, envelope

@@ -10,9 +10,9 @@ import httpx
 import pytest
 
 from botkit.app.clients import make_client
+from botkit.clock import ManualClock
 from botkit.errors import ConfigError
 from botkit.settings import Settings, load_settings
-from botkit.sim.clock import ManualClock
 from botkit.sim.config import AuthConfig, default_config_text
 from botkit.sim.faults import FaultPlan
 from botkit.sim.http import SimHttp

@@ -13,10 +13,10 @@ import httpx
 import pytest
 
 from botkit.cli import main
+from botkit.clock import ManualClock, WallClock
 from botkit.errors import OutcomeUnknown
 from botkit.exchange.models import OrderRequest, OrderSide, OrderType
 from botkit.live.client import ExchangeClient
-from botkit.sim.clock import ManualClock, WallClock
 from botkit.sim.config import SimConfig, default_config_text, parse_sim_config
 from botkit.sim.inprocess import SimHandle, make_sim
 from botkit.sim.server import SimServer

@@ -14,10 +14,10 @@ from pydantic import SecretStr
 
 from botkit.app.clients import SIM_BASE_URL
 from botkit.app.service import Assembly, assemble
+from botkit.clock import ManualClock
 from botkit.live.client import ExchangeClient
 from botkit.live.clock import ClockSync
 from botkit.settings import Settings, load_settings
-from botkit.sim.clock import ManualClock
 from botkit.sim.inprocess import SimHandle, make_sim
 from tests.pipeline.simharness import static_config
 

@@ -17,6 +17,7 @@ import pytest
 from pydantic import SecretStr
 
 from botkit.app.clients import SIM_BASE_URL
+from botkit.clock import ManualClock, WallClock
 from botkit.errors import (
     MalformedResponse,
     MalformedWriteResponse,
@@ -26,7 +27,6 @@ from botkit.errors import (
 from botkit.exchange.models import OrderRequest
 from botkit.live.client import ExchangeClient
 from botkit.live.clock import ClockSync
-from botkit.sim.clock import ManualClock, WallClock
 from botkit.sim.inprocess import SimHandle, make_sim
 from botkit.sim.server import SimServer
 from tests.pipeline.simharness import static_config

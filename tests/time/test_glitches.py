@@ -13,10 +13,9 @@ from pathlib import Path
 
 import httpx
 
-from botkit.runner.loop import Loop, RealTimeWaiter
-from botkit.runner.simtime import SimulatedTime
+from botkit.clock import ManualClock, RealTimeWaiter, SimulatedTime
+from botkit.runner.loop import Loop
 from botkit.service.notify import Notifier
-from botkit.sim.clock import ManualClock
 from tests.time.support import Service, service
 
 STRATEGY = """\

@@ -8,10 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from botkit.clock import ManualClock, Stop
 from botkit.errors import StopRequested
 from botkit.journal import Journal
-from botkit.runner.stop import Stop
-from botkit.sim.clock import ManualClock
 from botkit.sim.inprocess import make_sim
 from tests.pipeline.simharness import PLACE, client_for, ladder, run_pipeline, static_config
 

@@ -1,0 +1,64 @@
+"""Where strategy text comes from: the port the strategy store reads through, and its values.
+
+The rules package never touches the file system: a strategy source (the file adapter,
+:class:`botkit.sources.FileSource`, or a test's stand-in) lists the strategy files, applies
+the limits (size, symlinks, special files) and hands over, per file, its bytes and the facts
+read with them (:class:`SourceText`), or why it could not be read (:class:`Unreadable`). The
+core parses, validates and compiles from those bytes only
+(:func:`~botkit.rules.loader.loads_bytes`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from botkit.errors import ConfigError, StrategyFileError
+
+__all__ = ["Scan", "SourceText", "StrategySource", "Unreadable"]
+
+
+@dataclass(frozen=True, slots=True)
+class SourceText:
+    """One strategy file as read: its name (the path as listed, the name every message and the
+    journal use), its bytes (UTF-8 text, undecoded: the version is their hash) and the facts
+    read with them: the size in bytes and the modification time (ns since the epoch)."""
+
+    file: str
+    content: bytes
+    size: int
+    mtime_ns: int
+
+    def __repr__(self) -> str:
+        return f"SourceText({self.file!r}, {self.size} bytes)"
+
+
+@dataclass(frozen=True, slots=True)
+class Unreadable:
+    """A strategy file the source could not hand over, with the one located error saying why
+    (too large, a symlink out of its folder, not a regular file, no permission)."""
+
+    file: str
+    error: StrategyFileError
+
+
+@dataclass(frozen=True, slots=True)
+class Scan:
+    """What a source holds now: every strategy file found, in order, and a problem for each
+    path named that does not exist."""
+
+    files: tuple[SourceText | Unreadable, ...] = ()
+    missing: tuple[ConfigError, ...] = ()
+
+
+class StrategySource(Protocol):
+    """Where the strategy store reads its files from."""
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        """The files and folders configured, as given (for messages)."""
+        ...
+
+    def scan(self) -> Scan:
+        """List and read every strategy file now."""
+        ...

@@ -1,0 +1,180 @@
+"""The strategy files on disk: the file adapter of the strategy store (the edge: file I/O
+lives here, the rules package reads none).
+
+:class:`FileSource` lists the files and folders it is given (``*.yaml`` / ``*.yml``; hidden
+and editor files skipped), applies the limits before anything is parsed — the size on the open
+file (a huge file costs nothing each cycle), no special file (a FIFO opened non-blocking cannot
+hang the reader), no symlink out of its folder unless allowed — and hands the core each file's
+bytes with its facts (:class:`~botkit.rules.source.SourceText`: name, size, mtime) or the
+located reason it could not be read. The core parses, validates and compiles from the bytes.
+
+``load`` and ``check_paths`` are the same reading for one file and for ``botkit check``.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+from botkit.errors import ConfigError, Location, StrategyFileError
+from botkit.exchange.models import Instrument
+from botkit.rules.check import check_scan
+from botkit.rules.loader import MAX_FILE_BYTES, file_too_large, loads_bytes
+from botkit.rules.model import Strategy
+from botkit.rules.source import Scan, SourceText, Unreadable
+
+__all__ = [
+    "SUFFIXES",
+    "FileSource",
+    "check_paths",
+    "discover",
+    "load",
+    "read_strategy_file",
+]
+
+SUFFIXES = (".yaml", ".yml")
+
+
+def discover(paths: Iterable[str | Path]) -> tuple[list[Path], list[ConfigError]]:
+    """The strategy files named by ``paths`` (files as given; directories: their ``*.yaml``
+    and ``*.yml`` files, hidden ones skipped), sorted, and a problem for each missing path."""
+    files: list[Path] = []
+    problems: list[ConfigError] = []
+    for entry in paths:
+        path = Path(entry)
+        if path.is_dir():
+            files.extend(
+                sorted(
+                    p
+                    for p in path.iterdir()
+                    if p.suffix in SUFFIXES and p.is_file() and not p.name.startswith((".", "#"))
+                )
+            )
+        elif path.is_file():
+            files.append(path)
+        else:
+            problems.append(
+                ConfigError(
+                    "no such file or directory",
+                    where=Location(file=str(path)),
+                    hint="check the path (a strategy file or a folder of *.yaml files)",
+                )
+            )
+    unique = list(dict.fromkeys(files))
+    return unique, problems
+
+
+def _file_error(file: str, message: str, hint: str) -> StrategyFileError:
+    return StrategyFileError([ConfigError(message, where=Location(file=file), hint=hint)])
+
+
+_LINK_HINT = (
+    "copy the file into the folder, or set allow_strategy_symlinks = true "
+    "(BOTKIT_ALLOW_STRATEGY_SYMLINKS) to follow links out of it"
+)
+
+
+def _target(path: Path, file: str, outside_links: bool) -> Path:
+    """What ``path`` names: itself, or the target of a symlink that may be followed."""
+    if not path.is_symlink():
+        return path
+    try:
+        target = path.resolve(strict=True)
+    except (OSError, RuntimeError):
+        raise _file_error(
+            file, "the file is a symlink to nothing (broken link or loop)", _LINK_HINT
+        ) from None
+    folder = path.absolute().parent.resolve()
+    if not outside_links and not target.is_relative_to(folder):
+        raise _file_error(
+            file, f"the file is a symlink to {target}, outside the folder {folder}", _LINK_HINT
+        )
+    return target
+
+
+def read_strategy_file(path: Path, *, outside_links: bool = False) -> SourceText:
+    """One strategy file's bytes and facts, the one way every command reads them.
+
+    The size is checked on the open file before anything is read, and at most
+    :data:`MAX_FILE_BYTES` + 1 bytes are read (a file growing meanwhile is still refused), so
+    a huge file in the folder costs nothing each cycle. A symlink whose target lies outside
+    the folder holding the link is refused unless ``outside_links`` (the
+    ``allow_strategy_symlinks`` setting). Raises :class:`StrategyFileError` (one located line).
+    """
+    file = str(path)
+    target = _target(path, file, outside_links)
+    try:
+        # O_NONBLOCK: a FIFO put in place of the file must not hang the reader
+        fd = os.open(target, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise _file_error(
+            file, f"cannot read the file: {reason}", "check the path and its permissions"
+        ) from None
+    with os.fdopen(fd, "rb") as stream:
+        info = os.fstat(stream.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise _file_error(file, "not a regular file", "name a *.yaml file")
+        if info.st_size > MAX_FILE_BYTES:
+            raise file_too_large(file, info.st_size)
+        try:
+            raw = stream.read(MAX_FILE_BYTES + 1)
+        except OSError as exc:
+            reason = exc.strerror or type(exc).__name__
+            raise _file_error(file, f"cannot read the file: {reason}", "check the disk") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise file_too_large(file)
+    return SourceText(file, raw, len(raw), info.st_mtime_ns)
+
+
+class FileSource:
+    """The strategy files of some files and folders, read afresh at each :meth:`scan` (a
+    :class:`~botkit.rules.source.StrategySource`). ``outside_links``: follow symlinks out of a
+    file's folder (the ``allow_strategy_symlinks`` setting)."""
+
+    __slots__ = ("_given", "outside_links", "paths")
+
+    def __init__(
+        self, paths: str | Path | Sequence[str | Path], *, outside_links: bool = False
+    ) -> None:
+        self._given: list[str | Path] = [paths] if isinstance(paths, str | Path) else list(paths)
+        self.paths: tuple[str, ...] = tuple(str(p) for p in self._given)
+        self.outside_links = outside_links
+
+    def __repr__(self) -> str:
+        return f"FileSource({list(self.paths)!r}, outside_links={self.outside_links})"
+
+    def scan(self) -> Scan:
+        files, missing = discover(self._given)
+        return Scan(tuple(self._read(path) for path in files), tuple(missing))
+
+    def _read(self, path: Path) -> SourceText | Unreadable:
+        try:
+            return read_strategy_file(path, outside_links=self.outside_links)
+        except StrategyFileError as exc:
+            return Unreadable(str(path), exc)
+
+
+def load(
+    path: str | Path,
+    *,
+    instruments: Mapping[str, Instrument] | None = None,
+    outside_links: bool = False,
+) -> Strategy:
+    """Read (:func:`read_strategy_file`) and load one strategy file."""
+    source = read_strategy_file(Path(path), outside_links=outside_links)
+    return loads_bytes(source.content, str(path), instruments=instruments)
+
+
+def check_paths(
+    paths: Iterable[str | Path],
+    *,
+    instruments: Mapping[str, Instrument] | None = None,
+    outside_links: bool = False,
+) -> tuple[list[Strategy], list[ConfigError]]:
+    """``botkit check``: the strategies of the files named (files or folders) that load, and
+    every problem found, in file order (:func:`~botkit.rules.check.check_scan`)."""
+    files = FileSource(list(paths), outside_links=outside_links)
+    return check_scan(files.scan(), shown=", ".join(files.paths), instruments=instruments)
