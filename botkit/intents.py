@@ -26,7 +26,10 @@ __all__ = [
     "AMOUNT_LIMIT",
     "Activity",
     "CancelIntent",
+    "DeclaredOrder",
     "Intent",
+    "KeepIntent",
+    "KeepPolicy",
     "LeverageIntent",
     "OffTick",
     "OrderIntent",
@@ -112,7 +115,61 @@ class PositionModeIntent:
     mode: PositionMode
 
 
-Intent = OrderIntent | CancelIntent | LeverageIntent | PositionModeIntent
+@dataclass(frozen=True, slots=True)
+class KeepPolicy:
+    """How a ``keep:`` rule's declared orders are kept (see docs/strategies.md).
+
+    ``tolerance``: how far a resting price may drift from the declared one before the order is
+    replaced, in basis points of the price (``tolerance_ticks`` False) or in ticks;
+    ``refill_ms``: when an order that filled is placed again (``None``: never, 0: at once);
+    ``min_rest_ms``: an order younger than this is not replaced for drift;
+    ``max_replacements``: at most this many re-placements per minute (``None``: no limit).
+    """
+
+    tolerance: Decimal = Decimal(10)
+    tolerance_ticks: bool = False
+    refill_ms: int | None = 0
+    min_rest_ms: int = 0
+    max_replacements: int | None = None
+
+    def describe_tolerance(self) -> str:
+        if self.tolerance_ticks:
+            return f"{self.tolerance.normalize():f} tick(s)"
+        return f"{(self.tolerance / 100).quantize(Decimal('0.01')):f} %"
+
+
+@dataclass(frozen=True, slots=True)
+class DeclaredOrder:
+    """One order a ``keep:`` rule says should rest now: rung ``rung`` of the rule (its stable
+    identity: order k of ``orders``, rung k of a ladder, leg k of a grid), price and size as the
+    expressions gave them (unrounded)."""
+
+    rung: int
+    side: OrderSide
+    type: OrderType
+    sz: Decimal
+    px: Decimal | None = None
+    mgn_mode: MarginMode = MarginMode.CROSS
+    pos_side: PosSide = PosSide.BOTH
+    reduce_only: bool = False
+    time_in_force: TimeInForce = TimeInForce.GTC
+    stp_mode: StpMode = StpMode.NONE
+
+
+@dataclass(frozen=True, slots=True)
+class KeepIntent:
+    """The orders a ``keep:`` rule declares now (its condition held): the runner reconciles
+    them with the rule's resting orders (:mod:`botkit.pipeline.desired`)."""
+
+    strategy: str
+    rule: str
+    symbol: str
+    orders: tuple[DeclaredOrder, ...]
+    policy: KeepPolicy
+    inputs: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+
+
+Intent = OrderIntent | CancelIntent | LeverageIntent | PositionModeIntent | KeepIntent
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,7 @@ next access tries again.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from enum import StrEnum
 from typing import Any, Generic, NoReturn, Protocol, TypeVar, overload
 
@@ -216,6 +216,12 @@ class Snapshot:
         """A copy of this snapshot in position mode ``mode`` (the mode a switch sent this cycle
         put the account in); the other parts are shared."""
         return self._copy({Part.POSITION_MODE: mode})
+
+    def without_orders(self, cl_ord_ids: Collection[str]) -> Snapshot:
+        """A copy of this snapshot whose open orders leave out ``cl_ord_ids`` (orders this cycle
+        cancelled, so the guards no longer count them); the other parts are shared."""
+        kept = [o for o in self.open_orders if o.clOrdId not in cl_ord_ids]
+        return self._copy({Part.OPEN_ORDERS: kept})
 
     def reread(self, *parts: Part) -> Snapshot:
         """A copy of this snapshot that reads ``parts`` again on their next access (something

@@ -26,7 +26,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
@@ -38,6 +38,7 @@ from botkit.exchange.paging import iter_history
 from botkit.exchange.port import AccountReads
 from botkit.exchange.queries import FillQuery, PositionQuery
 from botkit.journal import Journal, OrderFilter, Outcome
+from botkit.pipeline.desired import Action
 from botkit.runner.cycle import CycleReport, Runner
 from botkit.sim.engine import SimEngine
 
@@ -92,6 +93,10 @@ class BacktestRun:
 
     result: BacktestResult
     cycles: int = 0
+    cancelled: Counter[str] = field(default_factory=Counter)
+    """Orders cancelled, per ``strategy/rule``."""
+    replaced: Counter[str] = field(default_factory=Counter)
+    """Kept orders replaced, per ``strategy/rule``."""
     problems: Counter[str] = field(default_factory=Counter)
     first_problem: dict[str, str] = field(default_factory=dict)
 
@@ -106,6 +111,19 @@ class BacktestRun:
         if len(ranked) > limit:
             lines.append(f"… and {len(ranked) - limit} more places")
         return lines
+
+
+def _by_rule(run: BacktestRun) -> dict[str, dict[str, int]]:
+    placed = Counter(f"{o.strategy}/{o.rule}" for o in run.result.orders if o.outcome == "accepted")
+    rules = sorted(set(placed) | set(run.cancelled) | set(run.replaced))
+    return {
+        rule: {
+            "placed": placed[rule],
+            "cancelled": run.cancelled[rule],
+            "replaced": run.replaced[rule],
+        }
+        for rule in rules
+    }
 
 
 def _reason_key(reason: str) -> str:
@@ -160,6 +178,7 @@ def replay(
     with _replay_gc():
         equity = _replay(run, bars, interval, symbol, clock, engine, runner, on_candle)
     run.result = _result(run.result, series, port, journal, equity, meta or {})
+    run.result = replace(run.result, by_rule=_by_rule(run))
     return run
 
 
@@ -193,12 +212,26 @@ def _replay(
             run.cycles += 1
             if report.error or report.strategy_errors or report.rule_errors:
                 _note_problems(run, report)
+            if report.effects:
+                _count_churn(run, report)
             next_due = runner.next_due_ms()
         exposure = sum([abs(p.qty) for p in positions.values()], _ZERO) if positions else _ZERO
         sample(EquityPoint(close_ms, equity_now(), exposure))
         if on_candle is not None:
             on_candle()
     return equity
+
+
+def _count_churn(run: BacktestRun, report: CycleReport) -> None:
+    """Count the cancels of the cycle, and the replacements whose cancel went through."""
+    done = set()
+    for effect in report.effects:
+        if effect.action == "cancel" and effect.ok:
+            run.cancelled[f"{effect.strategy}/{effect.rule}"] += effect.orders
+            done.add((effect.strategy, effect.rule))
+    for diff in report.desired:
+        if (diff.strategy, diff.rule) in done:
+            run.replaced[f"{diff.strategy}/{diff.rule}"] += diff.count(Action.REPLACE)
 
 
 def _note_problems(run: BacktestRun, report: CycleReport) -> None:

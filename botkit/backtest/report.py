@@ -117,6 +117,7 @@ def summary_data(
         "max_drawdown_from": None if peak is None else format_time(peak),
         "max_drawdown_to": None if trough is None else format_time(trough),
         "attribution": _attribution(trades, fig),
+        "by_rule": {rule: dict(counts) for rule, counts in result.by_rule.items()},
         "refused_by_reason": _ranked(result.refused_by_reason),
         "rejected_by_code": _ranked(result.rejected_by_code),
         "final_positions": [
@@ -221,6 +222,11 @@ def render_summary(
             f"holding avg {show('avg_holding_ms')} · longest {show('longest_holding_ms')}"
         )
     lines.extend(render_rules(trades, cur))
+    for i, (rule, counts) in enumerate(result.by_rule.items()):
+        lines.append(
+            f"{'Rules' if i == 0 else '':<10} {rule}: placed {counts.get('placed', 0):,}"
+            f" · cancelled {counts.get('cancelled', 0):,} · replaced {counts.get('replaced', 0):,}"
+        )
     for p in result.final_positions:
         lines.append(
             f"Position   {p.symbol} {p.pos_side} {_text(p.qty)} @ {_text(p.avg_px) or '-'}  "

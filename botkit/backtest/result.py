@@ -164,6 +164,10 @@ class BacktestResult:
     fees: Decimal = _ZERO
     mark: Decimal | None = None
     """The price at the end (the last candle's close): what a trade still open is valued at."""
+    by_rule: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    """Per ``strategy/rule``: orders ``placed`` (the exchange accepted them), ``cancelled`` (by
+    a cancel action, a ``keep:`` reconcile or a removed file) and ``replaced`` (a kept order
+    cancelled and sent again because it drifted)."""
     meta: Mapping[str, str] = field(default_factory=dict)
     """What the run was (data file, strategies, settings, seed): shown as given, in order."""
     notes: Sequence[str] = ()

@@ -288,6 +288,7 @@ def show_summary(ctx: DemoContext) -> None:
         ctx.say(
             format_table(("symbol", "leg", "position", "avg px", "unrealized", "realized"), table)
         )
+    _show_kept(ctx, run)
     change = summary.equity - summary.start_equity
     ctx.say(
         f"Equity: {money(summary.start_equity)} -> {money(summary.equity)} "
@@ -297,6 +298,31 @@ def show_summary(ctx: DemoContext) -> None:
         f"Journal: {options.journal} — try 'botkit journal summary --journal "
         f"{options.journal}' or 'botkit journal show --journal {options.journal}'"
     )
+
+
+def _show_kept(ctx: DemoContext, run: PaperRun) -> None:
+    """The orders the keep: rules keep resting now (e.g. the kept grid), rung by rung."""
+    from botkit.rules.ids import parse_client_order_id
+
+    names = {
+        (strategy.tag, rule.tag): f"{strategy.name}/{rule.name}"
+        for strategy in run.runner.store.strategies.values()
+        for rule in strategy.rules
+        if rule.keep is not None
+    }
+    rows: list[tuple[str, int, str, Decimal, object, str]] = []
+    for order in ctx.client.open_orders():
+        parsed = parse_client_order_id(order.clOrdId)
+        if parsed is None or not parsed.kept:
+            continue
+        who = names.get((parsed.strategy_tag, parsed.rule_tag), "?")
+        px = order.px or Decimal(0)
+        rows.append((who, parsed.leg, order.side.value, px, order.sz, order.clOrdId))
+    if not rows:
+        return
+    rows.sort(key=lambda r: (r[0], -r[3]))
+    ctx.say("Kept orders resting now (keep: rules; botkit keeps them as the files declare):")
+    ctx.say(format_table(("rule", "rung", "side", "px", "sz", "clOrdId"), rows))
 
 
 PAPER_STEPS: list[tuple[str, DemoStep]] = [

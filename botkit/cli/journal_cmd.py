@@ -91,7 +91,7 @@ def _order_lines(o: OrderRecord) -> list[str]:
         f"{o.cl_ord_id}  {format_ms(o.ts_ms)}  cycle {o.cycle_id if o.cycle_id else '-'}",
         f"  order:   {o.side} {o.sz if o.sz is not None else o.intent_sz} {o.symbol} {o.type}"
         f"{price} posSide {o.pos_side} mgnMode {o.mgn_mode}{flags}",
-        f"  why:     rule {o.rule} of strategy {o.strategy} (slot {o.slot}, leg {o.leg})",
+        f"  why:     rule {o.rule} of strategy {o.strategy} ({_slot_text(o)})",
     ]
     if o.inputs:
         lines.append("  inputs:  " + ", ".join(f"{k}={v}" for k, v in sorted(o.inputs.items())))
@@ -103,6 +103,17 @@ def _order_lines(o: OrderRecord) -> list[str]:
     lines.append("  outcome: " + _outcome_text(o))
     lines.extend(f"  reason:  {reason}" for reason in o.reasons)
     return lines
+
+
+def _slot_text(o: OrderRecord) -> str:
+    """Where the order comes from: a decision's slot and leg, or a kept order's rung and
+    generation (a keep: rule's declared order; its history says why it was placed)."""
+    from botkit.rules.ids import parse_client_order_id
+
+    parsed = parse_client_order_id(o.cl_ord_id)
+    if parsed is not None and parsed.kept:
+        return f"kept order: rung {o.leg}, generation {o.slot}"
+    return f"slot {o.slot}, leg {o.leg}"
 
 
 def _outcome_text(o: OrderRecord) -> str:

@@ -68,6 +68,9 @@ def format_cycle(report: CycleReport) -> str:
         lines.append(f"strategy {name}: {error}")
     for evaluation in report.evaluations:
         lines.extend(_evaluation_lines(evaluation))
+    if report.desired:
+        lines.append("kept orders (keep: rules), declared against resting:")
+        lines.extend(f"  {line}" for diff in report.desired for line in diff.lines())
     for effect in report.effects:
         lines.append(f"{effect.action} {effect.strategy}/{effect.rule}: {effect.detail}")
     if report.plan is not None:

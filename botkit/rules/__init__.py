@@ -19,6 +19,7 @@ from botkit.rules.ids import (
     ParsedOrderId,
     belongs_to,
     client_order_id,
+    kept_order_id,
     parse_client_order_id,
 )
 from botkit.rules.loader import loads, version_of
@@ -40,6 +41,7 @@ __all__ = [
     "belongs_to",
     "client_order_id",
     "evaluate",
+    "kept_order_id",
     "loads",
     "parse_client_order_id",
     "version_of",

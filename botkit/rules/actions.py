@@ -15,7 +15,9 @@ from typing import Any
 from botkit.exchange.models import OrderSide
 from botkit.intents import (
     CancelIntent,
+    DeclaredOrder,
     Intent,
+    KeepIntent,
     LeverageIntent,
     OrderIntent,
     PositionModeIntent,
@@ -166,15 +168,24 @@ class _Builder:
         levels = self.count(action.levels, "grid levels", MAX_LEGS // 2)
         center = self.positive(action.center, "grid center")
         step = self.positive(action.step_px, "grid step_px")
+        buys: list[tuple[Decimal, Decimal]] = []
+        sells: list[tuple[Decimal, Decimal]] = []
         for k in range(levels):
             px = center - step * (k + 1)
             if px <= 0:
                 raise ActionError(f"grid BUY level {k + 1}: price {_fmt(px)} is not > 0")
-            sz = self.positive(action.sz, f"grid level {k + 1} sz", self.rung(k))
-            self.order(action.buy, sz, px)
+            buys.append((self.positive(action.sz, f"grid level {k + 1} sz", self.rung(k)), px))
         for k in range(levels):
             px = center + step * (k + 1)
-            sz = self.positive(action.sz, f"grid level {k + 1} sz", self.rung(k))
+            sells.append((self.positive(action.sz, f"grid level {k + 1} sz", self.rung(k)), px))
+        if self.rule.keep is not None:  # kept: level k is legs 2k (BUY) and 2k + 1 (SELL),
+            for buy, sell in zip(buys, sells, strict=True):  # whatever the number of levels
+                self.order(action.buy, *buy)
+                self.order(action.sell, *sell)
+            return
+        for sz, px in buys:
+            self.order(action.buy, sz, px)
+        for sz, px in sells:
             self.order(action.sell, sz, px)
 
     def close(self, action: Close) -> None:
@@ -225,7 +236,31 @@ class _Builder:
                 )
             elif isinstance(action, SetPositionMode):
                 self.out.append(PositionModeIntent(strategy.name, rule.name, action.mode))
+        if rule.keep is not None:
+            return [self.declared()]
         return self.out
+
+    def declared(self) -> KeepIntent:
+        """A ``keep:`` rule's orders as its declared set: rung k is its k-th order."""
+        strategy, rule = self.strategy, self.rule
+        assert rule.keep is not None
+        orders = tuple(
+            DeclaredOrder(
+                rung=o.leg,
+                side=o.side,
+                type=o.type,
+                sz=o.sz,
+                px=o.px,
+                mgn_mode=o.mgn_mode,
+                pos_side=o.pos_side,
+                reduce_only=o.reduce_only,
+                time_in_force=o.time_in_force,
+                stp_mode=o.stp_mode,
+            )
+            for o in self.out
+            if isinstance(o, OrderIntent)
+        )
+        return KeepIntent(strategy.name, rule.name, strategy.symbol, orders, rule.keep, self.inputs)
 
 
 def build_intents(

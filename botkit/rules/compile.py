@@ -9,6 +9,7 @@ problem is collected with its file position; nothing stops at the first.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
@@ -23,7 +24,7 @@ from botkit.exchange.models import (
     StpMode,
     TimeInForce,
 )
-from botkit.intents import AMOUNT_LIMIT
+from botkit.intents import AMOUNT_LIMIT, KeepPolicy
 from botkit.rules.actions import MAX_LEGS
 from botkit.rules.context import BOOL, NUM
 from botkit.rules.durations import parse_duration
@@ -47,7 +48,17 @@ from botkit.rules.model import (
     Strategy,
 )
 from botkit.rules.runtime import Resolver
-from botkit.rules.schema import CloseSpec, GridSpec, LadderSpec, OrderSpec, RuleSpec, StrategySpec
+from botkit.rules.schema import (
+    TOLERANCE_PATTERN,
+    CloseSpec,
+    GridSpec,
+    KeepSpec,
+    LadderSpec,
+    OrderSpec,
+    PlaceSpec,
+    RuleSpec,
+    StrategySpec,
+)
 from botkit.rules.yamlsrc import Path, SourceMap
 
 __all__ = ["compile_strategy"]
@@ -163,6 +174,8 @@ class _Compiler:
                 self.windows.get("rule", 0),
                 *(r.cooldown_ms for r in rules),
                 *(r.max_fires.per_ms for r in rules if r.max_fires),
+                # kept rules: the generations of their orders are read from the activity
+                *(3 * period for r in rules if r.keep is not None),
             ),
             history_window_ms=self.windows.get("history", 0),
         )
@@ -191,26 +204,11 @@ class _Compiler:
             when = self.expr((*base, "when"), spec.when, BOOL, scope, inputs)
         actions: list[Action] = []
         if spec.place is not None:
-            place = spec.place
-            if (
-                place.order is None
-                and not place.orders
-                and place.ladder is None
-                and place.grid is None
-            ):
-                self.at(
-                    (*base, "place"),
-                    "place: nothing to place",
-                    "add order:, orders:, ladder: or grid:",
-                )
-            if place.order is not None:
-                actions.append(self.order((*base, "place", "order"), place.order, spec, inputs))
-            for k, order in enumerate(place.orders or ()):
-                actions.append(self.order((*base, "place", "orders", k), order, spec, inputs))
-            if place.ladder is not None:
-                actions.append(self.ladder((*base, "place", "ladder"), place.ladder, spec, inputs))
-            if place.grid is not None:
-                actions.append(self.grid((*base, "place", "grid"), place.grid, spec, inputs))
+            self.place((*base, "place"), spec.place, spec, inputs, actions)
+        keep = None
+        if spec.keep is not None:
+            keep = self.keep((*base, "keep"), spec.keep, spec)
+            self.place((*base, "keep"), spec.keep, spec, inputs, actions)
         if spec.close is not None:
             actions.append(self.close((*base, "close"), spec.close, spec, inputs))
         if spec.cancel is not None:
@@ -245,8 +243,88 @@ class _Compiler:
             cooldown_ms=parse_duration(spec.cooldown) if spec.cooldown else 0,
             max_fires=max_fires,
             keep_open=spec.keep_open,
+            keep=keep,
             line=self.smap.value_at(base).line or 0,
             inputs=inputs,
+        )
+
+    def place(
+        self,
+        path: Path,
+        place: PlaceSpec,
+        spec: RuleSpec,
+        inputs: dict[str, str],
+        actions: list[Action],
+    ) -> None:
+        key = path[-1]
+        if place.order is None and not place.orders and place.ladder is None and place.grid is None:
+            self.at(path, f"{key}: nothing to place", "add order:, orders:, ladder: or grid:")
+        if place.order is not None:
+            actions.append(self.order((*path, "order"), place.order, spec, inputs))
+        for k, order in enumerate(place.orders or ()):
+            actions.append(self.order((*path, "orders", k), order, spec, inputs))
+        if place.ladder is not None:
+            actions.append(self.ladder((*path, "ladder"), place.ladder, spec, inputs))
+        if place.grid is not None:
+            actions.append(self.grid((*path, "grid"), place.grid, spec, inputs))
+
+    def keep(self, path: Path, keep: KeepSpec, spec: RuleSpec) -> KeepPolicy:
+        """The keeping policy of a ``keep:`` rule; what cannot go with it is a problem."""
+        base = path[:-1]
+        others = [
+            name
+            for name, value in (
+                ("place", spec.place),
+                ("close", spec.close),
+                ("cancel", spec.cancel),
+                ("set_leverage", spec.set_leverage),
+                ("set_position_mode", spec.set_position_mode),
+            )
+            if value is not None
+        ]
+        if others:
+            self.problem(
+                self.smap.key_at((*base, others[0])),
+                f"{others[0]}: a keep: rule only declares orders",
+                f"move {others[0]}: to a rule of its own",
+            )
+        for name, value in (
+            ("cooldown", spec.cooldown),
+            ("max_fires", spec.max_fires),
+            ("keep_open", spec.keep_open or None),
+        ):
+            if value is not None:
+                self.problem(
+                    self.smap.key_at((*base, name)),
+                    f"{name}: a keep: rule never fires, it is kept every cycle",
+                    f"remove {name} (use keep: min_rest / max_replacements to limit churn)",
+                )
+        placed: list[tuple[Path, OrderSpec]] = []
+        if keep.order is not None:
+            placed.append((("order",), keep.order))
+        placed += [(("orders", k), o) for k, o in enumerate(keep.orders or ())]
+        for where, order in placed:
+            if order.px is None or order.type is OrderType.MARKET:
+                self.at(
+                    (*path, *where),
+                    "a kept order must rest: a MARKET order cannot",
+                    "give it a px (LIMIT or LIMIT_MAKER), or use place: for a market order",
+                )
+        match = re.fullmatch(TOLERANCE_PATTERN, keep.tolerance)
+        assert match is not None  # the schema checked the pattern
+        digits, ticks = match[1], match[3].startswith("tick")
+        refill = keep.refill
+        refill_ms: int | None = 0
+        if refill == "never":
+            refill_ms = None
+        elif refill.startswith("after "):
+            refill_ms = parse_duration(refill[len("after ") :])
+        return KeepPolicy(
+            tolerance=Decimal(digits),
+            tolerance_ticks=ticks,
+            refill_ms=refill_ms,
+            min_rest_ms=parse_duration(keep.min_rest) if keep.min_rest else 0,
+            max_replacements=keep.max_replacements,
         )
 
     def scope(self, rule: str, pos_side: PosSide | None, allow_index: bool = False) -> Scope:

@@ -15,7 +15,7 @@ from itertools import islice
 from typing import Any
 
 from botkit.errors import ReadFailed
-from botkit.intents import Activity, Intent
+from botkit.intents import Activity, Intent, KeepIntent
 from botkit.rules.actions import ActionError, build_intents
 from botkit.rules.context import ContextError, Ctx
 from botkit.rules.firing import RuleStatus, gate
@@ -299,6 +299,8 @@ def evaluate(strategy: Strategy, snapshot: Snapshot, activity: Activity, now_ms:
                 inputs = {}
                 intents = tuple(build_intents(strategy, rule, env, ctx, slot, inputs))
                 status, reason = (_FIRED, "") if intents else (_NOTHING, _NOTHING_REASON)
+                if rule.keep is not None:
+                    status, reason = _DECLARED, _declared_reason(intents)
         except (EvalError, ActionError, ContextError) as exc:
             status, reason, intents = _ERROR, f"rule '{name}': {exc}", ()
         except ReadFailed:
@@ -319,6 +321,14 @@ def evaluate(strategy: Strategy, snapshot: Snapshot, activity: Activity, now_ms:
 
 
 _FIRED = RuleStatus.FIRED
+_DECLARED = RuleStatus.DECLARED
+
+
+def _declared_reason(intents: tuple[Intent, ...]) -> str:
+    count = sum(len(i.orders) for i in intents if isinstance(i, KeepIntent))
+    return f"declares {count} order(s) to keep resting"
+
+
 _FALSE = RuleStatus.CONDITION_FALSE
 _FALSE_REASON = "condition is false"
 _NOTHING = RuleStatus.NOTHING_TO_DO

@@ -20,6 +20,8 @@ class RuleStatus(StrEnum):
     """What happened to a rule in one evaluation."""
 
     FIRED = "fired"
+    DECLARED = "declared"
+    """A ``keep:`` rule's condition held: its orders are the declared set (never a fire)."""
     DISABLED = "disabled"
     KEEP_OPEN = "keep_open"
     SAME_SLOT = "same_slot"

@@ -5,6 +5,12 @@ slot in base 36 + ``-`` + the leg in base 36, e.g. ``bkq3xz7mab2c-hx0k9c-0``. On
 ``_`` ``-``, at most 32 characters. The same decision (same strategy, rule, slot and leg) always
 gives the same id, so re-running a decision can never double an order; the hashes let the bot
 attribute an open order to its strategy and rule without any state.
+
+A declared (``keep:``) order has the same shape with ``_`` for ``-``: ``bk`` + the two hashes +
+``_`` + its generation in base 36 + ``_`` + its rung in base 36, e.g. ``bkq3xz7mab2c_hx0k9c_3``
+(:func:`kept_order_id`). The rung is its stable identity within the rule; the generation grows
+with every order sent for the rung (never below the evaluation slot it was sent in), so a
+replacement's id is new and no id is sent twice.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ __all__ = [
     "ParsedOrderId",
     "belongs_to",
     "client_order_id",
+    "kept_order_id",
     "leg_id",
     "parse_client_order_id",
     "rule_tag",
@@ -33,7 +40,7 @@ MAX_LENGTH = 32
 _STRATEGY_TAG_LEN = 6
 _RULE_TAG_LEN = 4
 _DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
-_PATTERN = re.compile(r"bk([a-z2-7]{6})([a-z2-7]{4})-([0-9a-z]+)-([0-9a-z]+)")
+_PATTERN = re.compile(r"bk([a-z2-7]{6})([a-z2-7]{4})([-_])([0-9a-z]+)\3([0-9a-z]+)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +50,11 @@ class ParsedOrderId:
     strategy_tag: str
     rule_tag: str
     slot: int
+    """The evaluation slot (a declared order: its generation)."""
     leg: int
+    """The leg (a declared order: its rung, the stable identity within the rule)."""
+    kept: bool = False
+    """A declared (``keep:``) order's id: ``slot`` is the generation, ``leg`` the rung."""
 
 
 def _tag(text: str, length: int) -> str:
@@ -95,6 +106,17 @@ def leg_id(prefix: str, leg: int) -> str:
     return text
 
 
+def kept_order_id(strategy: str, rule: str, generation: int, rung: int) -> str:
+    """The client order id of generation ``generation`` of rung ``rung`` of a declared
+    (``keep:``) rule's orders."""
+    if generation < 0 or rung < 0:
+        raise ValueError(f"generation and rung must be >= 0 (got {generation}, {rung})")
+    text = f"{PREFIX}{strategy_tag(strategy)}{rule_tag(rule)}_{_base36(generation)}_{_base36(rung)}"
+    if len(text) > MAX_LENGTH:
+        raise ValueError(f"{text!r} is longer than {MAX_LENGTH} characters")
+    return text
+
+
 _LEGS = tuple(_base36(k) for k in range(256))
 
 
@@ -104,7 +126,9 @@ def parse_client_order_id(cl_ord_id: str) -> ParsedOrderId | None:
     match = _PATTERN.fullmatch(cl_ord_id)
     if match is None:
         return None
-    return ParsedOrderId(match[1], match[2], int(match[3], 36), int(match[4], 36))
+    return ParsedOrderId(
+        match[1], match[2], int(match[4], 36), int(match[5], 36), kept=match[3] == "_"
+    )
 
 
 def belongs_to(cl_ord_id: str, strategy: str, rule: str | None = None) -> bool:

@@ -19,7 +19,7 @@ from botkit.exchange.models import (
     StpMode,
     TimeInForce,
 )
-from botkit.intents import OffTick, RiskLimits
+from botkit.intents import KeepPolicy, OffTick, RiskLimits
 from botkit.rules.expr import Expr
 from botkit.rules.ids import rule_tag, strategy_tag
 from botkit.rules.runtime import Resolver
@@ -139,6 +139,9 @@ class Rule:
     cooldown_ms: int = 0
     max_fires: MaxFires | None = None
     keep_open: bool = False
+    keep: KeepPolicy | None = None
+    """A ``keep:`` rule: its place actions are the orders that should rest while the condition
+    holds (reconciled every cycle, never "fired"); None: a fire-once rule."""
     line: int = 0
     tag: str = ""
     inputs: Mapping[str, str] = field(default_factory=dict)

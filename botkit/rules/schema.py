@@ -7,6 +7,7 @@ expressions, cross-field rules, instruments — is checked when the file is comp
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 from enum import StrEnum
 from typing import Annotated, Any
@@ -30,6 +31,7 @@ __all__ = [
     "CloseSpec",
     "Defaults",
     "GridSpec",
+    "KeepSpec",
     "LadderSpec",
     "LeverageSpec",
     "MarginSpec",
@@ -165,6 +167,57 @@ class PlaceSpec(_Spec):
     grid: GridSpec | None = None
 
 
+TOLERANCE_PATTERN = r"^\s*(\d+(\.\d+)?)\s*(bps|ticks?)\s*$"
+REFILL_PATTERN = r"^\s*(never|at once|after\s+(\d+(ms|s|m|h|d|w))+)\s*$"
+
+
+def _tolerance(value: str) -> str:
+    if re.fullmatch(TOLERANCE_PATTERN, value) is None:
+        raise ValueError(f"{value!r} is not a tolerance — write '10 bps' or '3 ticks'")
+    return value
+
+
+def _refill(value: str) -> str:
+    if re.fullmatch(REFILL_PATTERN, value) is None:
+        raise ValueError(
+            f"{value!r} is not a refill policy — write 'never', 'at once' or 'after 5m'"
+        )
+    text = " ".join(value.split())
+    if text.startswith("after "):
+        parse_duration(text[len("after ") :])
+    return text
+
+
+Tolerance = Annotated[
+    str,
+    Field(
+        json_schema_extra={"pattern": TOLERANCE_PATTERN},
+        description="how far a resting order's price may drift from the declared one before it"
+        " is replaced: '10 bps' (basis points of the price) or '3 ticks'",
+    ),
+    AfterValidator(_tolerance),
+]
+Refill = Annotated[
+    str,
+    Field(
+        json_schema_extra={"pattern": REFILL_PATTERN},
+        description="when a filled order is placed again: 'never', 'at once' or 'after 5m'",
+    ),
+    AfterValidator(_refill),
+]
+
+
+class KeepSpec(PlaceSpec):
+    """Orders that should rest while the rule's condition holds (declared state), and how
+    botkit keeps them: the tolerance before a drifted order is replaced, when a filled one is
+    placed again, and the churn limits."""
+
+    tolerance: Tolerance = "10 bps"
+    refill: Refill = "at once"
+    min_rest: Duration | None = None
+    max_replacements: Annotated[int, Field(ge=1, description="per minute, per rule")] | None = None
+
+
 class CloseSpec(_Spec):
     """A reduce-only close of the position (all of it, or ``sz``); MARKET unless ``px`` is set."""
 
@@ -204,6 +257,7 @@ class RuleSpec(_Spec):
     max_fires: MaxFiresSpec | None = None
     keep_open: bool = False
     place: PlaceSpec | None = None
+    keep: KeepSpec | None = None
     close: Annotated[CloseSpec | None, Empty] = None
     cancel: Annotated[CancelSpec | None, Empty] = None
     set_leverage: LeverageSpec | None = None
@@ -237,7 +291,7 @@ KEYWORDS: frozenset[str] = frozenset(
     name
     for model in (
         StrategySpec, MarginSpec, RiskSpec, Defaults, OrderSpec, LadderSpec, GridSpec,
-        PlaceSpec, CloseSpec, CancelSpec, LeverageSpec, MaxFiresSpec, RuleSpec,
+        PlaceSpec, KeepSpec, CloseSpec, CancelSpec, LeverageSpec, MaxFiresSpec, RuleSpec,
     )
     for name in model.model_fields
 )  # fmt: skip

@@ -26,8 +26,16 @@ from loguru import logger
 from botkit.errors import BotkitError, ExchangeError, JournalError, ReadFailed, StopRequested
 from botkit.exchange.models import OpenOrder
 from botkit.exchange.port import ExchangeReads
-from botkit.intents import CancelIntent, Intent, LeverageIntent, OrderIntent, PositionModeIntent
+from botkit.intents import (
+    Activity,
+    CancelIntent,
+    Intent,
+    LeverageIntent,
+    OrderIntent,
+    PositionModeIntent,
+)
 from botkit.pipeline import GuardSettings, Plan, Reason, StrategyPolicy, build_plan
+from botkit.pipeline.desired import RuleDiff
 from botkit.ports.journal import Evaluated, Outcome, RunnerJournal
 from botkit.ports.observer import CycleFigures, CycleObserver
 from botkit.rules import (
@@ -40,6 +48,7 @@ from botkit.rules import (
     evaluate,
 )
 from botkit.rules.store import ReloadReport, StrategyStore
+from botkit.runner import keeping
 from botkit.runner.activity import ActivityCache
 from botkit.runner.execution import Execution, SideEffect, describe
 from botkit.runner.killswitch import Controls, controls
@@ -91,6 +100,8 @@ class CycleReport:
     seconds: float = 0.0
     orphans: OrphanReport | None = None
     """What start-up did with the open orders no loaded strategy owns (the first cycle)."""
+    desired: tuple[RuleDiff, ...] = ()
+    """What each ``keep:`` rule's reconcile decided (kept, placed, cancelled, replaced, why)."""
 
     @property
     def ok(self) -> bool:
@@ -210,6 +221,7 @@ class Runner:
             raise ValueError(f"band_margin_bps must be in 0..10000, got {band_margin_bps}")
         self.band_margin = band_margin_bps / Decimal(10_000)
         self._controls = Controls()
+        self._first_look = keeping.FirstLook()
         self.ownership = (
             Ownership(port, store, journal, execution, halted=lambda: controls(self.guards).halt)
             if orphans
@@ -364,6 +376,7 @@ class Runner:
         try:
             snapshot = self.reader.read(now, symbols, needs)
             done, errors = self._evaluate(due, snapshot)
+            desired = keeping.diffs(done, snapshot, self._activity_of, self._first_look)
             if any(r.intents for _, e in done for r in e.results):
                 snapshot.prefetch(*PLANNER_PARTS)  # before anything is sent
 
@@ -388,6 +401,15 @@ class Runner:
             effects, snapshot, unknown = self._side_effects(cycle_id, intents, snapshot, ctl)
             hold = hold or unknown
         orders = [i for i in intents if isinstance(i, OrderIntent)]
+        if desired:  # cancels before places: a replacement never stacks on what it replaces
+            kept, kept_effects, gone = keeping.apply(
+                desired, execution=self.execution, journal=self.journal, cycle_id=cycle_id,
+                halt=ctl.halt,
+            )  # fmt: skip
+            orders += kept
+            effects += tuple(kept_effects)
+            if gone:
+                snapshot = snapshot.without_orders(gone)
         plan = build_plan(
             orders,
             snapshot,
@@ -417,7 +439,11 @@ class Runner:
             strategy_errors=errors,
             rule_errors=tuple(rule_errors),
             seconds=self._monotonic() - started,
+            desired=tuple(desired),
         )
+
+    def _activity_of(self, strategy: Strategy) -> Activity:
+        return self.activity.get(strategy.name, strategy.activity_window_ms)
 
     def _watch_shared_ids(
         self, snapshot: Snapshot, cycle_id: int, execution: ExecutionReport

@@ -37,6 +37,8 @@ class SideEffect:
     action: str
     ok: bool
     detail: str
+    orders: int = 0
+    """How many orders a cancel named."""
 
 
 class Execution(Protocol):
@@ -140,7 +142,8 @@ class LiveExecution:
                     f"{r.ordId or r.clOrdId}: {r.code} {r.msg}" for r in results if not r.accepted
                 ]
         detail = _cancel_text(orders) + (f"; failed: {'; '.join(failures)}" if failures else "")
-        return self._record(SideEffect(strategy, rule, "cancel", not failures, detail), cycle_id)
+        effect = SideEffect(strategy, rule, "cancel", not failures, detail, len(orders))
+        return self._record(effect, cycle_id)
 
     def _cancel_unknown(self, symbol: str, ord_ids: Sequence[str], exc: ExchangeError) -> list[str]:
         """A cancel whose answer does not prove it was refused (5xx, lost or garbled answer) may
@@ -205,7 +208,7 @@ class DryRunExecution:
         self, strategy: str, rule: str, orders: Sequence[OpenOrder], cycle_id: int | None
     ) -> SideEffect:
         return self._record(
-            SideEffect(strategy, rule, "cancel", True, _cancel_text(orders)), cycle_id
+            SideEffect(strategy, rule, "cancel", True, _cancel_text(orders), len(orders)), cycle_id
         )
 
     def configure(

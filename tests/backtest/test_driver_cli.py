@@ -80,7 +80,7 @@ def test_evaluations_all_journals_every_rule_every_cycle(
                 [(o.cl_ord_id, o.outcome) for o in journal.orders(OrderFilter())],
             )
     capsys.readouterr()
-    assert counts["all"][0] == 720 * 5  # 720 cycles; the two strategies have five rules
+    assert counts["all"][0] == 720 * 4  # 720 cycles; the two strategies have four rules
     assert counts["changes"][0] < counts["all"][0] // 10
     assert counts["changes"][1:] == counts["all"][1:]  # the same fires and the same orders
 

@@ -35,8 +35,8 @@ FILES = [ROOT / "strategies" / "btc-dip-ladder.yaml", ROOT / "strategies" / "btc
 
 
 def mark_at(minute: int) -> Decimal:
-    """Flat, a dip (a ladder), lower (rungs fill), a rally (take profit), then flat (the rest
-    of the ladder goes stale and is cancelled)."""
+    """Flat, a dip (a kept ladder), lower (rungs fill: the rest of the ladder is cancelled), a
+    rally (take profit), then flat."""
     if minute < 3:
         return Decimal(60000)
     if minute < 5:
@@ -61,6 +61,7 @@ def decisions(report: CycleReport) -> dict[str, Any]:
         "requests": [o.request.to_wire() for o in plan.accepted] if plan else None,
         "refused": [(r.cl_ord_id, r.reasons) for r in plan.refused] if plan else None,
         "effects": [(e.strategy, e.rule, e.action, e.ok, e.detail) for e in report.effects],
+        "desired": [d.lines() for d in report.desired],
         "outcomes": [(o.cl_ord_id, o.outcome, o.code) for o in report.execution.outcomes]
         if report.execution
         else None,
@@ -102,6 +103,7 @@ def test_backtest_cycle_and_live_cycle_read_and_decide_the_same() -> None:
     live, client = live_runner(sims[1], clocks[1], journals[1])
     runners: list[Callable[[], CycleReport]] = [backtest.run_cycle, live.run_cycle]
     fired: set[str] = set()
+    cancelled: set[str] = set()
     try:
         for minute in range(45):
             for sim, clock in zip(sims, clocks, strict=True):
@@ -111,11 +113,19 @@ def test_backtest_cycle_and_live_cycle_read_and_decide_the_same() -> None:
             a, b = (decisions(run()) for run in runners)
             assert a == b, f"minute {minute}"
             assert exchange_state(sims[0]) == exchange_state(sims[1]), f"minute {minute}"
-            fired |= {r[0] for _, rules in a["inputs"] for r in rules if r[1].value == "fired"}
+            fired |= {
+                r[0]
+                for _, rules in a["inputs"]
+                for r in rules
+                if r[1].value in ("fired", "declared")
+            }
+            cancelled |= {e[1] for e in a["effects"] if e[2] == "cancel" and e[3]}
     finally:
         client.close()
-    # the scenario exercised placing, filling, closing and cancelling
-    assert fired == {"ladder-on-dip", "take-profit", "cancel-stale-ladder"}
+    # the scenario exercised placing, filling, closing and cancelling (the kept ladder's rest,
+    # once a rung filled; before issue 17 a cancel-stale-ladder rule did it after 30 minutes)
+    assert fired == {"ladder-on-dip", "take-profit"}
+    assert cancelled == {"ladder-on-dip"}
     rows = [j.orders(OrderFilter()) for j in journals]
     assert [(r.cl_ord_id, r.outcome, r.px, r.sz) for r in rows[0]] == [
         (r.cl_ord_id, r.outcome, r.px, r.sz) for r in rows[1]

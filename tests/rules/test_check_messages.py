@@ -45,7 +45,7 @@ CASES: list[tuple[str, str, str]] = [
      "s.yaml:7:16: unknown key 'sid' — did you mean 'side'?"),
     ("unknown-key-no-match", HEAD + "    zzz: 1\n    close: {}\n",
      "s.yaml:6:5: unknown key 'zzz' — use one of: name, when, enabled, pos_side, cooldown, "
-     "max_fires, keep_open, place, close, cancel, set_leverage, set_position_mode"),
+     "max_fires, keep_open, place, keep, close, cancel, set_leverage, ..."),
     ("comma-in-flow-mapping", HEAD + "    place:\n      order: {side: BUY, sz: min(1, 2)}\n",
      "s.yaml:7:37: unknown key '2)' — a comma inside { ... } ends the value: quote the expression (\"floor(x, 1)\") or write the mapping one key per line"),
     ("missing-key", "strategy: t\nsymbol: BTC_USDT_PERP\nrules:\n  - name: r\n    close: {}\n",

@@ -2,7 +2,8 @@
 
 A deliberately small driver stands in for the runner here: read a snapshot from the in-process
 simulator each minute, evaluate, round prices passively to the tick and sizes to the lot, place
-in batches of 10, cancel what a cancel intent names, and remember each rule's activity as the
+in batches of 10, cancel what a cancel intent names, reconcile the keep: rules' declared orders
+(the runner's :func:`~botkit.runner.keeping.diffs`), and remember each rule's activity as the
 journal would.
 """
 
@@ -18,6 +19,7 @@ from botkit.exchange.models import OrderSide, PositionMode
 from botkit.exchange.queries import FillQuery, OrderQuery, PositionQuery
 from botkit.intents import Activity, CancelIntent, OrderIntent, RuleActivity
 from botkit.rules import Strategy, belongs_to, evaluate
+from botkit.runner.keeping import diffs
 from botkit.sim.config import load_sim_config
 from botkit.sim.engine import SimEngine
 from botkit.sim.port import SimPort
@@ -71,6 +73,11 @@ class Driver:
             for intent in result.intents:
                 if isinstance(intent, CancelIntent):
                     self.cancel(intent, snap)
+            for diff in diffs([(strategy, result)], snap, lambda s: self.activity[s.name]):
+                ids = [o.clOrdId for o in diff.cancels]
+                for k in range(0, len(ids), 10):
+                    self.port.cancel_orders(strategy.symbol, cl_ord_ids=ids[k : k + 10])
+                orders += [d.intent for d in diff.changes if d.intent is not None]
             for k in range(0, len(orders), 10):
                 self.place(orders[k : k + 10], snap, acts)
 
@@ -126,6 +133,7 @@ def test_one_way_examples_trade_within_six_simulated_hours() -> None:
     assert d.errors == []
     assert d.refused == Counter()
     assert d.placed[("btc-dip-ladder", "ladder-on-dip")] >= 12
+    assert d.placed[("btc-grid-keep", "grid")] >= 8
     assert d.fired[("btc-exits", "take-profit")] + d.fired[("btc-exits", "stop-loss")] >= 1
     assert d.placed[("eth-margin-sized", "enter-long")] >= 1
     assert d.port.fills(FillQuery(limit=100))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import textwrap
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,7 @@ from botkit.rules.store import StrategyStore
 from botkit.runner.cycle import EvaluationRecords, Runner
 from botkit.runner.execution import DryRunExecution, Execution, LiveExecution
 from botkit.runner.orders import Executor
+from botkit.runner.reader import SnapshotReader
 from botkit.sim.inprocess import SimHandle, make_sim
 from botkit.sources import FileSource
 from tests.pipeline.simharness import client_for, static_config
@@ -78,7 +79,9 @@ def make_rig(
     dry: bool = False,
     guards: GuardSettings | None = None,
     evaluations: EvaluationRecords = "all",
+    sleep: Callable[[float], None] | None = None,
 ) -> Rig:
+    """``sleep``: what the executor's and the reader's back-offs wait with (default: real)."""
     clock = ManualClock(T0)
     sim = make_sim(static_config(), clock, auto_step=False)
     transport = CountingTransport(sim.transport)
@@ -86,7 +89,8 @@ def make_rig(
     journal = Journal(tmp_path / "journal.sqlite", clock=clock.now_ms, synchronous="NORMAL")
     strategies = tmp_path / "strategies"
     strategies.mkdir()
-    executor = Executor(client, journal, resync=client.resync_clock, batch_rate=None)
+    waits: dict[str, Any] = {} if sleep is None else {"sleep": sleep}
+    executor = Executor(client, journal, resync=client.resync_clock, batch_rate=None, **waits)
     execution: Execution = (
         DryRunExecution(journal) if dry else LiveExecution(executor, client, journal)
     )
@@ -98,6 +102,7 @@ def make_rig(
         now_ms=client.clock.now_ms,
         guards=guards,
         evaluations=evaluations,
+        reader=SnapshotReader(client, **waits),
     )
     return Rig(sim, clock, client, transport, journal, strategies, runner)
 

@@ -21,7 +21,11 @@ def test_demo_trades_the_examples_and_leaves_a_readable_journal(
     assert main(["demo", "--hours", "2", "--journal", str(journal)]) == 0
     out = capsys.readouterr().out
     assert "Ran 121 cycles over 2.0h." in out
-    assert "Cycles: 121; strategies: btc-dip-ladder, btc-exits, eth-margin-sized" in out
+    assert (
+        "Cycles: 121; strategies: btc-dip-ladder, btc-exits, btc-grid-keep, eth-margin-sized" in out
+    )
+    assert "Kept orders resting now" in out  # the kept grid and ladder, rung by rung
+    assert "btc-grid-keep/grid" in out
     assert "0 unsettled" in out
     assert "Positions and PnL per symbol" in out
     assert "Equity: 10000.00 -> " in out
