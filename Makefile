@@ -20,7 +20,7 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-# dev: the test, lint and type tools; contract: ccxt, the independent client of the contract suite
+# dev: the test, lint and type tools (and notify, which the tests exercise); contract: ccxt, the independent client of the contract suite
 EXTRAS := dev,contract
 
 $(STAMP): pyproject.toml | $(BIN)/python

@@ -11,9 +11,10 @@ reaches the disk. Secrets shorter than 4 characters are ignored: they would reda
 from __future__ import annotations
 
 from collections.abc import Iterable
-from urllib.parse import quote
+from ipaddress import ip_address
+from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
-__all__ = ["MIN_SECRET_LENGTH", "REDACTED", "Redactor", "redact"]
+__all__ = ["MIN_SECRET_LENGTH", "REDACTED", "Redactor", "redact", "url_secrets"]
 
 REDACTED = "***"
 MIN_SECRET_LENGTH = 4
@@ -54,3 +55,37 @@ class Redactor:
 def redact(text: str, secrets: Iterable[str]) -> str:
     """``text`` with every form of every (non-trivial) secret replaced by ``***``."""
     return Redactor(secrets)(text)
+
+
+def url_secrets(url: str) -> list[str]:
+    """The secrets a service URL (an Apprise notification URL) embeds: the URL itself and
+    every part of it but the scheme — user, password, host (``tgram://BOTTOKEN/CHAT`` puts the
+    token there), each path segment and each query value — so a message quoting any of them
+    is redacted. Parts shorter than :data:`MIN_SECRET_LENGTH` are ignored by the redactor."""
+    url = url.strip()
+    found = [url]
+    try:
+        parts = urlsplit(url)
+        userinfo, _at, hostport = parts.netloc.rpartition("@")
+        found += [p for p in (parts.username, parts.password, userinfo) if p]
+        host = hostport.rsplit(":", 1)[0] if not hostport.endswith("]") else hostport
+        if not _plain_host(host):  # tgram://BOT:TOKEN/CHAT: the "host" (and "port") is a token
+            found += [hostport, *hostport.split(":")]
+    except ValueError:  # not even a URL: the whole text is the secret
+        return found
+    found += [unquote(p) for p in parts.path.split("/") if p]
+    found += [v for _k, v in parse_qsl(parts.query, keep_blank_values=False)]
+    if parts.fragment:
+        found.append(parts.fragment)
+    return [f for f in dict.fromkeys(found) if f]
+
+
+def _plain_host(host: str) -> bool:
+    """An address that is no secret: an IP address or ``localhost``."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    return True

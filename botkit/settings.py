@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from dotenv import dotenv_values
-from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -49,11 +49,13 @@ __all__ = [
     "CONFIG_ENV",
     "DEFAULT_CONFIG",
     "ENV_PREFIX",
+    "NOTIFY_EVENTS",
     "NOT_SETTINGS",
     "SIM_DEFAULT_KEY",
     "SIM_DEFAULT_PASSPHRASE",
     "SIM_DEFAULT_SECRET",
     "Credentials",
+    "NotifyTarget",
     "Settings",
     "check_live",
     "env_name",
@@ -98,6 +100,62 @@ class Credentials:
     key: str = field(repr=False)
     secret: SecretStr
     passphrase: SecretStr
+
+
+NOTIFY_EVENTS: dict[str, str] = {
+    "fill": "the account's orders filled (grouped: one message per burst)",
+    "refused": "orders the exchange refused (code and message)",
+    "guard": "orders a guard refused locally (limits, price band, kill switch, halt)",
+    "kill_switch": "the kill switch or the halt engaged or released",
+    "cycle_failed": "a cycle failed (a strategy, a rule or the cycle itself)",
+    "read_failed": "a cycle's exchange reads failed",
+    "unsettled": "orders whose outcome is still unknown after a cycle",
+    "start": "the service started (synced with the exchange)",
+    "stop": "the service stopped",
+    "reload_error": "a reload (SIGHUP) found a bad settings or strategy file",
+    "daily_summary": "once a UTC day: fills, fees and realized PnL per strategy",
+}
+"""The events a notification target may ask for (``notify[].events``), with what each says."""
+
+_NOTIFY_URL = re.compile(r"^[a-z][a-z0-9+.\-]*://\S+$", re.IGNORECASE)
+
+
+class NotifyTarget(BaseModel):
+    """One notification target: an Apprise URL (a secret: it embeds tokens) and its events."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    url: SecretStr = Field(description="Apprise URL (json://host/path, tgram://TOKEN/CHAT, ...)")
+    events: tuple[str, ...] = Field(
+        default=tuple(NOTIFY_EVENTS), description="events sent to it; unset: every event"
+    )
+
+    @field_validator("url")
+    @classmethod
+    def _url_shape(cls, value: SecretStr) -> SecretStr:
+        if not _NOTIFY_URL.match(value.get_secret_value().strip()):
+            raise ValueError(
+                "not a notification URL: write scheme://... (json://, tgram://, slack://, "
+                "mailto://, ntfy://, ...; see Apprise's list of services)"
+            )
+        return SecretStr(value.get_secret_value().strip())
+
+    @field_validator("events", mode="before")
+    @classmethod
+    def _event_names(cls, value: Any) -> Any:
+        names = [value] if isinstance(value, str) else value
+        if not isinstance(names, list | tuple):
+            return value
+        for name in names:
+            if not isinstance(name, str) or name.strip().lower() not in NOTIFY_EVENTS:
+                close = difflib.get_close_matches(str(name).strip().lower(), NOTIFY_EVENTS, n=1)
+                hint = (
+                    f"did you mean '{close[0]}'?"
+                    if close
+                    else "events: " + ", ".join(NOTIFY_EVENTS)
+                )
+                raise ValueError(f"unknown event {str(name)!r} — {hint}")
+        return tuple(dict.fromkeys(n.strip().lower() for n in names))
 
 
 class Settings(BaseSettings):
@@ -234,6 +292,16 @@ class Settings(BaseSettings):
         default=None,
         description="BOTKIT_API_* lines (mode 600/640) filling the credentials not set otherwise",
     )
+    notify: tuple[NotifyTarget, ...] = Field(
+        default=(),
+        description="notification targets ([[notify]] tables: url, events); unset: none",
+    )
+    notify_queue: int = Field(
+        default=1000,
+        ge=1,
+        le=1_000_000,
+        description="notifications waiting to be sent; beyond it new ones are dropped (counted)",
+    )
 
     @field_validator("paper_state", mode="before")
     @classmethod
@@ -336,6 +404,15 @@ class Settings(BaseSettings):
                 shown[name] = _MASK
             elif isinstance(value, bool):
                 shown[name] = str(value).lower()
+            elif name == "notify":  # the URLs are secrets: their scheme and events only
+                shown[name] = (
+                    "; ".join(
+                        f"{t.url.get_secret_value().split(':', 1)[0]}://{_MASK}"
+                        f" ({', '.join(t.events)})"
+                        for t in value
+                    )
+                    or "(none)"
+                )
             else:
                 shown[name] = str(value)
         return shown
@@ -518,7 +595,7 @@ def _toml_error_position(message: str) -> tuple[int | None, int | None]:
     return (int(match.group(1)), int(match.group(2))) if match else (None, None)
 
 
-_TABLE = re.compile(r"^\s*\[\s*([A-Za-z0-9_.\-\s\"']+?)\s*\]\s*(#.*)?$")
+_TABLE = re.compile(r"^\s*\[\[?\s*([A-Za-z0-9_.\-\s\"']+?)\s*\]\]?\s*(#.*)?$")
 _KEY = re.compile(r"""^\s*["']?([A-Za-z0-9_\-]+)["']?\s*=""")
 
 
@@ -563,13 +640,17 @@ def _explain(
     first = exc.errors()[0]
     loc = tuple(str(p) for p in first["loc"])
     dotted = ".".join(loc) or "settings"
-    secret = bool(loc) and loc[0] in {"api_key", "api_secret", "api_passphrase"}
+    secret = bool(loc) and loc[0] in {"api_key", "api_secret", "api_passphrase", "notify"}
     got = "" if secret or "input" not in first else f" (got {first['input']!r})"
     more = exc.error_count() - 1
     message = f"{dotted}: {first['msg']}{got}" + (f" (+{more} more)" if more > 0 else "")
     where = _where(loc, path, toml_lines, env_file, overrides)
     target = f"'{dotted}' there" if where.file else env_name(dotted)
     hint = f"fix {target}; settings are listed in docs/configuration.md"
+    if first["type"] == "extra_forbidden" and loc[0] == "notify":  # a key of a [[notify]] table
+        close = difflib.get_close_matches(loc[-1], sorted(NotifyTarget.model_fields), n=1)
+        keys = ", ".join(sorted(NotifyTarget.model_fields))
+        hint = (f"did you mean '{close[0]}'? " if close else "") + f"a [[notify]] table has {keys}"
     return SettingsError(message, where=where, hint=hint)
 
 

@@ -18,6 +18,7 @@ from botkit.clock import RealTimeWaiter, Stop, wall_ms
 from botkit.journal import Journal, lock_journal
 from botkit.live.client import ExchangeClient
 from botkit.pipeline import GuardSettings
+from botkit.redaction import url_secrets
 from botkit.rules.store import StrategyStore
 from botkit.runner.cycle import CycleReport, Runner
 from botkit.runner.execution import DryRunExecution, Execution, LiveExecution
@@ -66,12 +67,16 @@ def grace_ms(settings: Settings) -> int:
 
 
 def secrets_of(settings: Settings) -> list[str]:
-    """The configured credentials: what the log sink and the journal redact."""
-    return [
+    """The configured credentials and the notification URLs (and every token they embed):
+    what the log sink and the journal redact."""
+    found = [
         s.get_secret_value()
         for s in (settings.api_key, settings.api_secret, settings.api_passphrase)
         if s is not None
     ]
+    for target in settings.notify:
+        found += url_secrets(target.url.get_secret_value())
+    return found
 
 
 def open_journal(

@@ -22,6 +22,7 @@ __all__ = ["COMMAND_MODULES", "EXIT_CLOSED_PIPE", "build_parser", "main"]
 # One module per command group, in the order ``botkit --help`` lists them.
 COMMAND_MODULES: tuple[str, ...] = (
     "botkit.cli.run_cmd",
+    "botkit.cli.serve_cmd",
     "botkit.cli.manual_cmd",
     "botkit.cli.demo_cmd",
     "botkit.cli.exchange_cmd",

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from botkit.cli.argtypes import port_number
@@ -91,10 +90,12 @@ def format_cycle(report: CycleReport) -> str:
 def _run(args: argparse.Namespace) -> int:
     from loguru import logger
 
+    from botkit.app.notifications import CycleNotes, journal_owner
     from botkit.app.service import assemble, install_signal_handlers, reload_guards, service_loop
     from botkit.clock import Stop
     from botkit.service.logs import configure_logging
     from botkit.service.metrics import Metrics
+    from botkit.service.notifications import Notifications, apprise_targets
     from botkit.service.notify import Notifier
 
     if args.once and args.cycles is not None:
@@ -120,6 +121,10 @@ def _run(args: argparse.Namespace) -> int:
             ) from None
         logger.info("metrics on http://127.0.0.1:{}/metrics", port)
     dry = True if args.dry_run else None
+    # a URL Apprise refuses stops start-up with one line, before anything is sent
+    worker = Notifications(
+        apprise_targets(settings.notify), metrics=metrics, queue_size=settings.notify_queue
+    )
     notifier = Notifier()
     stop = Stop()  # one stop for every wait: the loop's, and each backoff / retry / grace
     with assemble(settings, dry_run=dry, metrics=metrics, sleep=stop.sleep) as parts:
@@ -133,11 +138,21 @@ def _run(args: argparse.Namespace) -> int:
             settings.journal,
         )
 
+        notes = CycleNotes(
+            worker,
+            owner=journal_owner(parts.journal),
+            fills=parts.client.fills,
+            guards=lambda: parts.runner.guards,
+            now_ms=parts.runner.now_ms,
+            instruments=lambda: parts.runner.reader.instruments(parts.runner.now_ms()),
+        )
+
         def reload_settings() -> None:
             try:
                 fresh = settings_of(args)
             except BotkitError as exc:  # a bad edit must not stop the service
                 logger.error("settings not reloaded: {}", exc)
+                notes.reload_failed(f"settings not reloaded: {exc}")
                 return
             reload_guards(parts, fresh)
             logger.info(
@@ -147,12 +162,15 @@ def _run(args: argparse.Namespace) -> int:
         def show(report: CycleReport) -> None:
             if parts.dry:
                 print(format_cycle(report), flush=True)
+            notes.after_cycle(report)
 
         loop = service_loop(
             parts, notifier=notifier, stop=stop, on_reload=reload_settings, on_cycle=show
         )
         undo = install_signal_handlers(loop)
+        code = 1
         try:
+            notes.started(mode)
             cycles = 1 if args.once else args.cycles
             code = loop.run(cycles)
             if loop.failures:  # a bounded run: one line saying why it exits non-zero
@@ -161,6 +179,8 @@ def _run(args: argparse.Namespace) -> int:
         finally:
             undo()
             notifier.close()
+            notes.stopped(code)
+            worker.close()
 
 
 def _failed(args: argparse.Namespace, failures: list[str], cycles_run: int) -> str:
@@ -198,51 +218,37 @@ def _plan(args: argparse.Namespace) -> int:
 
 def _status(args: argparse.Namespace) -> int:
     from botkit.app.service import read_journal
-    from botkit.clock import wall_ms
-    from botkit.pipeline import GuardSettings
-    from botkit.runner.killswitch import controls
+    from botkit.app.status import health
 
     settings = settings_of(args)
-    ctl = controls(GuardSettings.from_settings(settings))
+    now = health(settings, args.max_age)
+    ctl = now.controls
     if ctl.engaged:  # first, whatever the journal says: the operator must see it
         print("HALTED: nothing is sent" if ctl.halt else "KILL SWITCH ENGAGED: no new risk")
         for line in ctl.lines():
             print(line)
-    path = Path(settings.journal)
-    if not path.exists():
-        print(f"unhealthy: no journal at {path} — has the service run yet?")
+    if now.problem:
+        print(f"unhealthy: {now.problem}")
         return 1
-    with read_journal(settings) as journal:  # no lock: works while the service runs
-        cycles = journal.cycles(limit=50)
-        if not cycles:
-            print(f"unhealthy: the journal {path} holds no cycle yet")
-            return 1
-        last = cycles[0] if cycles[0].id >= cycles[-1].id else cycles[-1]
-        # the journal runs on the exchange clock: the wall clock corrected by the offset the
-        # service measured at its last cycle (a local clock off by an hour does not age it)
-        now = wall_ms() + (last.clock_offset_ms or 0)
-        last_error = next((c for c in sorted(cycles, key=lambda c: -c.id) if c.error), None)
-        day_start = now - now % 86_400_000
-        today = [c for c in cycles if c.started_ms >= day_start and not c.dry]
-        orders = sum(c.orders for c in today)
-        unsettled = len(journal.unsettled())
-        age_s = (now - last.started_ms) / 1000
-        healthy = not last.error and age_s <= args.max_age and unsettled == 0 and not ctl.engaged
-        print(
-            f"{'healthy' if healthy else 'unhealthy'}: last cycle {last.id} {age_s:.0f}s ago"
-            + (f" failed: {last.error}" if last.error else " ok")
-        )
-        print(
-            f"last error: {last_error.error} (cycle {last_error.id})"
-            if last_error
-            else "last error: none in the last 50 cycles"
-        )
-        print(f"orders today (UTC, of the last 50 cycles): {orders}; unsettled: {unsettled}")
-        print(f"journal: {path}")
-        if not ctl.engaged:
-            print("controls: halt off, kill switch off")
+    print(
+        f"{'healthy' if now.healthy else 'unhealthy'}: last cycle {now.last_cycle}"
+        f" {now.age_s or 0:.0f}s ago"
+        + (f" failed: {now.last_cycle_error}" if now.last_cycle_error else " ok")
+    )
+    print(
+        f"last error: {now.last_error} (cycle {now.last_error_cycle})"
+        if now.last_error
+        else "last error: none in the last 50 cycles"
+    )
+    print(
+        f"orders today (UTC, of the last 50 cycles): {now.orders_today}; unsettled: {now.unsettled}"
+    )
+    print(f"journal: {now.journal}")
+    if not ctl.engaged:
+        print("controls: halt off, kill switch off")
+    with read_journal(settings) as journal:
         _print_not_owned(journal)
-        return 0 if healthy else 1
+    return 0 if now.healthy else 1
 
 
 def _print_not_owned(journal: Any) -> None:

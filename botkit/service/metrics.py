@@ -52,6 +52,24 @@ class Metrics:
             registry=self.registry,
         )
 
+        self.notify_sent = Counter(
+            "botkit_notifications_sent_total",
+            "Notification messages a target accepted, by target (notify[i] (scheme)).",
+            ["target"],
+            registry=self.registry,
+        )
+        self.notify_failed = Counter(
+            "botkit_notifications_failed_total",
+            "Notification messages a target failed to take, by target (notify[i] (scheme)).",
+            ["target"],
+            registry=self.registry,
+        )
+        self.notify_dropped = Counter(
+            "botkit_notifications_dropped_total",
+            "Notifications dropped because the queue was full (a slow or failing target).",
+            registry=self.registry,
+        )
+
     def cycle_done(self, figures: CycleFigures) -> None:
         """Count one cycle: its duration, the clock offset, its orders by outcome and the
         exchange's error codes, and its time when it completed."""
