@@ -9,7 +9,7 @@ reach the strategies through the loader's ``params`` override: the files are nev
 :func:`check_variants` checks every variant's values against the strategies before any runs (a
 refused value is a usage error naming the variant). :func:`rank` orders the outcomes by a figure
 (:data:`~botkit.backtest.metrics.FIGURE_NAMES`), best first; :func:`render_table` prints them
-(ratios in percent, money with 2 decimals).
+(percentages, times and durations as such, money with 2 decimals).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
-from botkit.backtest.metrics import FIGURE_NAMES
+from botkit.backtest.metrics import FIGURE_NAMES, show_figure
 from botkit.backtest.setup import BacktestOptions, strategy_files
 from botkit.errors import StrategyFileError, UsageError
 from botkit.numbers import plain
@@ -50,6 +50,7 @@ LOWER_IS_BETTER = frozenset(
     {
         "max_drawdown",
         "max_drawdown_amount",
+        "max_drawdown_duration_ms",
         "fees",
         "orders_refused",
         "orders_rejected",
@@ -180,23 +181,10 @@ def rank(outcomes: Iterable[VariantOutcome], figure: str) -> list[VariantOutcome
     return sorted(outcomes, key=lambda o: (-_sort_value(o, figure), o.index))
 
 
-_RATIOS = frozenset({"return", "max_drawdown", "exposure_time"})
-
-
 def _cell(value: str | int | None, figure: str) -> str:
-    """A figure as the printed summary shows it: ratios in percent, money (every other decimal
-    figure) with 2 decimals, counts as they are; ``sweep.csv`` keeps full precision."""
-    if value is None:
-        return "-"
-    if isinstance(value, int):
-        return str(value)
-    number = Decimal(value)
-    if figure in _RATIOS:
-        number *= 100
-    text = f"{number:,.2f}"
-    if text.startswith("-") and not text.strip("-0.,"):
-        text = text[1:]  # -0.001 shows as 0.00, not -0.00
-    return f"{text}%" if figure in _RATIOS else text
+    """A figure as the printed summary shows it (:func:`~botkit.backtest.metrics.show_figure`:
+    percentages, times, durations, money with 2 decimals); ``sweep.csv`` keeps the raw values."""
+    return show_figure(figure, value)
 
 
 def render_table(outcomes: Sequence[VariantOutcome], keys: Sequence[str], figure: str) -> str:

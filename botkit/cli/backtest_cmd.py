@@ -148,6 +148,7 @@ def _options(args: argparse.Namespace) -> BacktestOptions:
 
 def _single(args: argparse.Namespace, prepared: Prepared, repeats: Repeats) -> int:
     from botkit.app.backtest import backtest_journal, execute
+    from botkit.backtest.metrics import compute_figures, result_trades
     from botkit.backtest.report import render_summary, write_report
     from botkit.clock import ManualClock
 
@@ -176,7 +177,9 @@ def _single(args: argparse.Namespace, prepared: Prepared, repeats: Repeats) -> i
         if journal is not None:
             journal.close()
     _repeated(repeats)
-    print(render_summary(run.result))
+    trades = result_trades(run.result)
+    figures = compute_figures(run.result, trades)
+    print(render_summary(run.result, figures, trades))
     if run.problems:
         print(f"Problems   {sum(run.problems.values()):,} in {run.cycles:,} cycles (logged above)")
         for line in run.problem_lines():
@@ -185,7 +188,7 @@ def _single(args: argparse.Namespace, prepared: Prepared, repeats: Repeats) -> i
         print(f"Journal    {args.journal}")
     if args.report is not None:
         try:
-            write_report(run.result, args.report)
+            write_report(run.result, args.report, figures, trades)
         except OSError as exc:
             raise _write_failed(args.report, exc) from None
         print(f"Report     {args.report / 'index.html'}")
