@@ -3,7 +3,10 @@ evaluated every minute: candles per second and total seconds, split into loading
 (one full runner cycle per candle) and building the result; the process's peak memory.
 
 ``python -m bench backtest`` (``BENCH_CANDLES=N`` for another size, ``BENCH_PROFILE=1`` to
-print the replay's top costs from cProfile, ``BENCH_JOURNAL=file`` for the journal on disk).
+print the replay's top costs from cProfile, ``BENCH_JOURNAL=file`` for the journal on disk,
+``BENCH_STRATEGIES=btc-dip-ladder,btc-ema-cross`` to run several files of strategies/ one
+after the other on the same candles, each beside the first: the issue-19 figure, the
+EMA-crossover strategy at most 1.3 times the dip ladder).
 The candles are the shipped series' recipe (``botkit data synth --seed 7 --volatility 0.6
 --jump-prob 0.0005 --jump-size 0.01 --start-price 60000``) stretched to the whole size.
 """
@@ -61,27 +64,37 @@ def _synth(path: Path, count: int) -> None:
 
 def main() -> None:
     count = int(os.environ.get("BENCH_CANDLES", "525600"))
-    profile = os.environ.get("BENCH_PROFILE", "") not in ("", "0")
+    names = os.environ.get("BENCH_STRATEGIES", "")
+    files = (
+        [STRATEGY.with_name(f"{n.strip()}.yaml") for n in names.split(",")] if names else [STRATEGY]
+    )
     logger.remove()  # the runner's per-fire log lines are not what is measured
     reference = _reference_s()
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "year.csv"
         _synth(data, count)
-        started = time.perf_counter()
-        prepared = prepare(BacktestOptions(data=data, strategies=(STRATEGY,)))
-        loaded = time.perf_counter() - started
-        clock = ManualClock(prepared.series.start_ms)
-        where = os.environ.get("BENCH_JOURNAL") or ":memory:"
-        journal = backtest_journal(where, clock)
-        profiler = cProfile.Profile() if profile else None
-        started = time.perf_counter()
-        if profiler is not None:
-            profiler.enable()
-        run = execute(prepared, journal=journal, clock=clock)
-        if profiler is not None:
-            profiler.disable()
-        replay = time.perf_counter() - started
-        journal.close()
+        totals = [_run(data, count, strategy, reference) for strategy in files]
+    for strategy, total in zip(files, totals, strict=True):
+        print(f"{strategy.stem:24} {total:7.2f} s  {total / totals[0]:5.2f} x {files[0].stem}")
+
+
+def _run(data: Path, count: int, strategy: Path, reference: float) -> float:
+    profile = os.environ.get("BENCH_PROFILE", "") not in ("", "0")
+    started = time.perf_counter()
+    prepared = prepare(BacktestOptions(data=data, strategies=(strategy,)))
+    loaded = time.perf_counter() - started
+    clock = ManualClock(prepared.series.start_ms)
+    where = os.environ.get("BENCH_JOURNAL") or ":memory:"
+    journal = backtest_journal(where, clock)
+    profiler = cProfile.Profile() if profile else None
+    started = time.perf_counter()
+    if profiler is not None:
+        profiler.enable()
+    run = execute(prepared, journal=journal, clock=clock)
+    if profiler is not None:
+        profiler.disable()
+    replay = time.perf_counter() - started
+    journal.close()
     total = loaded + replay
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(render_summary(run.result))
@@ -98,6 +111,7 @@ def main() -> None:
         out = io.StringIO()
         pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(35)
         print(out.getvalue())
+    return total
 
 
 if __name__ == "__main__":

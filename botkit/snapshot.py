@@ -39,7 +39,7 @@ from botkit.exchange.models import (
     Ticker,
 )
 
-__all__ = ["Part", "Reads", "Snapshot"]
+__all__ = ["Candles", "Part", "Reads", "Snapshot"]
 
 T = TypeVar("T")
 
@@ -57,6 +57,16 @@ class Part(StrEnum):
     POSITION_HISTORY = "position_history"
     LIMIT_PRICES = "limit_prices"
     POSITION_MODE = "position_mode"
+    CANDLES = "candles"
+
+
+class Candles(Protocol):
+    """The closed candles and indicator series of one cycle (:mod:`botkit.runner.candles`):
+    ``series(spec)`` is a bound :class:`~botkit.rules.series.Spec`'s
+    :class:`~botkit.rules.series.Series`, its (symbol, interval) read up to the last candle
+    closed at the snapshot's time (never the one in progress)."""
+
+    def series(self, spec: Any) -> Any: ...
 
 
 class Reads(Protocol):
@@ -73,6 +83,7 @@ class Reads(Protocol):
     def position_history(self) -> list[PositionHistory]: ...
     def limit_prices(self) -> dict[str, LimitPrice]: ...
     def position_mode(self) -> PositionMode: ...
+    def candles(self) -> Candles: ...
 
 
 class _Unset:
@@ -146,6 +157,7 @@ class Snapshot:
     position_history = _Lazy(Part.POSITION_HISTORY, lambda reads: reads.position_history())
     limit_prices = _Lazy(Part.LIMIT_PRICES, lambda reads: reads.limit_prices())
     position_mode = _Lazy(Part.POSITION_MODE, lambda reads: reads.position_mode())
+    candles = _Lazy(Part.CANDLES, lambda reads: reads.candles())
 
     def __init__(
         self,
@@ -160,6 +172,7 @@ class Snapshot:
         position_history: list[PositionHistory] | None = None,
         limit_prices: dict[str, LimitPrice] | None = None,
         position_mode: PositionMode = PositionMode.ONE_WAY,
+        candles: Candles | None = None,
     ) -> None:
         values = [
             balance,
@@ -171,6 +184,7 @@ class Snapshot:
             [] if position_history is None else position_history,
             {} if limit_prices is None else limit_prices,
             position_mode,
+            _NO_CANDLES if candles is None else candles,
         ]
         self._set(now_ms, instruments, _NO_READS, values)
 
@@ -236,5 +250,13 @@ class Snapshot:
         return f"Snapshot(now_ms={self.now_ms}, read: {read or 'nothing yet'})"
 
 
+class _NoCandles:
+    """The candles of a snapshot built from values without any."""
+
+    def series(self, spec: Any) -> NoReturn:
+        raise LookupError(f"no candles in this snapshot ({spec.text()})")
+
+
 _NO_READS: Any = _NoReads()
+_NO_CANDLES: Any = _NoCandles()
 assert list(_LAZY) == list(Part), "Snapshot declares each Part once, in Part order"

@@ -14,7 +14,7 @@ from botkit.exchange.models import (
     PositionMode,
     Ticker,
 )
-from botkit.snapshot import Part, Snapshot
+from botkit.snapshot import Candles, Part, Snapshot
 
 
 class SnapshotReads:
@@ -70,3 +70,7 @@ class SnapshotReads:
     def position_mode(self) -> PositionMode:
         self._made(Part.POSITION_MODE)
         return self.parts.position_mode
+
+    def candles(self) -> Candles:
+        self._made(Part.CANDLES)
+        return self.parts.candles

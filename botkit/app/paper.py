@@ -18,8 +18,10 @@ from pathlib import Path
 from typing import Literal
 
 from botkit.app.clients import SIM_BASE_URL
+from botkit.backtest.result import FillRow
+from botkit.backtest.trades import Trade, build_trades
 from botkit.clock import ManualClock, SimulatedTime
-from botkit.exchange.models import Position, PosSide
+from botkit.exchange.models import Position
 from botkit.exchange.paging import iter_history
 from botkit.exchange.queries import FillQuery, PositionQuery
 from botkit.journal import Journal, OrderFilter, Outcome
@@ -31,7 +33,6 @@ from botkit.runner.cycle import CycleReport, Runner
 from botkit.runner.execution import LiveExecution
 from botkit.runner.loop import Loop
 from botkit.runner.orders import Executor
-from botkit.runner.pnl import Book, attribute
 from botkit.service.notify import Notifier
 from botkit.sim.inprocess import SimHandle
 from botkit.sources import FileSource
@@ -124,7 +125,10 @@ class Summary:
     outcomes: Counter[str] = field(default_factory=Counter)
     refused: Counter[str] = field(default_factory=Counter)
     rejected: Counter[str] = field(default_factory=Counter)
-    books: dict[tuple[str, str, PosSide], Book] = field(default_factory=dict)
+    trades: list[Trade] = field(default_factory=list)
+    """The run's round trips, each fill tagged with its order's strategy and rule
+    (:func:`~botkit.backtest.trades.build_trades`; open ones valued at the mark)."""
+    fees: Decimal = Decimal(0)
     marks: dict[str, Decimal] = field(default_factory=dict)
     positions: list[Position] = field(default_factory=list)
     realized: dict[str, Decimal] = field(default_factory=dict)
@@ -142,20 +146,23 @@ def summarize(run: PaperRun, client: ExchangeClient, start_equity: Decimal) -> S
     """Figures of a paper run, from the journal (decisions) and the exchange (fills, balance)."""
     rows = run.journal.orders(OrderFilter(include_dry=False))
     summary = Summary(run.cycles, run.start_ms, run.end_ms, start_equity=start_equity)
-    owner: dict[str, str] = {}
+    tags: dict[str, tuple[str, str]] = {}
     for row in rows:
-        owner[row.cl_ord_id] = row.strategy
+        tags[row.cl_ord_id] = (row.strategy, row.rule)
         summary.outcomes[row.outcome.value if row.outcome else "unsettled"] += 1
         if row.outcome is Outcome.REJECTED_LOCAL:
             for reason in row.reasons:
                 summary.refused[_reason_key(reason)] += 1
         elif row.outcome is Outcome.REJECTED:
             summary.rejected[f"{row.code} {row.msg}".strip()] += 1
-    fills = list(iter_history(client.fills, FillQuery(start=run.start_ms, end=run.end_ms)))
-    instruments = {i.symbol: i for i in client.instruments()}
-    ct_vals = {s: i.ctVal for s, i in instruments.items()}
-    summary.books = attribute(fills, owner, ct_vals)
+    fills = sorted(
+        iter_history(client.fills, FillQuery(start=run.start_ms, end=run.end_ms)),
+        key=lambda f: (f.cTime or 0, int(f.id) if f.id.isdigit() else 0),
+    )
     summary.marks = {t.s: t.mPx for t in client.tickers() if t.mPx is not None}
+    rows_ = [FillRow.from_fill(f, *tags.get(f.clOrdId, ("", ""))) for f in fills]
+    summary.trades = build_trades(rows_, end_ms=run.end_ms, marks=summary.marks)
+    summary.fees = sum((r.fee for r in rows_), Decimal(0))
     summary.positions = client.open_positions()
     closed = iter_history(
         client.position_history, PositionQuery(start=run.start_ms, end=run.end_ms)

@@ -267,6 +267,7 @@ def _result(
     )
     closed = list(iter_history(port.position_history, PositionQuery(start=start, end=end)))
     positions = sorted(port.open_positions(), key=lambda p: (p.symbol, p.posSide.value))
+    tags = {r.cl_ord_id: (r.strategy, r.rule) for r in records}
     realized = sum((p.pnl or _ZERO for p in closed), _ZERO)
     realized += sum((p.pnl or _ZERO for p in positions), _ZERO)
     return BacktestResult(
@@ -280,12 +281,13 @@ def _result(
         equity=equity,
         prices=price_points(series.bars, series.interval_ms),
         orders=[OrderRow.from_journal(r) for r in records],
-        fills=[FillRow.from_fill(f) for f in fills],
+        fills=[FillRow.from_fill(f, *tags.get(f.clOrdId, ("", ""))) for f in fills],
         refused_by_reason=dict(refused),
         rejected_by_code=dict(rejected),
         final_positions=[PositionRow.from_position(p) for p in positions],
         realized_pnl=realized,
         unrealized_pnl=sum((p.upl or _ZERO for p in positions), _ZERO),
         fees=sum((f.feeAmt or _ZERO for f in fills), _ZERO),
+        mark=series.bars[-1].close if series.bars else None,
         meta=dict(meta),
     )

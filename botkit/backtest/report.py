@@ -1,9 +1,11 @@
 """The backtest report: the summary printed at the end, and the files of ``--report DIR``.
 
-``DIR`` receives ``summary.json`` (every figure, the counts by reason and code, the final
-positions, the run's description, its notes: gaps allowed through, warnings), ``orders.csv``,
-``fills.csv``, ``equity.png``, ``drawdown.png``, ``price.png`` (price with buys ▲ and sells
-▼) and ``index.html``, which shows them together and links the rest; it needs nothing
+``DIR`` receives ``summary.json`` (every figure by its plain name with its raw value, the trades'
+net PnL per rule and strategy, the counts by reason and code, the final positions, the run's
+description, its notes: gaps allowed through, warnings), ``orders.csv``, ``fills.csv`` (each fill
+with the strategy and rule of its order), ``trades.csv`` (the round trips of
+:mod:`botkit.backtest.trades`), ``equity.png``, ``drawdown.png``, ``price.png`` (price with buys ▲
+and sells ▼) and ``index.html``, which shows them together and links the rest; it needs nothing
 outside the folder. Every file is a pure function of the
 :class:`~botkit.backtest.result.BacktestResult`: the same result gives the same bytes.
 """
@@ -12,21 +14,30 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from botkit.backtest import charts
-from botkit.backtest.metrics import Figures, compute_figures
+from botkit.backtest.metrics import (
+    Figures,
+    compute_figures,
+    format_duration,
+    result_trades,
+    show_figure,
+)
 from botkit.backtest.report_html import render_html
 from botkit.backtest.result import BacktestResult, FillRow, OrderRow
+from botkit.backtest.trades import RuleRow, Trade, attribute
 from botkit.timeparse import format_interval, format_time
 
 __all__ = [
     "FILL_COLUMNS",
     "ORDER_COLUMNS",
     "REPORT_FILES",
+    "TRADE_COLUMNS",
+    "render_rules",
     "render_summary",
     "summary_data",
     "write_report",
@@ -36,6 +47,7 @@ REPORT_FILES = (
     "summary.json",
     "orders.csv",
     "fills.csv",
+    "trades.csv",
     "equity.png",
     "drawdown.png",
     "price.png",
@@ -43,7 +55,12 @@ REPORT_FILES = (
 )
 ORDER_COLUMNS = ("time", "time_ms", "strategy", "rule", "clOrdId", "symbol", "side", "type",
                  "px", "sz", "outcome", "code", "msg", "reasons")  # fmt: skip
-FILL_COLUMNS = ("time", "time_ms", "clOrdId", "symbol", "side", "px", "qty", "fee", "role")
+FILL_COLUMNS = ("time", "time_ms", "clOrdId", "symbol", "side", "px", "qty", "fee", "role",
+                "posSide", "strategy", "rule")  # fmt: skip
+TRADE_COLUMNS = ("trade", "symbol", "posSide", "side", "status", "entry_strategy", "entry_rule",
+                 "exit_strategy", "exit_rule", "entry_rules", "entry_time", "exit_time",
+                 "entry_time_ms", "exit_time_ms", "holding", "holding_ms", "qty", "entry_px",
+                 "exit_px", "fills", "gross_pnl", "fees", "net_pnl")  # fmt: skip
 
 
 def _text(value: Decimal | None) -> str:
@@ -55,9 +72,35 @@ def _ranked(counts: Mapping[str, int]) -> dict[str, int]:
     return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
-def summary_data(result: BacktestResult, figures: Figures | None = None) -> dict[str, Any]:
+def _rule_rows(rows: Iterable[RuleRow]) -> list[dict[str, Any]]:
+    return [
+        {"key": r.key, "trades": r.trades, "wins": r.wins, "win_rate": _text(r.win_rate),
+         "net_pnl": _text(r.net), "fees": _text(r.fees)}
+        for r in rows
+    ]  # fmt: skip
+
+
+def _attribution(trades: Sequence[Trade], fig: Figures) -> dict[str, Any]:
+    total = sum((t.net for t in trades), Decimal(0))
+    return {
+        "opened_by": _rule_rows(attribute(trades, "entry")),
+        "closed_by": _rule_rows(attribute(trades, "exit")),
+        "by_strategy": _rule_rows(attribute(trades, "strategy")),
+        "trades_net_pnl": _text(total),
+        "account_net_pnl": _text(fig.net_pnl),
+        "difference": _text(fig.net_pnl - total),
+    }
+
+
+def summary_data(
+    result: BacktestResult,
+    figures: Figures | None = None,
+    trades: Sequence[Trade] | None = None,
+) -> dict[str, Any]:
     """What ``summary.json`` holds, as JSON-ready values (amounts as decimal strings)."""
-    fig = figures or compute_figures(result)
+    if trades is None:
+        trades = result_trades(result)
+    fig = figures or compute_figures(result, trades)
     peak, trough = fig.max_drawdown_peak_ms, fig.max_drawdown_trough_ms
     return {
         "symbol": result.symbol,
@@ -73,6 +116,7 @@ def summary_data(result: BacktestResult, figures: Figures | None = None) -> dict
         "figures": fig.as_dict(),
         "max_drawdown_from": None if peak is None else format_time(peak),
         "max_drawdown_to": None if trough is None else format_time(trough),
+        "attribution": _attribution(trades, fig),
         "by_rule": {rule: dict(counts) for rule, counts in result.by_rule.items()},
         "refused_by_reason": _ranked(result.refused_by_reason),
         "rejected_by_code": _ranked(result.rejected_by_code),
@@ -104,11 +148,38 @@ def _counts(counts: Mapping[str, int]) -> str:
     return " · ".join(f"{k} {v:,}" for k, v in _ranked(counts).items()) or "none"
 
 
-def render_summary(result: BacktestResult, figures: Figures | None = None) -> str:
+def render_rules(trades: Sequence[Trade], currency: str) -> list[str]:
+    """The per-rule table of the printed summary: the trades by the rule that opened them and
+    by the rule that closed them (each adds up to the trades' net PnL)."""
+    if not trades:
+        return []
+    lines = [f"{'':<10} {'rule':<34} {'trades':>7} {'win rate':>9} {'net PnL':>12} {'fees':>10}"]
+    for title, by in (("Opened by", "entry"), ("Closed by", "exit")):
+        for i, r in enumerate(attribute(trades, by)):
+            lines.append(
+                f"{title if i == 0 else '':<10} {r.key:<34} {r.trades:>7,} "
+                f"{show_figure('win_rate', str(r.win_rate), ' %'):>9} {_money(r.net):>12} "
+                f"{_money(r.fees):>10}"
+            )
+    lines.append(f"{'':<10} (net of fees, in {currency}; a trade counts once in each table)")
+    return lines
+
+
+def render_summary(
+    result: BacktestResult,
+    figures: Figures | None = None,
+    trades: Sequence[Trade] | None = None,
+) -> str:
     """The summary printed at the end of a run (several lines, no trailing newline)."""
-    f = figures or compute_figures(result)
+    if trades is None:
+        trades = result_trades(result)
+    f = figures or compute_figures(result, trades)
     cur = result.currency
     period = f"{format_time(result.start_ms)} → {format_time(result.end_ms)}"
+
+    def show(name: str) -> str:
+        return show_figure(name, f.as_dict()[name], " %")
+
     lines = [
         f"Backtest   {result.symbol} {format_interval(result.interval_ms)}  {period}  "
         f"({result.candles:,} candles)",
@@ -119,9 +190,13 @@ def render_summary(result: BacktestResult, figures: Figures | None = None) -> st
         f"Rejected   {_counts(result.rejected_by_code)}",
         f"Fees       {_money(f.fees)} {cur}",
         f"PnL        realized {_money(f.realized_pnl)} · unrealized {_money(f.unrealized_pnl)} "
-        f"{cur}",
+        f"{cur} (before fees)",
+        f"Net PnL    {_money(f.net_pnl)} {cur} = realized + unrealized − fees "
+        f"(realized after fees {_money(f.realized_pnl - f.fees)})",
         f"Equity     {_money(f.starting_balance)} → {_money(f.final_equity)} {cur}  "
-        f"return {_percent(f.total_return)}",
+        f"return {_percent(f.total_return)} · annualised {show('annualised_return')}",
+        f"Risk       Sharpe {show('sharpe')} · Sortino {show('sortino')} · Calmar "
+        f"{show('calmar')}  (per candle, annualised, risk-free 0)",
     ]
     drawdown = (
         f"Drawdown   max {f.max_drawdown * 100:.2f} % ({_money(f.max_drawdown_amount)} {cur})"
@@ -130,8 +205,23 @@ def render_summary(result: BacktestResult, figures: Figures | None = None) -> st
         drawdown += (
             f"  {format_time(f.max_drawdown_peak_ms)} → {format_time(f.max_drawdown_trough_ms)}"
         )
+    if f.max_drawdown_duration_ms is not None:
+        drawdown += f", lasted {format_duration(f.max_drawdown_duration_ms)}"
     lines.append(drawdown)
     lines.append(f"Exposure   {f.exposure_time * 100:.2f} % of the time in a position")
+    still_open = sum(1 for t in trades if t.status == "open")
+    lines.append(
+        f"Trades     {f.trades:,} closed"
+        + (f" (+{still_open} open)" if still_open else "")
+        + f" · win rate {show('win_rate')} · profit factor {show('profit_factor')} · "
+        f"expectancy {show('expectancy')} {cur}"
+    )
+    if f.trades:
+        lines.append(
+            f"{'':<10} best {show('best_trade')} · worst {show('worst_trade')} {cur} · "
+            f"holding avg {show('avg_holding_ms')} · longest {show('longest_holding_ms')}"
+        )
+    lines.extend(render_rules(trades, cur))
     for i, (rule, counts) in enumerate(result.by_rule.items()):
         lines.append(
             f"{'Rules' if i == 0 else '':<10} {rule}: placed {counts.get('placed', 0):,}"
@@ -164,22 +254,42 @@ def _order_row(o: OrderRow) -> list[object]:
 def _fill_row(f: FillRow, result: BacktestResult) -> list[object]:
     return [
         format_time(f.time_ms), f.time_ms, f.cl_ord_id, f.symbol or result.symbol, f.side,
-        _text(f.px), _text(f.qty), _text(f.fee), f.role,
+        _text(f.px), _text(f.qty), _text(f.fee), f.role, f.pos_side, f.strategy, f.rule,
     ]  # fmt: skip
 
 
-def write_report(result: BacktestResult, directory: str | Path) -> list[Path]:
-    """Write every report file into ``directory`` (created); returns their paths."""
+def _trade_row(t: Trade) -> list[object]:
+    return [
+        t.number, t.symbol, t.pos_side, t.side, t.status, t.entry.strategy, t.entry.rule,
+        t.exit.strategy, t.exit.rule, " ".join(t.entry_rules), format_time(t.entry_ms),
+        format_time(t.exit_ms), t.entry_ms, t.exit_ms, format_duration(t.holding_ms),
+        t.holding_ms, _text(t.qty), _text(t.entry_px), _text(t.exit_px), t.fills,
+        _text(t.gross), _text(t.fees), _text(t.net),
+    ]  # fmt: skip
+
+
+def write_report(
+    result: BacktestResult,
+    directory: str | Path,
+    figures: Figures | None = None,
+    trades: Sequence[Trade] | None = None,
+) -> list[Path]:
+    """Write every report file into ``directory`` (created); returns their paths. ``figures``
+    and ``trades``: the result's, when the caller has them already."""
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
-    figures = compute_figures(result)
-    data = summary_data(result, figures)
+    if trades is None:
+        trades = result_trades(result)
+    if figures is None:
+        figures = compute_figures(result, trades)
+    data = summary_data(result, figures, trades)
     (folder / "summary.json").write_text(
         json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
     )
     _write_csv(folder / "orders.csv", ORDER_COLUMNS, map(_order_row, result.orders))
     _write_csv(folder / "fills.csv", FILL_COLUMNS, (_fill_row(f, result) for f in result.fills))
+    _write_csv(folder / "trades.csv", TRADE_COLUMNS, map(_trade_row, trades))
     charts.draw_charts(result, folder)
-    html = render_html(result, figures, render_summary(result, figures))
+    html = render_html(result, figures, render_summary(result, figures, trades), trades)
     (folder / "index.html").write_text(html, encoding="utf-8")
     return [folder / name for name in REPORT_FILES]

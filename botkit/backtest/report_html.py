@@ -1,10 +1,11 @@
 """``index.html`` of a backtest report: one self-contained page over the other report files.
 
-It shows the summary, the figures, the run's description and notes (gaps, warnings), the
-counts by reason and code, the final positions, the three charts (``equity.png``,
-``drawdown.png``, ``price.png``, linked relatively) and the first orders and fills, and links
-``summary.json``, ``orders.csv`` and ``fills.csv``. Inline CSS only: no script, no font, no
-CDN — it opens from the folder offline. Every text is HTML-escaped.
+It shows the summary, the figures (percentages, times and durations as such), the trades' net PnL by
+the rule that opened and that closed them and by strategy, the run's description and notes (gaps,
+warnings), the counts by reason and code, the final positions, the three charts (``equity.png``,
+``drawdown.png``, ``price.png``, linked relatively) and the first trades, orders and fills, and
+links ``summary.json``, ``orders.csv``, ``fills.csv`` and ``trades.csv``. Inline CSS only: no
+script, no font, no CDN — it opens from the folder offline. Every text is HTML-escaped.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
 from html import escape
 
-from botkit.backtest.metrics import Figures
+from botkit.backtest.metrics import Figures, format_duration, show_figure
 from botkit.backtest.result import BacktestResult, FillRow, OrderRow, PositionRow
+from botkit.backtest.trades import RuleRow, Trade, attribute
 from botkit.numbers import plain
 from botkit.timeparse import format_interval, format_time
 
@@ -61,7 +63,10 @@ def _dec(value: Decimal | None) -> str:
 _POSITION_HEAD = ("symbol", "posSide", "qty", "avgPx", "unrealized PnL")
 _ORDER_HEAD = ("time", "strategy", "rule", "clOrdId", "side", "type", "px", "sz", "outcome",
                "code / reasons")  # fmt: skip
-_FILL_HEAD = ("time", "clOrdId", "side", "px", "qty", "fee", "role")
+_FILL_HEAD = ("time", "clOrdId", "side", "px", "qty", "fee", "role", "strategy", "rule")
+_TRADE_HEAD = ("#", "side", "status", "opened by", "closed by", "entry", "exit", "holding",
+               "qty", "entry px", "exit px", "fills", "fees", "net PnL")  # fmt: skip
+_RULE_HEAD = ("rule", "trades", "win rate", "net PnL", "fees")
 
 
 def _position_row(p: PositionRow) -> list[object]:
@@ -78,11 +83,32 @@ def _order_row(o: OrderRow) -> list[object]:
 
 def _fill_row(f: FillRow) -> list[object]:
     return [format_time(f.time_ms), f.cl_ord_id, f.side, _dec(f.px), _dec(f.qty), _dec(f.fee),
-            f.role]  # fmt: skip
+            f.role, f.strategy, f.rule]  # fmt: skip
 
 
-def render_html(result: BacktestResult, figures: Figures, summary: str) -> str:
-    """The page for ``result`` (``summary`` is the printed summary text)."""
+def _trade_row(t: Trade) -> list[object]:
+    closed = t.exit.label() if t.status == "closed" else "-"
+    return [t.number, t.side, t.status, t.entry.label(), closed, format_time(t.entry_ms),
+            format_time(t.exit_ms), format_duration(t.holding_ms), _dec(t.qty), _dec(t.entry_px),
+            _dec(t.exit_px), t.fills, _dec(t.fees), _dec(t.net)]  # fmt: skip
+
+
+def _rules(rows: Sequence[RuleRow], empty: str) -> str:
+    if not rows:
+        return f'<p class="muted">{escape(empty)}</p>'
+    body = [
+        [r.key, r.trades, show_figure("win_rate", str(r.win_rate), " %"), _dec(r.net),
+         _dec(r.fees)]
+        for r in rows
+    ]  # fmt: skip
+    return _table(_RULE_HEAD, body)
+
+
+def render_html(
+    result: BacktestResult, figures: Figures, summary: str, trades: Sequence[Trade] = ()
+) -> str:
+    """The page for ``result`` (``summary`` is the printed summary text, ``trades`` its round
+    trips)."""
     title = (
         f"Backtest {result.symbol} {format_interval(result.interval_ms)} "
         f"{format_time(result.start_ms)} → {format_time(result.end_ms)}"
@@ -91,6 +117,8 @@ def render_html(result: BacktestResult, figures: Figures, summary: str) -> str:
     rejected = sorted(result.rejected_by_code.items(), key=lambda kv: (-kv[1], kv[0]))
     orders = result.orders[:TABLE_ROWS]
     fills = result.fills[:TABLE_ROWS]
+    shown_trades = trades[:TABLE_ROWS]
+    raw = figures.as_dict()
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en">',
@@ -101,7 +129,7 @@ def render_html(result: BacktestResult, figures: Figures, summary: str) -> str:
         f"<h1>{escape(title)}</h1>",
         f"<pre>{escape(summary)}</pre>",
         '<p>Files: <a href="summary.json">summary.json</a> · <a href="orders.csv">orders.csv</a>'
-        ' · <a href="fills.csv">fills.csv</a></p>',
+        ' · <a href="fills.csv">fills.csv</a> · <a href="trades.csv">trades.csv</a></p>',
         "<h2>Equity</h2>",
         '<img src="equity.png" alt="equity curve">',
         "<h2>Drawdown</h2>",
@@ -109,7 +137,16 @@ def render_html(result: BacktestResult, figures: Figures, summary: str) -> str:
         "<h2>Price and fills</h2>",
         '<img src="price.png" alt="price with buys and sells marked">',
         "<h2>Figures</h2>",
-        _pairs(figures.as_dict(), "no figures"),
+        _pairs({k: show_figure(k, v, " %") for k, v in raw.items()}, "no figures"),
+        "<h2>Net PnL by rule</h2>",
+        '<p class="muted">Each trade counts once under the rule that opened it and once under '
+        "the rule that closed it; net of fees. Each table adds up to the trades' net PnL.</p>",
+        "<h3>Opened by</h3>",
+        _rules(attribute(trades, "entry"), "no trade"),
+        "<h3>Closed by</h3>",
+        _rules(attribute(trades, "exit"), "no trade"),
+        "<h3>By strategy (that opened them)</h3>",
+        _rules(attribute(trades, "strategy"), "no trade"),
         "<h2>Run</h2>",
         _pairs(dict(result.meta), "no description"),
         "<h2>Notes</h2>",
@@ -122,6 +159,9 @@ def render_html(result: BacktestResult, figures: Figures, summary: str) -> str:
         _table(_POSITION_HEAD, [_position_row(p) for p in result.final_positions])
         if result.final_positions
         else '<p class="muted">flat at the end</p>',
+        f"<h2>Trades ({len(trades):,})</h2>",
+        _shown(len(shown_trades), len(trades), "trades.csv"),
+        _table(_TRADE_HEAD, [_trade_row(t) for t in shown_trades]),
         f"<h2>Orders ({len(result.orders):,})</h2>",
         _shown(len(orders), len(result.orders), "orders.csv"),
         _table(_ORDER_HEAD, [_order_row(o) for o in orders]),

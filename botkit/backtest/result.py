@@ -93,10 +93,16 @@ class FillRow:
     value: Decimal | None = None
     """The traded value in the settlement currency (px · qty · contract value) as the exchange
     reports it; ``None``: ``px · qty`` (one contract = one unit)."""
+    pos_side: str = ""
+    """The exchange's position side (``BOTH`` one-way, ``LONG`` / ``SHORT`` hedge)."""
+    strategy: str = ""
+    rule: str = ""
+    """The strategy and rule whose order this executed (from the journal; ``""`` unknown)."""
 
     @classmethod
-    def from_fill(cls, fill: Fill) -> FillRow:
-        """The row of an execution of ``/v3/trade/order/trades``."""
+    def from_fill(cls, fill: Fill, strategy: str = "", rule: str = "") -> FillRow:
+        """The row of an execution of ``/v3/trade/order/trades``, tagged with the strategy and
+        rule that placed its order."""
         return cls(
             time_ms=fill.cTime or 0,
             cl_ord_id=fill.clOrdId,
@@ -107,6 +113,9 @@ class FillRow:
             role=fill.role.lower(),
             symbol=fill.symbol,
             value=fill.value,
+            pos_side=fill.posSide.value if fill.posSide is not None else "",
+            strategy=strategy,
+            rule=rule,
         )
 
 
@@ -153,6 +162,8 @@ class BacktestResult:
     realized_pnl: Decimal = _ZERO
     unrealized_pnl: Decimal = _ZERO
     fees: Decimal = _ZERO
+    mark: Decimal | None = None
+    """The price at the end (the last candle's close): what a trade still open is valued at."""
     by_rule: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     """Per ``strategy/rule``: orders ``placed`` (the exchange accepted them), ``cancelled`` (by
     a cancel action, a ``keep:`` reconcile or a removed file) and ``replaced`` (a kept order

@@ -113,7 +113,7 @@ def _gap_count(series: CandleSeries) -> str:
     return f"{gaps:,} gap{gap_s}, {missing:,} candle{candle_s} missing"
 
 
-@functools.lru_cache(maxsize=4)
+@functools.lru_cache(maxsize=16)
 def _cached_series(
     path: str,
     interval: int | None,
@@ -126,8 +126,9 @@ def _cached_series(
 
 
 def load_series(options: BacktestOptions) -> CandleSeries:
-    """The candles of ``options``, cached by the file's path, size and modification time:
-    sweep variants in one process share one load."""
+    """The candles of ``options``, cached by the file's path, size and modification time (and
+    the period: an optimisation's train and test windows, up to 16, each load once): sweep
+    variants in one process share one load."""
     o = options
     try:
         stat = o.data.stat()
@@ -334,6 +335,18 @@ def _describe(options: BacktestOptions, config: SimConfig, series: CandleSeries)
     return meta
 
 
+def _check_one_symbol(strategies: Sequence[Strategy]) -> None:
+    """A backtest replays one symbol's candles: a strategy reading another's is refused up
+    front (else every cycle would fail its read)."""
+    for strategy in strategies:
+        if strategy.other_symbols:
+            names = ", ".join(sorted(strategy.other_symbols))
+            raise UsageError(
+                f"{strategy.name} reads {names} as well as {strategy.symbol}, and a backtest"
+                " replays one symbol's candles — run it on paper (botkit paper) to try it"
+            )
+
+
 def prepare(options: BacktestOptions) -> Prepared:
     """Check and load everything ``options`` names (see the module doc)."""
     base = load_sim_config(options.sim_config)
@@ -341,6 +354,7 @@ def prepare(options: BacktestOptions) -> Prepared:
     loaded = load_strategies(options.strategies, _instrument_models(base), options.params)
     symbol, strategies, left_out = _resolve_symbol(loaded, options.symbol)
     _check_params_reach(options.params, strategies, symbol)
+    _check_one_symbol(strategies)
     config = backtest_sim_config(
         base,
         symbol=symbol,

@@ -4,12 +4,12 @@
 independent task — :func:`botkit.app.backtest.run_variant` takes the run's
 :class:`BacktestOptions` with that variant's ``params`` and returns its figures — so the
 variants run in parallel processes (:class:`concurrent.futures.ProcessPoolExecutor`, one per
-core by default) and the same function would run as a Ray or Dask task unchanged. The values
+core by default) or on a Dask cluster (``--cluster``, :mod:`botkit.app.cluster`). The values
 reach the strategies through the loader's ``params`` override: the files are never edited.
 :func:`check_variants` checks every variant's values against the strategies before any runs (a
 refused value is a usage error naming the variant). :func:`rank` orders the outcomes by a figure
 (:data:`~botkit.backtest.metrics.FIGURE_NAMES`), best first; :func:`render_table` prints them
-(ratios in percent, money with 2 decimals).
+(percentages, times and durations as such, money with 2 decimals).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
-from botkit.backtest.metrics import FIGURE_NAMES
+from botkit.backtest.metrics import FIGURE_NAMES, show_figure
 from botkit.backtest.setup import BacktestOptions, strategy_files
 from botkit.errors import StrategyFileError, UsageError
 from botkit.numbers import plain
@@ -35,6 +35,7 @@ __all__ = [
     "TABLE_FIGURES",
     "Variant",
     "VariantOutcome",
+    "check_value",
     "check_variants",
     "describe_variant",
     "grid",
@@ -49,6 +50,7 @@ LOWER_IS_BETTER = frozenset(
     {
         "max_drawdown",
         "max_drawdown_amount",
+        "max_drawdown_duration_ms",
         "fees",
         "orders_refused",
         "orders_rejected",
@@ -100,13 +102,17 @@ MAX_DIGITS = 18
 
 
 def _check_size(key: str, text: str, value: Decimal) -> None:
-    """A swept value is a strategy setting printed in full in the table: at most 1e15 and at
-    least 1e-15 in size (or zero), written with at most 18 digits."""
+    check_value(key, text, value)
+
+
+def check_value(key: str, text: str, value: Decimal, option: str = "--sweep") -> None:
+    """A swept (or searched) value is a strategy setting printed in full in the table: at
+    most 1e15 and at least 1e-15 in size (or zero), written with at most 18 digits."""
     _, digits, exponent = value.as_tuple()
     too_long = len(digits) > MAX_DIGITS or int(exponent) < -2 * MAX_DIGITS
     if too_long or (value and not MIN_VALUE <= value.copy_abs() <= MAX_VALUE):
         raise UsageError(
-            f"--sweep {key}: {text!r} is out of range — give values from 1e-15 to 1e15 in size "
+            f"{option} {key}: {text!r} is out of range — give values from 1e-15 to 1e15 in size "
             f"(or 0), written with at most {MAX_DIGITS} digits"
         )
 
@@ -175,23 +181,10 @@ def rank(outcomes: Iterable[VariantOutcome], figure: str) -> list[VariantOutcome
     return sorted(outcomes, key=lambda o: (-_sort_value(o, figure), o.index))
 
 
-_RATIOS = frozenset({"return", "max_drawdown", "exposure_time"})
-
-
 def _cell(value: str | int | None, figure: str) -> str:
-    """A figure as the printed summary shows it: ratios in percent, money (every other decimal
-    figure) with 2 decimals, counts as they are; ``sweep.csv`` keeps full precision."""
-    if value is None:
-        return "-"
-    if isinstance(value, int):
-        return str(value)
-    number = Decimal(value)
-    if figure in _RATIOS:
-        number *= 100
-    text = f"{number:,.2f}"
-    if text.startswith("-") and not text.strip("-0.,"):
-        text = text[1:]  # -0.001 shows as 0.00, not -0.00
-    return f"{text}%" if figure in _RATIOS else text
+    """A figure as the printed summary shows it (:func:`~botkit.backtest.metrics.show_figure`:
+    percentages, times, durations, money with 2 decimals); ``sweep.csv`` keeps the raw values."""
+    return show_figure(figure, value)
 
 
 def render_table(outcomes: Sequence[VariantOutcome], keys: Sequence[str], figure: str) -> str:

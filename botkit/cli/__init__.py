@@ -31,6 +31,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "botkit.cli.check_cmd",
     "botkit.cli.data_cmd",
     "botkit.cli.backtest_cmd",
+    "botkit.cli.optimize_cmd",
 )
 
 EXIT_OK = 0

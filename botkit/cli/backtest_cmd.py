@@ -24,6 +24,7 @@ from botkit.errors import BotkitError, UsageError
 
 if TYPE_CHECKING:  # the backtest itself is imported when the command runs
     from botkit.backtest.setup import BacktestOptions, Prepared
+    from botkit.backtest.sweep import Variant, VariantOutcome
     from botkit.service.repeats import Repeats
 
 __all__ = ["register"]
@@ -147,6 +148,7 @@ def _options(args: argparse.Namespace) -> BacktestOptions:
 
 def _single(args: argparse.Namespace, prepared: Prepared, repeats: Repeats) -> int:
     from botkit.app.backtest import backtest_journal, execute
+    from botkit.backtest.metrics import compute_figures, result_trades
     from botkit.backtest.report import render_summary, write_report
     from botkit.clock import ManualClock
 
@@ -175,7 +177,9 @@ def _single(args: argparse.Namespace, prepared: Prepared, repeats: Repeats) -> i
         if journal is not None:
             journal.close()
     _repeated(repeats)
-    print(render_summary(run.result))
+    trades = result_trades(run.result)
+    figures = compute_figures(run.result, trades)
+    print(render_summary(run.result, figures, trades))
     if run.problems:
         print(f"Problems   {sum(run.problems.values()):,} in {run.cycles:,} cycles (logged above)")
         for line in run.problem_lines():
@@ -184,7 +188,7 @@ def _single(args: argparse.Namespace, prepared: Prepared, repeats: Repeats) -> i
         print(f"Journal    {args.journal}")
     if args.report is not None:
         try:
-            write_report(run.result, args.report)
+            write_report(run.result, args.report, figures, trades)
         except OSError as exc:
             raise _write_failed(args.report, exc) from None
         print(f"Report     {args.report / 'index.html'}")
@@ -194,14 +198,7 @@ def _single(args: argparse.Namespace, prepared: Prepared, repeats: Repeats) -> i
 def _sweep(args: argparse.Namespace, base: BacktestOptions) -> int:
     from botkit.app.backtest import run_sweep
     from botkit.backtest.setup import prepare
-    from botkit.backtest.sweep import (
-        check_variants,
-        grid,
-        parse_sweep,
-        rank,
-        render_table,
-        write_sweep,
-    )
+    from botkit.backtest.sweep import check_variants, grid, parse_sweep
 
     if args.journal is not None:
         raise UsageError("botkit backtest: --journal is for a single run, not a --sweep")
@@ -216,6 +213,8 @@ def _sweep(args: argparse.Namespace, base: BacktestOptions) -> int:
     if args.report is not None:
         _make_report_dir(args.report)
     _warn(first.warnings)
+    if args.cluster is not None:
+        return _on_cluster(args, base, variants, [k for k, _ in axes], figure)
     jobs = args.jobs or os.cpu_count() or 1
     print(
         f"sweep: {len(variants)} variants on {min(jobs, len(variants))} process(es)",
@@ -223,15 +222,54 @@ def _sweep(args: argparse.Namespace, base: BacktestOptions) -> int:
     )
     with Progress(len(variants), sys.stderr, label="sweep") as progress:
         outcomes = run_sweep(base, variants, jobs=jobs, on_done=lambda _o: progress.update())
+    return _print_sweep(args, outcomes, [k for k, _ in axes], figure)
+
+
+def _print_sweep(
+    args: argparse.Namespace, outcomes: Sequence[VariantOutcome], keys: list[str], figure: str
+) -> int:
+    from botkit.backtest.sweep import rank, render_table, write_sweep
+
     ranked = rank(outcomes, figure)
-    print(render_table(ranked, [k for k, _ in axes], figure))
+    print(render_table(ranked, keys, figure))
     if args.report is not None:
         try:
-            path = write_sweep(ranked, [k for k, _ in axes], figure, args.report)
+            path = write_sweep(ranked, keys, figure, args.report)
         except OSError as exc:
             raise _write_failed(args.report, exc) from None
         print(f"Table      {path}")
     return 0 if any(not o.error for o in outcomes) else 1
+
+
+def _on_cluster(
+    args: argparse.Namespace,
+    base: BacktestOptions,
+    variants: Sequence[Variant],
+    keys: list[str],
+    figure: str,
+) -> int:
+    """The checked sweep on a Dask cluster (botkit.app.cluster): the files travel with it."""
+    from botkit.app.cluster import ClusterProgress, cluster_client, run_on_cluster
+
+    with cluster_client(args.cluster) as client:
+        workers = len(client.scheduler_info().get("workers", {}))
+        print(
+            f"sweep: {len(variants)} variants on {args.cluster} ({workers} worker(s))",
+            file=sys.stderr,
+        )
+        progress = ClusterProgress(len(variants), sys.stderr)
+        outcomes = run_on_cluster(client, base, variants, on_done=progress.update)
+        progress.close()
+    return _print_sweep(args, outcomes, keys, figure)
+
+
+def _cluster(text: str) -> str:
+    from botkit.app.cluster import parse_cluster
+
+    try:
+        return parse_cluster(text)
+    except UsageError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix(f"--cluster {text}: ")) from None
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -261,6 +299,16 @@ def _backtest(args: argparse.Namespace, repeats: Repeats) -> int:
         raise UsageError(
             f"botkit backtest: --rank {args.rank} ranks the variants of a --sweep — add "
             "--sweep KEY=V1,V2,... or leave --rank out"
+        )
+    if args.cluster is not None and not args.sweep:
+        raise UsageError(
+            f"botkit backtest: --cluster {args.cluster} runs the variants of a --sweep — add "
+            "--sweep KEY=V1,V2,... or leave --cluster out"
+        )
+    if args.cluster is not None and args.jobs is not None:
+        raise UsageError(
+            "botkit backtest: --jobs sizes the local process pool; with --cluster the workers "
+            "run the variants (local:N for N local workers) — leave --jobs out"
         )
     if args.report is not None:
         _check_report_dir(args.report)
@@ -365,5 +413,12 @@ def register(sub: Any) -> None:
     )
     parser.add_argument(
         "--jobs", type=_jobs, metavar="N", help="processes for a sweep (default: one per core)"
+    )
+    parser.add_argument(
+        "--cluster",
+        type=_cluster,
+        metavar="ADDRESS|local:N",
+        help="run a --sweep on a Dask scheduler (tcp://HOST:8786) or on N local worker "
+        "processes (local:N); needs the cluster extra: pip install 'botkit[cluster]'",
     )
     parser.set_defaults(handler=_run)

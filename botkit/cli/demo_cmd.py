@@ -246,42 +246,23 @@ def show_summary(ctx: DemoContext) -> None:
     if summary.rejected:
         ctx.say("Rejected by the exchange, by code:")
         ctx.say(format_table(("code and message", "orders"), sorted(summary.rejected.items())))
-    rows = []
-    for (strategy, symbol, leg), book in sorted(summary.books.items()):
-        mark = summary.marks.get(symbol)
-        upl = book.unrealized(mark)
-        rows.append(
-            (
-                strategy,
-                symbol,
-                leg.value,
-                book.fills,
-                book.qty,
-                money(book.avg_px),
-                money(book.realized),
-                money(upl),
-                money(book.fees, 4),
-                money(book.realized + upl - book.fees),
-            )
-        )
-    if rows:
+    if summary.trades:
+        from botkit.backtest.trades import attribute
+
+        total = sum((t.net for t in summary.trades), Decimal(0))
+        still_open = sum(1 for t in summary.trades if t.status == "open")
         ctx.say(
-            "Fills per strategy, each replayed by average cost (strategies that share a symbol"
-            " share its position; fees in USDT):"
+            f"Trades: {len(summary.trades) - still_open} closed, {still_open} open (valued at "
+            f"the mark); net PnL {money(total)} USDT after {money(summary.fees, 4)} fees. "
+            "By the rule that opened them, and by the rule that closed them (each adds up to "
+            "the total):"
         )
-        headers = (
-            "strategy",
-            "symbol",
-            "leg",
-            "fills",
-            "position",
-            "avg px",
-            "realized",
-            "unrealized",
-            "fees",
-            "net",
-        )
-        ctx.say(format_table(headers, rows))
+        for title, by in (("opened by", "entry"), ("closed by", "exit")):
+            by_rule = [
+                (r.key, r.trades, f"{r.win_rate * 100:.1f}%", money(r.net), money(r.fees, 4))
+                for r in attribute(summary.trades, by)
+            ]
+            ctx.say(format_table((title, "trades", "won", "net PnL", "fees"), by_rule))
     else:
         ctx.say("No fills: no strategy traded in this stretch.")
     symbols = sorted(set(summary.realized) | {p.symbol for p in summary.positions})

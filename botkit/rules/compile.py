@@ -59,6 +59,7 @@ from botkit.rules.schema import (
     RuleSpec,
     StrategySpec,
 )
+from botkit.rules.series import Spec
 from botkit.rules.yamlsrc import Path, SourceMap
 
 __all__ = ["compile_strategy"]
@@ -78,6 +79,8 @@ class _Compiler:
         self.problems: list[ConfigError] = []
         self.resolvers: dict[str, Resolver] = {}
         self.windows: dict[str, int] = {}
+        self.series: set[Spec] = set()
+        self.others: set[str] = set()
         self.hedge = spec.margin.position_mode is PositionMode.HEDGE
 
     def problem(self, where: Location, message: str, hint: str = "") -> None:
@@ -98,6 +101,16 @@ class _Compiler:
         inputs.update(compiled.display)
         for root, window in compiled.windows.items():
             self.windows[root] = max(self.windows.get(root, 0), window)
+        self.series.update(compiled.series)
+        self.others.update(compiled.symbols)
+        if self.instruments is not None:
+            for symbol, offset in compiled.symbols.items():
+                if symbol not in self.instruments:
+                    self.problem(
+                        self.smap.inside(path, offset),
+                        f"{path[-1]}: unknown symbol '{symbol}'",
+                        did_you_mean(symbol, sorted(self.instruments)),
+                    )
         return compiled
 
     def amount(self, path: Path, source: str, scope: Scope, inputs: dict[str, str]) -> Expr:
@@ -178,6 +191,8 @@ class _Compiler:
                 *(3 * period for r in rules if r.keep is not None),
             ),
             history_window_ms=self.windows.get("history", 0),
+            series=frozenset(self.series),
+            other_symbols=frozenset(self.others - {spec.symbol}),
         )
 
     # --- one rule ----------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from types import MappingProxyType
-from typing import Any
+from typing import Any, ClassVar
 
 from botkit.exchange.models import OrderSide, Position, PosSide
 from botkit.intents import Activity
@@ -190,6 +190,41 @@ def _instrument(ctx: Ctx, _scope: str | None) -> InstrumentView:
     return InstrumentView(instrument)
 
 
+class SymbolView(View):
+    DOC = "another symbol, by name: its prices, instrument and (one-way) position"
+    FIELDS: ClassVar[Mapping[str, Field]] = {}
+    __slots__ = ("_ctx",)
+
+    def __init__(self, ctx: Ctx) -> None:
+        self._ctx = ctx
+
+
+class SymbolsView(View):
+    """``symbols.NAME``: the view of symbol NAME (checked against the instruments at load)."""
+
+    __slots__ = ("_ctx",)
+
+    def __init__(self, ctx: Ctx) -> None:
+        self._ctx = ctx
+
+    def key(self, symbol: str) -> SymbolView:
+        c = self._ctx
+        return SymbolView(Ctx(c.snapshot, c.strategy, symbol, c.activity, c.now_ms, c.mgn_mode))
+
+
+SymbolView.FIELDS = {
+    "price": Field(PriceView, "its prices, as `price.…`", lambda v: PriceView(v._ctx)),
+    "instrument": Field(
+        InstrumentView, "its instrument, as `instrument.…`", lambda v: _instrument(v._ctx, None)
+    ),
+    "position": Field(
+        PositionView,
+        "its one-way (BOTH) position, as `position.…`",
+        lambda v: v._ctx.position(PosSide.BOTH),
+    ),
+}
+
+
 ROOTS: dict[str, Root] = {
     "account": Root(AccountView, AccountView.DOC, lambda ctx, _: AccountView(ctx.snapshot.balance)),
     "position": Root(
@@ -205,6 +240,11 @@ ROOTS: dict[str, Root] = {
     "rule": Root(RuleView, RuleView.DOC, lambda ctx, scope: RuleView(ctx, scope or "")),
     "strategy": Root(StrategyView, StrategyView.DOC, lambda ctx, _: StrategyView(ctx)),
     "params": Root(AnyKey(NUM, "a name of the strategy's params"), "the strategy's params"),
+    "symbols": Root(
+        AnyKey(SymbolView, "a symbol's name"),
+        "other symbols by name: symbols.ETH_USDT_PERP.price.mark",
+        lambda ctx, _: SymbolsView(ctx),
+    ),
 }
 """The names an expression may start with."""
 
@@ -220,6 +260,8 @@ def reference() -> str:
             _section(name, root.kind, sections, seen)
         elif root.kind == NUM:
             sections.append(f"**`{name}`** — {root.doc}\n")
+        elif isinstance(root.kind, AnyKey) and isinstance(root.kind.of, type):
+            _section(f"{name}.SYMBOL", root.kind.of, sections, seen)
     return "\n".join(sections)
 
 

@@ -21,6 +21,7 @@ from botkit.rules.context import ContextError, Ctx
 from botkit.rules.firing import RuleStatus, gate
 from botkit.rules.model import Strategy
 from botkit.rules.runtime import RUNTIME_ERRORS, Env, EvalError, env_for, eval_error
+from botkit.rules.series import WarmingUp
 from botkit.snapshot import Snapshot
 
 __all__ = ["Evaluation", "RuleResult", "RuleStatus", "evaluate"]
@@ -303,6 +304,8 @@ def evaluate(strategy: Strategy, snapshot: Snapshot, activity: Activity, now_ms:
                     status, reason = _DECLARED, _declared_reason(intents)
         except (EvalError, ActionError, ContextError) as exc:
             status, reason, intents = _ERROR, f"rule '{name}': {exc}", ()
+        except WarmingUp as exc:
+            status, reason, intents = RuleStatus.WARMING_UP, f"rule '{name}': {exc}", ()
         except ReadFailed:
             raise  # a deferred part of the snapshot could not be read: not the rule's problem
         except Exception as exc:  # never let one rule stop the others (reported, not hidden)

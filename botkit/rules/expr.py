@@ -42,7 +42,22 @@ from botkit.rules.hints import (
     op_word,
     syntax_hint,
 )
-from botkit.rules.runtime import EvalError, Resolver, make_resolver, value
+from botkit.rules.runtime import (
+    EvalError,
+    Resolver,
+    cross_resolver,
+    make_resolver,
+    series_resolver,
+    value,
+)
+from botkit.rules.series import (
+    BASE_FIELDS,
+    INDICATORS,
+    INTERVALS,
+    MAX_PERIOD,
+    SERIES_FUNCTIONS,
+    Spec,
+)
 
 __all__ = ["Expr", "ExprError", "Scope", "compile_expr"]
 
@@ -89,6 +104,11 @@ class Expr:
     uses_index: bool = False
     windows: Mapping[str, int] = field(default_factory=dict)
     """The longest window (ms) its helpers ask of each root: ``{"history": 3_600_000}``."""
+    series: frozenset[Spec] = frozenset()
+    """The candle series it reads (symbol None: the strategy's)."""
+    symbols: Mapping[str, int] = field(default_factory=dict)
+    """Other symbols it names, each with the offset of its first mention (checked against the
+    instruments when they are known)."""
     fn: Compiled = field(kw_only=True, repr=False, compare=False)
     """The expression as a function of the environment (see :func:`~botkit.rules.runtime.value`)."""
 
@@ -104,6 +124,8 @@ class _Compiler:
         self.resolvers: dict[str, Resolver] = {}
         self.uses_index = False
         self.windows: dict[str, int] = {}
+        self.series: set[Spec] = set()
+        self.symbols: dict[str, int] = {}
 
     def fail(self, node: ast.AST, message: str, hint: str = "", attr: str | None = None) -> None:
         raise ExprError(message, offset_of(self.text, node, attr), hint)
@@ -119,6 +141,8 @@ class _Compiler:
         if isinstance(node, ast.Call):
             if isinstance(node.func, ast.Attribute):
                 return self._access(node)
+            if isinstance(node.func, ast.Name) and node.func.id in SERIES_FUNCTIONS:
+                return self._series_value(node)
             return self._call(node, d)
         if isinstance(node, ast.BinOp):
             if type(node.op) not in OPERATORS:
@@ -215,7 +239,7 @@ class _Compiler:
             raise AssertionError
         spec = FUNCTIONS.get(func.id)
         if spec is None:
-            hint = did_you_mean(func.id, list(FUNCTIONS))
+            hint = did_you_mean(func.id, [*FUNCTIONS, *SERIES_FUNCTIONS])
             self.fail(func, f"unknown function '{func.id}'", hint)
             raise AssertionError
         if node.keywords:
@@ -312,8 +336,12 @@ class _Compiler:
             return NUM, node
         if word in FUNCTIONS and not steps:
             self.fail(name, f"'{word}' is a function", f"call it: {FUNCTIONS[word].doc}")
+        if word in SERIES_FUNCTIONS and not steps:
+            self.fail(name, f"'{word}' is a function", f"call it: {SERIES_FUNCTIONS[word]}")
         if word not in ROOTS:
-            options = [*ROOTS, *FUNCTIONS] + ([INDEX_NAME] if self.scope.allow_index else [])
+            options = [*ROOTS, *FUNCTIONS, *SERIES_FUNCTIONS] + (
+                [INDEX_NAME] if self.scope.allow_index else []
+            )
             self.fail(name, f"unknown name '{word}'", did_you_mean(word, options))
         return None
 
@@ -342,6 +370,8 @@ class _Compiler:
                 self.fail(at, f"{path} is not a function", "remove the parentheses")
             i += 1
             if isinstance(kind, AnyKey):
+                if path == "symbols":
+                    self.symbols.setdefault(attr, offset_of(self.text, at, attr))
                 plan.append(("key", attr))
                 path += f".{attr}"
                 kind = kind.of
@@ -390,6 +420,142 @@ class _Compiler:
                     )
             out.append(arg.value)
         return tuple(out)
+
+    # --- candle series and indicators (botkit.rules.series) ---------------------------------
+
+    def _series_value(self, node: ast.Call) -> tuple[str, ast.expr]:
+        """A series call in a value's place: its last closed value, ``prev(s, n)``,
+        ``crosses_above(a, b)`` / ``crosses_below(a, b)``; one context name each."""
+        word = node.func.id  # type: ignore[attr-defined]
+        if node.keywords:
+            self.fail(
+                node.keywords[0].value, "keyword arguments are not allowed", SERIES_FUNCTIONS[word]
+            )
+        kind = NUM
+        if word == "prev":
+            self._arity(node, 2, 2)
+            spec = self._spec(node.args[0])
+            ago = self._int_arg(node.args[1], word, 1)
+            resolver = series_resolver(spec, ago)
+            self.series.add(Spec.back(spec, ago))
+        elif word in ("crosses_above", "crosses_below"):
+            self._arity(node, 2, 2)
+            spec = self._spec(node.args[0])
+            other: Spec | Decimal
+            arg = node.args[1]
+            if (
+                isinstance(arg, ast.Call)
+                and isinstance(arg.func, ast.Name)
+                and (arg.func.id in SERIES_FUNCTIONS)
+            ):
+                other = self._spec(arg)
+                if (other.interval, other.symbol) != (spec.interval, spec.symbol):
+                    self.fail(
+                        arg,
+                        f"{word}() compares series of one interval and symbol",
+                        f"both on '{spec.interval}'",
+                    )
+                self.series.add(Spec.back(other, 1))
+            else:
+                other = self._number_arg(arg, word)
+            self.series.add(Spec.back(spec, 1))
+            resolver = cross_resolver(spec, other, word == "crosses_above")
+            kind = BOOL
+        else:
+            spec = self._spec(node)
+            self.series.add(spec)
+            resolver = series_resolver(spec, 0)
+        display = ast.unparse(node)
+        self.names[display] = display
+        self.resolvers[display] = resolver
+        return kind, ast.copy_location(ast.Name(id=display, ctx=ast.Load()), node)
+
+    def _arity(self, node: ast.Call, low: int, high: int) -> None:
+        word = node.func.id  # type: ignore[attr-defined]
+        count = len(node.args)
+        if not low <= count <= high:
+            want = f"{low}" if low == high else f"{low} to {high}"
+            self.fail(node, f"{word}() takes {want} arguments, got {count}", SERIES_FUNCTIONS[word])
+
+    def _spec(self, node: ast.expr) -> Spec:
+        """The series ``node`` names: a candle field or an indicator call."""
+        func = node.func if isinstance(node, ast.Call) else None
+        word = func.id if isinstance(func, ast.Name) else ""
+        if not isinstance(node, ast.Call) or (word not in BASE_FIELDS and word not in INDICATORS):
+            self.fail(node, "expected a series here", "e.g. close('15m') or ema(close('1h'), 20)")
+            raise AssertionError
+        if node.keywords:
+            self.fail(
+                node.keywords[0].value, "keyword arguments are not allowed", SERIES_FUNCTIONS[word]
+            )
+        shape = ("interval", "symbol?") if word in BASE_FIELDS else INDICATORS[word].args
+        required = sum(1 for a in shape if not a.endswith("?"))
+        self._arity(node, required, len(shape))
+        interval, symbol = "", None
+        args: list[Decimal] = []
+        inputs: list[Spec] = []
+        for arg, how in zip(node.args, shape, strict=False):
+            if how == "interval":
+                interval = self._interval_arg(arg)
+            elif how == "symbol?":
+                symbol = self._symbol_arg(arg, word)
+            elif how == "series":
+                inner = self._spec(arg)
+                inputs.append(inner)
+                interval, symbol = inner.interval, inner.symbol
+            elif how == "period":
+                args.append(Decimal(self._int_arg(arg, word, 1)))
+            else:
+                number = self._number_arg(arg, word)
+                if number <= 0:
+                    self.fail(arg, f"{word}(): the width must be above 0", SERIES_FUNCTIONS[word])
+                args.append(number)
+        if word.startswith("macd") and args[0] >= args[1]:
+            self.fail(
+                node,
+                f"{word}(): the fast period must be shorter than the slow one",
+                SERIES_FUNCTIONS[word],
+            )
+        return Spec(word, interval, symbol, tuple(args), tuple(inputs))
+
+    def _interval_arg(self, arg: ast.expr) -> str:
+        if not (isinstance(arg, ast.Constant) and isinstance(arg.value, str)):
+            self.fail(arg, "the interval must be a quoted word", "e.g. '15m'")
+            raise AssertionError
+        if arg.value not in INTERVALS:
+            hint = did_you_mean(arg.value, list(INTERVALS))
+            self.fail(
+                arg, f"unknown interval '{arg.value}'", hint or "intervals: " + ", ".join(INTERVALS)
+            )
+        return str(arg.value)
+
+    def _symbol_arg(self, arg: ast.expr, word: str) -> str:
+        if not (isinstance(arg, ast.Constant) and isinstance(arg.value, str)):
+            self.fail(arg, f"{word}(): the symbol must be quoted", "e.g. 'ETH_USDT_PERP'")
+            raise AssertionError
+        self.symbols.setdefault(str(arg.value), offset_of(self.text, arg))
+        return str(arg.value)
+
+    def _number_arg(self, arg: ast.expr, word: str) -> Decimal:
+        kind, node = self.check(arg)
+        if kind != NUM or not (isinstance(node, ast.Constant) and isinstance(node.value, Decimal)):
+            self.fail(
+                arg,
+                f"{word}(): this argument must be a number or params.NAME",
+                SERIES_FUNCTIONS[word],
+            )
+            raise AssertionError
+        return node.value
+
+    def _int_arg(self, arg: ast.expr, word: str, low: int) -> int:
+        number = self._number_arg(arg, word)
+        if number != number.to_integral_value() or not low <= number <= MAX_PERIOD:
+            self.fail(
+                arg,
+                f"{word}(): a count must be a whole number from {low} to {MAX_PERIOD}",
+                SERIES_FUNCTIONS[word],
+            )
+        return int(number)
 
     def _param(self, node: ast.expr, steps: list[tuple[str, Any, ast.AST]]) -> tuple[str, ast.expr]:
         params = self.scope.params
@@ -440,6 +606,8 @@ def compile_expr(source: str | int | Decimal | bool, kind: str, scope: Scope) ->
         resolvers=dict(compiler.resolvers),
         uses_index=compiler.uses_index,
         windows=dict(compiler.windows),
+        series=frozenset(compiler.series),
+        symbols=dict(compiler.symbols),
         fn=fn,
     )
     if compiler.names or compiler.uses_index:

@@ -29,6 +29,8 @@ class RuleStatus(StrEnum):
     MAX_FIRES = "max_fires"
     CONDITION_FALSE = "condition_false"
     NOTHING_TO_DO = "nothing_to_do"
+    WARMING_UP = "warming_up"
+    """An indicator it reads has too few closed candles yet (it never fires on partial data)."""
     ERROR = "error"
 
 

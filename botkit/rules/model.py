@@ -24,6 +24,7 @@ from botkit.rules.expr import Expr
 from botkit.rules.ids import rule_tag, strategy_tag
 from botkit.rules.runtime import Resolver
 from botkit.rules.schema import OnDelete
+from botkit.rules.series import Spec
 
 __all__ = [
     "Action",
@@ -190,6 +191,12 @@ class Strategy:
     history_window_ms: int = 0
     """The longest window of the ``history.*`` helpers: how far back fills, closed orders and
     closed positions must be read for this strategy (0: it uses none)."""
+    other_symbols: frozenset[str] = frozenset()
+    """Symbols other than its own its expressions read (``close('1h', 'ETH_USDT_PERP')``,
+    ``symbols.ETH_USDT_PERP.price.mark``)."""
+    series: frozenset[Spec] = frozenset()
+    """The candle series its expressions name (symbol None: the strategy's own): what the
+    engine reads and warms up for it."""
 
     def __post_init__(self) -> None:
         if not self.tag:

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Mapping
-from decimal import InvalidOperation
+from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
 
 from botkit.rules.context import ROOTS, SIDES, ContextError, Ctx
+from botkit.rules.series import Series, Spec
 from botkit.rules.views import PositionView
 
 if TYPE_CHECKING:
@@ -25,9 +26,11 @@ __all__ = [
     "Env",
     "EvalError",
     "Resolver",
+    "cross_resolver",
     "env_for",
     "eval_error",
     "make_resolver",
+    "series_resolver",
     "value",
 ]
 
@@ -160,6 +163,48 @@ def make_resolver(root: str, scope: str | None, plan: tuple[tuple[str, Any], ...
         for step in chain:
             obj = step(obj)
         return obj
+
+    return resolve
+
+
+def _series_of(ctx: Ctx, spec: Spec, bound: dict[str, Spec]) -> Series:
+    symbol = ctx.symbol
+    mine = bound.get(symbol)
+    if mine is None:
+        mine = bound[symbol] = spec.bind(symbol)
+    try:
+        return ctx.snapshot.candles.series(mine)  # type: ignore[no-any-return]
+    except LookupError as exc:
+        raise ContextError(str(exc)) from None
+
+
+def series_resolver(spec: Spec, ago: int) -> Resolver:
+    """The resolver of a series in a value's place: its value ``ago`` closed candles before the
+    last (raises :class:`~botkit.rules.series.WarmingUp` while there is none)."""
+    bound: dict[str, Spec] = {}
+
+    def resolve(ctx: Ctx) -> Decimal:
+        return _series_of(ctx, spec, bound).value(ago)
+
+    return resolve
+
+
+def cross_resolver(spec: Spec, other: Spec | Decimal, above: bool) -> Resolver:
+    """The resolver of ``crosses_above(spec, other)`` (``above``) or ``crosses_below``."""
+    bound: dict[str, Spec] = {}
+    bound_other: dict[str, Spec] = {}
+
+    def resolve(ctx: Ctx) -> bool:
+        mine = _series_of(ctx, spec, bound)
+        now, before = mine.value(0), mine.value(1)
+        if isinstance(other, Decimal):
+            then = level = other
+        else:
+            theirs = _series_of(ctx, other, bound_other)
+            level, then = theirs.value(0), theirs.value(1)
+        if above:
+            return before <= then and now > level
+        return before >= then and now < level
 
     return resolve
 

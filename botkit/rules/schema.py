@@ -25,6 +25,8 @@ from botkit.exchange.models import (
 )
 from botkit.intents import OffTick
 from botkit.rules.durations import parse_duration
+from botkit.rules.functions import FUNCTIONS
+from botkit.rules.series import INTERVALS, SERIES_FUNCTIONS
 
 __all__ = [
     "CancelSpec",
@@ -68,6 +70,12 @@ def _none_is_empty(value: Any) -> Any:
 def _expr_schema(schema: dict[str, Any]) -> None:
     schema.pop("type", None)
     schema["anyOf"] = [{"type": "string"}, {"type": "number"}]
+    schema["description"] = (
+        f"{schema.get('description', 'an expression')}; functions: "
+        + ", ".join([*FUNCTIONS, *SERIES_FUNCTIONS])
+        + "; intervals: "
+        + ", ".join(INTERVALS)
+    )
 
 
 ExprText = Annotated[

@@ -108,12 +108,13 @@ def diffs(
             if rule.keep is None:
                 continue
             result = evaluation.result(rule.name)
-            if result.status is RuleStatus.ERROR:
+            if result.status is RuleStatus.ERROR or result.status is RuleStatus.WARMING_UP:
+                why = "failed" if result.status is RuleStatus.ERROR else "is warming up"
                 out.append(
                     RuleDiff(
                         strategy.name,
                         rule.name,
-                        held="its evaluation failed: its orders are left as they rest",
+                        held=f"its evaluation {why}: its orders are left as they rest",
                     )
                 )
                 continue

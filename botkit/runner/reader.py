@@ -35,6 +35,7 @@ from botkit.errors import (
 )
 from botkit.exchange.models import (
     Balance,
+    Candle,
     Fill,
     Instrument,
     LimitPrice,
@@ -50,7 +51,9 @@ from botkit.exchange.port import ExchangeReads
 from botkit.exchange.queries import FillQuery, HistoryQuery, OrderQuery, PositionQuery
 from botkit.retry import Retry, backoff, tries, wait_answer
 from botkit.rules import Strategy
-from botkit.snapshot import Part, Snapshot
+from botkit.rules.series import Spec
+from botkit.runner.candles import CandleBook
+from botkit.snapshot import Candles, Part, Snapshot
 
 __all__ = ["Needs", "ReadPolicy", "SnapshotReader", "needs_of"]
 
@@ -82,11 +85,18 @@ class Needs:
 
     window_ms: int = 0
     """How far back history must reach (the longest ``history.*`` window; 0: the policy's)."""
+    series: frozenset[Spec] = frozenset()
+    """The candle series the expressions name, bound to their symbols: which (symbol,
+    interval) to read and how far back to warm up."""
 
 
 def needs_of(strategies: Iterable[Strategy]) -> Needs:
     """What ``strategies`` imply for the reads."""
-    return Needs(window_ms=max((s.history_window_ms for s in strategies), default=0))
+    strategies = tuple(strategies)
+    return Needs(
+        window_ms=max((s.history_window_ms for s in strategies), default=0),
+        series=frozenset(spec.bind(s.symbol) for s in strategies for spec in s.series),
+    )
 
 
 def _time_of(record: Any) -> int:
@@ -115,6 +125,17 @@ class SnapshotReader:
         self._instruments: dict[str, Instrument] = {}
         self._instruments_read_ms: int | None = None
         self._odd_named: set[tuple[str, str]] = set()
+        self.candles = CandleBook(self._candles)
+        """Closed candles and indicator series, kept across cycles."""
+
+    def _candles(
+        self, symbol: str, interval: str, start: int | None, end: int | None, limit: int
+    ) -> list[Candle]:
+        read = self.port.candles
+        try:
+            return self._get(lambda: read(symbol, interval, start=start, end=end, limit=limit))
+        except ExchangeError as exc:
+            raise ReadFailed(Part.CANDLES, exc) from exc
 
     def _get(self, read: Callable[..., T], *args: Any) -> T:
         """One read, retried while it fails transiently (see the module doc); the first try
@@ -172,7 +193,7 @@ class SnapshotReader:
         Instrument limits come from the cache. The price band is read for ``symbols``; when
         that read fails the parts asking for it see none (the planner then checks orders
         against the instrument's own band around the mark), with a warning."""
-        reads = _CycleReads(self, now_ms, symbols, needs.window_ms)
+        reads = _CycleReads(self, now_ms, symbols, needs.window_ms, needs.series)
         try:
             instruments = self.instruments(now_ms)
         except ExchangeError as exc:
@@ -202,11 +223,17 @@ class _CycleReads:
     the reader, with its retries, when the snapshot first asks for its part; a read that fails
     past them raises :class:`~botkit.errors.ReadFailed` naming the part."""
 
-    __slots__ = ("_now_ms", "_reader", "_symbols", "_window_ms")
+    __slots__ = ("_now_ms", "_reader", "_series", "_symbols", "_window_ms")
 
     def __init__(
-        self, reader: SnapshotReader, now_ms: int, symbols: Collection[str], window_ms: int
+        self,
+        reader: SnapshotReader,
+        now_ms: int,
+        symbols: Collection[str],
+        window_ms: int,
+        series: frozenset[Spec] = frozenset(),
     ) -> None:
+        self._series = series
         self._reader = reader
         self._now_ms = now_ms
         self._symbols = symbols
@@ -227,6 +254,9 @@ class _CycleReads:
     def position_mode(self) -> PositionMode:
         mode = self._read(Part.POSITION_MODE, self._reader.port.position_mode)
         return mode if isinstance(mode, PositionMode) else PositionMode(mode)
+
+    def candles(self) -> Candles:
+        return self._reader.candles.at(self._now_ms, self._series)
 
     def limit_prices(self) -> dict[str, LimitPrice]:
         return self._reader._bands(self._symbols, self._now_ms)  # a failed read: no band

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import random
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Decimal
 
@@ -211,7 +212,16 @@ class PriceSeries:
         first ``limit`` buckets from ``start``. Rows for the wire: :func:`candle_row`.
         """
         buckets: list[MinuteCandle] = []
-        for m in self._history:
+        minutes: Iterable[MinuteCandle] = self._history
+        if start is not None:  # only the newest minutes: walk back to start, not the whole week
+            recent: list[MinuteCandle] = []
+            for m in reversed(self._history):
+                if m.sT < start:
+                    break
+                recent.append(m)
+            recent.reverse()
+            minutes = recent
+        for m in minutes:
             b = _bucket(m.sT, interval_ms)
             if (start is not None and b < start) or (end is not None and b > end):
                 continue

@@ -32,6 +32,18 @@ M = 60_000
 SYMBOL = "BTC_USDT_PERP"
 ROOT = Path(__file__).resolve().parents[2]
 FILES = [ROOT / "strategies" / "btc-dip-ladder.yaml", ROOT / "strategies" / "btc-exits.yaml"]
+INDICATORS = """\
+strategy: btc-indicators
+symbol: BTC_USDT_PERP
+every: 1m
+rules:
+  - name: under-sma
+    when: close('1m') < sma(close('1m'), 3) and rsi(close('1m'), 2) < 50
+    place:
+      order: {side: BUY, type: LIMIT, px: "floor(lowest(low('1m'), 5) * 0.995, 0.1)", sz: 1}
+    keep_open: true
+"""
+"""An indicator strategy: warming up for its first minutes, then firing on the dip."""
 
 
 def mark_at(minute: int) -> Decimal:
@@ -78,14 +90,16 @@ def exchange_state(sim: SimHandle) -> dict[str, Any]:
     }
 
 
-def live_runner(sim: SimHandle, clock: ManualClock, journal: Journal) -> tuple[Runner, Any]:
+def live_runner(
+    sim: SimHandle, clock: ManualClock, journal: Journal, files: list[Path]
+) -> tuple[Runner, Any]:
     """Wired as ``botkit run`` wires it: the signing HTTP client and a store of the files."""
     client = client_for(SIM_BASE_URL, sim.config, local=clock.now_ms, transport=sim.transport)
     port: ExchangePort = client
     executor = Executor(port, journal, resync=client.resync_clock, batch_rate=None)
     runner = Runner(
         port=port,
-        store=StrategyStore(FileSource(FILES)),
+        store=StrategyStore(FileSource(files)),
         journal=journal,
         execution=LiveExecution(executor, port, journal),
         now_ms=client.clock.now_ms,
@@ -93,17 +107,21 @@ def live_runner(sim: SimHandle, clock: ManualClock, journal: Journal) -> tuple[R
     return runner, client
 
 
-def test_backtest_cycle_and_live_cycle_read_and_decide_the_same() -> None:
+def test_backtest_cycle_and_live_cycle_read_and_decide_the_same(tmp_path: Path) -> None:
+    indicators = tmp_path / "btc-indicators.yaml"
+    indicators.write_text(INDICATORS)
+    files = [*FILES, indicators]
     config = backtest_sim_config(load_sim_config(None), symbol=SYMBOL, first_price=mark_at(0))
     clocks = ManualClock(T0), ManualClock(T0)
     sims = [make_sim(config, c, auto_step=False) for c in clocks]
     journals = [Journal(":memory:", clock=c.now_ms, synchronous="OFF") for c in clocks]
-    strategies = [load(f) for f in FILES]
+    strategies = [load(f) for f in files]
     backtest = make_runner(SimPort(sims[0].engine), journals[0], strategies)
-    live, client = live_runner(sims[1], clocks[1], journals[1])
+    live, client = live_runner(sims[1], clocks[1], journals[1], files)
     runners: list[Callable[[], CycleReport]] = [backtest.run_cycle, live.run_cycle]
     fired: set[str] = set()
     cancelled: set[str] = set()
+    statuses: set[str] = set()
     try:
         for minute in range(45):
             for sim, clock in zip(sims, clocks, strict=True):
@@ -120,11 +138,13 @@ def test_backtest_cycle_and_live_cycle_read_and_decide_the_same() -> None:
                 if r[1].value in ("fired", "declared")
             }
             cancelled |= {e[1] for e in a["effects"] if e[2] == "cancel" and e[3]}
+            statuses |= {r[1].value for _, rules in a["inputs"] for r in rules}
     finally:
         client.close()
     # the scenario exercised placing, filling, closing and cancelling (the kept ladder's rest,
     # once a rung filled; before issue 17 a cancel-stale-ladder rule did it after 30 minutes)
-    assert fired == {"ladder-on-dip", "take-profit"}
+    assert fired == {"ladder-on-dip", "take-profit", "under-sma"}
+    assert "warming_up" in statuses
     assert cancelled == {"ladder-on-dip"}
     rows = [j.orders(OrderFilter()) for j in journals]
     assert [(r.cl_ord_id, r.outcome, r.px, r.sz) for r in rows[0]] == [

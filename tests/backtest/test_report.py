@@ -124,7 +124,8 @@ def test_fills_csv_has_one_row_per_fill(report: Path) -> None:
         rows = list(csv.DictReader(handle))
     assert rows[0] == {"time": "2024-01-01T01:40:20Z", "time_ms": str(T0 + 100 * M + 20_000),
                        "clOrdId": "g1buy", "symbol": "BTC_USDT_PERP", "side": "BUY",
-                       "px": "30010.5", "qty": "0.01", "fee": "0.06", "role": "maker"}  # fmt: skip
+                       "px": "30010.5", "qty": "0.01", "fee": "0.06", "role": "maker",
+                       "posSide": "", "strategy": "", "rule": ""}  # fmt: skip
     assert rows[1]["symbol"] == "BTC_USDT_PERP"  # filled in from the result
 
 
@@ -142,7 +143,7 @@ def test_html_links_only_files_of_the_report(report: Path) -> None:
     html = (report / "index.html").read_text(encoding="utf-8")
     targets = re.findall(r'(?:src|href)="([^"]+)"', html)
     assert sorted(set(targets)) == ["drawdown.png", "equity.png", "fills.csv", "orders.csv",
-                                    "price.png", "summary.json"]  # fmt: skip
+                                    "price.png", "summary.json", "trades.csv"]  # fmt: skip
     assert all((report / t).is_file() for t in targets)
     assert "http" not in html
     assert "<script" not in html
@@ -178,11 +179,16 @@ def test_printed_summary_names_every_figure() -> None:
     assert lines[2] == "Refused    more 3 · a_tie 1 · min_size 1 · price_band 1"
     assert lines[3] == "Rejected   10014 1"
     assert lines[4] == "Fees       0.24 USDT"
-    assert lines[5] == "PnL        realized 0.10 · unrealized -0.50 USDT"
-    assert lines[6].startswith("Equity     10,000.00 → ")
-    assert lines[7].startswith("Drawdown   max ")
-    assert lines[8] == "Exposure   50.00 % of the time in a position"
-    assert lines[9] == "Position   BTC_USDT_PERP BOTH -0.01 @ 30020  unrealized -0.50 USDT"
+    assert lines[5] == "PnL        realized 0.10 · unrealized -0.50 USDT (before fees)"
+    assert lines[6] == (
+        "Net PnL    -0.64 USDT = realized + unrealized − fees (realized after fees -0.14)"
+    )
+    assert lines[7].startswith("Equity     10,000.00 → ")
+    assert lines[8].startswith("Risk       Sharpe ")
+    assert lines[9].startswith("Drawdown   max ")
+    assert lines[10] == "Exposure   50.00 % of the time in a position"
+    assert lines[11].startswith("Trades     ")
+    assert lines[-1] == "Position   BTC_USDT_PERP BOTH -0.01 @ 30020  unrealized -0.50 USDT"
 
 
 def test_printed_counts_have_thousands_separators_like_the_money() -> None:

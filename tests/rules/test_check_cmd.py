@@ -18,7 +18,7 @@ def test_examples_pass_check_against_the_simulator_instruments(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     assert main(["check", *map(str, EXAMPLES), "--instruments", "sim"]) == 0
-    assert capsys.readouterr().out == "ok: 5 strategies (symbols and limits checked)\n"
+    assert capsys.readouterr().out == "ok: 7 strategies (symbols and limits checked)\n"
 
 
 def test_problems_are_one_line_each_and_exit_1(

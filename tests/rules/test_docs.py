@@ -9,6 +9,7 @@ import pytest
 
 from botkit.rules import loads
 from botkit.rules.context import ROOTS, AnyKey, Method, View, reference
+from botkit.rules.series import reference as series_reference
 from tests.rules.helpers import BTC
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "strategies.md"
@@ -75,3 +76,7 @@ def test_the_reference_is_the_declared_table() -> None:
     """Every context field is declared once (ROOTS and the views' FIELDS); the page's tables
     are exactly what that declaration makes: names, types and meanings, in order."""
     assert reference() in TEXT
+
+
+def test_the_page_holds_the_table_of_series_functions() -> None:
+    assert series_reference() in TEXT

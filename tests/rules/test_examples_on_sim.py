@@ -19,6 +19,7 @@ from botkit.exchange.models import OrderSide, PositionMode
 from botkit.exchange.queries import FillQuery, OrderQuery, PositionQuery
 from botkit.intents import Activity, CancelIntent, OrderIntent, RuleActivity
 from botkit.rules import Strategy, belongs_to, evaluate
+from botkit.runner.candles import CandleBook
 from botkit.runner.keeping import diffs
 from botkit.sim.config import load_sim_config
 from botkit.sim.engine import SimEngine
@@ -42,6 +43,15 @@ class Driver:
     refused: Counter[str] = field(default_factory=Counter)
     fired: Counter[tuple[str, str]] = field(default_factory=Counter)
     errors: list[str] = field(default_factory=list)
+    candles: CandleBook = field(init=False)
+
+    def __post_init__(self) -> None:
+        port = self.port
+        self.candles = CandleBook(
+            lambda symbol, word, start, end, limit: port.candles(
+                symbol, word, start=start, end=end, limit=limit
+            )
+        )
 
     def snapshot(self) -> Snapshot:
         p, now = self.port, self.clock.now_ms()
@@ -56,6 +66,9 @@ class Driver:
             fills=p.fills(FillQuery(start=now - DAY, limit=100)),
             position_history=p.position_history(PositionQuery(start=now - DAY, limit=100)),
             position_mode=p.position_mode(),
+            candles=self.candles.at(
+                now, {x.bind(s.symbol) for s in self.strategies for x in s.series}
+            ),
         )
 
     def cycle(self) -> None:

@@ -36,7 +36,8 @@ def _leaves(path: str, kind: Any, depth: int = 0) -> list[tuple[str, str]]:
     if kind in (NUM, BOOL):
         return [(path, kind)]
     if isinstance(kind, AnyKey):
-        return _leaves(f"{path}.USDT", kind.of, depth)
+        key = "BTC_USDT_PERP" if path == "symbols" else "USDT"  # a symbol, a currency
+        return _leaves(f"{path}.{key}", kind.of, depth)
     if not (isinstance(kind, type) and issubclass(kind, View)) or depth > 3:
         return []
     out: list[tuple[str, str]] = []

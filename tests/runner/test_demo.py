@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -21,13 +22,22 @@ def test_demo_trades_the_examples_and_leaves_a_readable_journal(
     out = capsys.readouterr().out
     assert "Ran 121 cycles over 2.0h." in out
     assert (
-        "Cycles: 121; strategies: btc-dip-ladder, btc-exits, btc-grid-keep, eth-margin-sized" in out
+        "Cycles: 121; strategies: btc-dip-ladder, btc-ema-cross, btc-exits, btc-grid-keep,"
+        " btc-rsi-ladder, eth-margin-sized" in out
     )
     assert "Kept orders resting now" in out  # the kept grid and ladder, rung by rung
     assert "btc-grid-keep/grid" in out
     assert "0 unsettled" in out
     assert "Positions and PnL per symbol" in out
     assert "Equity: 10000.00 -> " in out
+    # the trades' net PnL, by the rule that opened and closed them, is the equity's change
+    net = re.search(r"net PnL (-?[\d.]+) USDT after", out)
+    change = re.search(r"Equity: 10000\.00 -> [\d.]+ \(\+?(-?[\d.]+)\)", out)
+    assert net is not None
+    assert change is not None
+    assert net.group(1) == change.group(1)
+    assert "btc-dip-ladder/ladder-on-dip" in out
+    assert "Fills per strategy" not in out  # the per-strategy replay that did not add up
     assert main(["journal", "summary", "--journal", str(journal)]) == 0
     summary = capsys.readouterr().out
     assert summary.strip(), "journal summary printed nothing"
