@@ -119,20 +119,24 @@ class CandleBook:
         for key, found in wanted.items():
             feed = self._feeds.get(key)
             if feed is None or not found <= feed.specs:
-                merged = frozenset(found | (feed.specs if feed is not None else set()))
-                if feed is not None:
-                    feed.generation += 1  # replaced: what was found through it is stale
-                feed = self._feeds[key] = _Feed(key[0], key[1], merged)
-                feed.build()
+                self._refeed(key, found)
         return _CycleCandles(self, now_ms)
+
+    def _refeed(self, key: tuple[str, str], specs: set[Spec]) -> _Feed:
+        """A new feed for ``key`` with ``specs`` added to those it had (built, not read yet)."""
+        feed = self._feeds.get(key)
+        merged = frozenset(specs | (feed.specs if feed is not None else set()))
+        if feed is not None:
+            feed.generation += 1  # replaced: what was found through it is stale
+        feed = self._feeds[key] = _Feed(key[0], key[1], merged)
+        feed.build()
+        return feed
 
     def _series(self, spec: Spec, now_ms: int) -> Series:
         hit = self._known.get(id(spec))  # a spec is hashed deep: found by identity first
         if hit is not None and hit[0] is spec and hit[1].generation == hit[2]:
             feed = hit[1]
-            if feed.synced_at != now_ms:
-                self._sync(feed, now_ms)
-                feed.synced_at = now_ms
+            self._sync(feed, now_ms)
             if feed.generation == hit[2]:
                 return hit[3]
         series = self._slow_series(spec, now_ms)
@@ -144,19 +148,18 @@ class CandleBook:
         key = (spec.symbol or "", spec.interval)
         feed = self._feeds.get(key)
         if feed is None or spec not in feed.series:
-            wanted: dict[tuple[str, str], set[Spec]] = {}
-            _collect(spec, wanted)
-            merged = frozenset(wanted[key] | (feed.specs if feed is not None else set()))
-            if feed is not None:
-                feed.generation += 1
-            feed = self._feeds[key] = _Feed(key[0], key[1], merged)
-            feed.build()
-        if feed.synced_at != now_ms:
-            self._sync(feed, now_ms)
-            feed.synced_at = now_ms
+            feed = self._refeed(key, {spec})
+        self._sync(feed, now_ms)
         return feed.series[spec]
 
     def _sync(self, feed: _Feed, now_ms: int) -> None:
+        """Bring ``feed`` up to the last candle closed at ``now_ms``, once per cycle time (a
+        failed read is tried again at the next access)."""
+        if feed.synced_at != now_ms:
+            self._read(feed, now_ms)
+            feed.synced_at = now_ms
+
+    def _read(self, feed: _Feed, now_ms: int) -> None:
         width = INTERVALS[feed.interval]
         last_closed = (now_ms // width - 1) * width
         last = feed.last_start
