@@ -19,7 +19,7 @@ from botkit.intents import Activity, KeepIntent, OrderIntent
 from botkit.pipeline.desired import Action, Decision, FillFact, RuleDiff, reconcile
 from botkit.ports.journal import EventLog
 from botkit.rules import Evaluation, RuleStatus, Strategy
-from botkit.rules.ids import parse_client_order_id, strategy_tag
+from botkit.rules.ids import parse_client_order_id
 from botkit.runner.execution import Execution, SideEffect
 from botkit.snapshot import Part, Snapshot
 
@@ -162,11 +162,10 @@ def _has_kept_orders(strategy: Strategy, snapshot: Snapshot) -> bool:
     edited away): only asked when the open orders were read anyway."""
     if not snapshot.fetched(Part.OPEN_ORDERS):
         return False
-    tag = strategy_tag(strategy.name)
     return any(
         (parsed := parse_client_order_id(o.clOrdId)) is not None
         and parsed.kept
-        and parsed.strategy_tag == tag
+        and parsed.strategy_tag == strategy.tag
         for o in snapshot.open_orders
     )
 
