@@ -2,10 +2,9 @@
 
 The rules package never touches the file system: a strategy source (the file adapter,
 :class:`botkit.sources.FileSource`, or a test's stand-in) lists the strategy files, applies
-the limits (size, symlinks, special files) and hands over, per file, its bytes and the facts
-read with them (:class:`SourceText`), or why it could not be read (:class:`Unreadable`). The
-core parses, validates and compiles from those bytes only
-(:func:`~botkit.rules.loader.loads_bytes`).
+the limits (size, symlinks, special files) and hands over, per file, its bytes
+(:class:`SourceText`), or why it could not be read (:class:`Unreadable`). The core parses,
+validates and compiles from those bytes only (:func:`~botkit.rules.loader.loads_bytes`).
 """
 
 from __future__ import annotations
@@ -21,16 +20,13 @@ __all__ = ["Scan", "SourceText", "StrategySource", "Unreadable"]
 @dataclass(frozen=True, slots=True)
 class SourceText:
     """One strategy file as read: its name (the path as listed, the name every message and the
-    journal use), its bytes (UTF-8 text, undecoded: the version is their hash) and the facts
-    read with them: the size in bytes and the modification time (ns since the epoch)."""
+    journal use) and its bytes (UTF-8 text, undecoded: the version is their hash)."""
 
     file: str
     content: bytes
-    size: int
-    mtime_ns: int
 
     def __repr__(self) -> str:
-        return f"SourceText({self.file!r}, {self.size} bytes)"
+        return f"SourceText({self.file!r}, {len(self.content)} bytes)"
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,8 +5,8 @@ lives here, the rules package reads none).
 and editor files skipped), applies the limits before anything is parsed — the size on the open
 file (a huge file costs nothing each cycle), no special file (a FIFO opened non-blocking cannot
 hang the reader), no symlink out of its folder unless allowed — and hands the core each file's
-bytes with its facts (:class:`~botkit.rules.source.SourceText`: name, size, mtime) or the
-located reason it could not be read. The core parses, validates and compiles from the bytes.
+bytes (:class:`~botkit.rules.source.SourceText`) or the located reason it could not be read.
+The core parses, validates and compiles from the bytes.
 
 ``load`` and ``check_paths`` are the same reading for one file and for ``botkit check``.
 """
@@ -126,7 +126,7 @@ def read_strategy_file(path: Path, *, outside_links: bool = False) -> SourceText
             raise _file_error(file, f"cannot read the file: {reason}", "check the disk") from None
     if len(raw) > MAX_FILE_BYTES:
         raise file_too_large(file)
-    return SourceText(file, raw, len(raw), info.st_mtime_ns)
+    return SourceText(file, raw)
 
 
 class FileSource:

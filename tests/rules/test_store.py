@@ -160,10 +160,7 @@ class TextSource:
         self.texts: dict[str, str] = {}
 
     def scan(self) -> Scan:
-        files = tuple(
-            SourceText(name, text.encode(), len(text.encode()), 0)
-            for name, text in sorted(self.texts.items())
-        )
+        files = tuple(SourceText(name, text.encode()) for name, text in sorted(self.texts.items()))
         return Scan(files)
 
 
