@@ -102,7 +102,7 @@ def _optimize(args: argparse.Namespace) -> int:
     dims = parse_space(args.space)
     objective = check_objective(args.objective)
     if args.report is not None:
-        _check_report_dir(args.report)
+        _check_report_dir(args.report, "botkit optimize")
     files = strategy_files(base)
     check_space(dims, files.load(base.params))
     for bound in ("low", "high"):  # the strategies accept the ends of every range
