@@ -122,6 +122,18 @@ class Figures:
 
 _ATTRS = {"return": "total_return"}
 
+_TRADE_FIGURES = (
+    "trades",
+    "win_rate",
+    "profit_factor",
+    "expectancy",
+    "avg_holding_ms",
+    "longest_holding_ms",
+    "best_trade",
+    "worst_trade",
+)
+"""The figures :func:`trade_statistics` computes."""
+
 FIGURE_NAMES: tuple[str, ...] = (
     "starting_balance",
     "final_equity",
@@ -136,14 +148,7 @@ FIGURE_NAMES: tuple[str, ...] = (
     "sortino",
     "calmar",
     "exposure_time",
-    "trades",
-    "win_rate",
-    "profit_factor",
-    "expectancy",
-    "avg_holding_ms",
-    "longest_holding_ms",
-    "best_trade",
-    "worst_trade",
+    *_TRADE_FIGURES,
     "orders_total",
     "orders_placed",
     "orders_filled",
@@ -274,17 +279,7 @@ def _annualised(final: Decimal, start: Decimal, period_ms: int) -> Decimal | Non
 def trade_statistics(trades: Sequence[Trade]) -> dict[str, Decimal | int | None]:
     """The trade figures of the closed ``trades`` (see the module doc), by figure name."""
     closed = [t for t in trades if t.status == "closed"]
-    out: dict[str, Decimal | int | None] = dict.fromkeys(
-        (
-            "win_rate",
-            "profit_factor",
-            "expectancy",
-            "avg_holding_ms",
-            "longest_holding_ms",
-            "best_trade",
-            "worst_trade",
-        )
-    )
+    out: dict[str, Decimal | int | None] = dict.fromkeys(_TRADE_FIGURES)
     out["trades"] = len(closed)
     if not closed:
         return out
