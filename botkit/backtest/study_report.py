@@ -17,6 +17,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from botkit.backtest.charts import _RC
+from botkit.backtest.metrics import PERCENTAGES
 from botkit.numbers import plain
 from botkit.rules import Strategy
 
@@ -58,19 +59,17 @@ def rank_trials(rows: Sequence[TrialRow], *, maximize: bool, by: str = "oos") ->
     return sorted(rows, key=key)
 
 
-_RATIOS = frozenset({"return", "max_drawdown", "exposure_time"})
-
-
 def _cell(value: Decimal | None, figure: str) -> str:
-    """Ratios in percent with 4 decimals (a short window moves little), other figures with
-    4 decimals; ``trials.csv`` keeps full precision."""
+    """Fractions (:data:`~botkit.backtest.metrics.PERCENTAGES`) in percent with 4 decimals (a
+    short window moves little), other figures with 4 decimals; ``trials.csv`` keeps full
+    precision."""
     if value is None:
         return "-"
-    number = value * 100 if figure in _RATIOS else value
+    number = value * 100 if figure in PERCENTAGES else value
     text = f"{number:,.4f}"
     if text.startswith("-") and not text.strip("-0.,"):
         text = text[1:]
-    return f"{text}%" if figure in _RATIOS else text
+    return f"{text}%" if figure in PERCENTAGES else text
 
 
 def render_trials(
