@@ -21,7 +21,6 @@ falls below the median of the completed trials at the same fold is pruned (Optun
 from __future__ import annotations
 
 import contextlib
-import json
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -327,7 +326,3 @@ def local_evaluator(jobs: int) -> Iterator[Evaluate]:
             return list(pool.map(run_variant, options, range(len(options))))
 
         yield evaluate
-
-
-def signature_text(s: StudySettings) -> str:
-    return json.dumps(s.signature(), sort_keys=True)

@@ -26,9 +26,10 @@
   px · qty · contract value, as the exchange reports it).
 
 Ratios are ``Decimal`` rounded to 8 places (half even), so the figures are the same bytes on
-every run. The equity-curve statistics are computed with numpy (float64, on returns — never on
-money) and rounded the same way. :func:`show_figure` writes a figure for a person: ratios as
-percentages, instants as ISO times, durations as durations.
+every run. The equity-curve statistics are computed with numpy (float64, on returns — each
+return is divided out in Decimal, so money never passes through a float) and rounded the same
+way. :func:`show_figure` writes a figure for a person: ratios as percentages, instants as ISO
+times, durations as durations.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Decimal
+from itertools import pairwise
 
 import numpy as np
 
@@ -122,6 +124,18 @@ class Figures:
 
 _ATTRS = {"return": "total_return"}
 
+_TRADE_FIGURES = (
+    "trades",
+    "win_rate",
+    "profit_factor",
+    "expectancy",
+    "avg_holding_ms",
+    "longest_holding_ms",
+    "best_trade",
+    "worst_trade",
+)
+"""The figures :func:`trade_statistics` computes."""
+
 FIGURE_NAMES: tuple[str, ...] = (
     "starting_balance",
     "final_equity",
@@ -136,14 +150,7 @@ FIGURE_NAMES: tuple[str, ...] = (
     "sortino",
     "calmar",
     "exposure_time",
-    "trades",
-    "win_rate",
-    "profit_factor",
-    "expectancy",
-    "avg_holding_ms",
-    "longest_holding_ms",
-    "best_trade",
-    "worst_trade",
+    *_TRADE_FIGURES,
     "orders_total",
     "orders_placed",
     "orders_filled",
@@ -244,12 +251,9 @@ def equity_statistics(
 ) -> tuple[Decimal | None, Decimal | None]:
     """(Sharpe, Sortino) of the returns of ``start`` followed by ``equity`` (see the module
     doc); ``samples_a_year`` annualises."""
-    if len(equity) < 2 or start <= 0:
+    if len(equity) < 2 or start <= 0 or any(e <= 0 for e in equity[:-1]):
         return None, None
-    values = np.array([float(start), *map(float, equity)], dtype=np.float64)
-    if (values[:-1] <= 0).any():
-        return None, None
-    returns = values[1:] / values[:-1] - 1.0
+    returns = np.array([float(b / a - 1) for a, b in pairwise([start, *equity])], dtype=np.float64)
     mean = float(returns.mean())
     scale = math.sqrt(samples_a_year)
     std = float(returns.std(ddof=1))
@@ -274,17 +278,7 @@ def _annualised(final: Decimal, start: Decimal, period_ms: int) -> Decimal | Non
 def trade_statistics(trades: Sequence[Trade]) -> dict[str, Decimal | int | None]:
     """The trade figures of the closed ``trades`` (see the module doc), by figure name."""
     closed = [t for t in trades if t.status == "closed"]
-    out: dict[str, Decimal | int | None] = dict.fromkeys(
-        (
-            "win_rate",
-            "profit_factor",
-            "expectancy",
-            "avg_holding_ms",
-            "longest_holding_ms",
-            "best_trade",
-            "worst_trade",
-        )
-    )
+    out: dict[str, Decimal | int | None] = dict.fromkeys(_TRADE_FIGURES)
     out["trades"] = len(closed)
     if not closed:
         return out

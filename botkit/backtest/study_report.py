@@ -17,10 +17,12 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from botkit.backtest.charts import _RC
+from botkit.backtest.metrics import PERCENTAGES
 from botkit.numbers import plain
 from botkit.rules import Strategy
 
 __all__ = [
+    "Study",
     "TrialRow",
     "best_params_yaml",
     "rank_trials",
@@ -57,19 +59,17 @@ def rank_trials(rows: Sequence[TrialRow], *, maximize: bool, by: str = "oos") ->
     return sorted(rows, key=key)
 
 
-_RATIOS = frozenset({"return", "max_drawdown", "exposure_time"})
-
-
 def _cell(value: Decimal | None, figure: str) -> str:
-    """Ratios in percent with 4 decimals (a short window moves little), other figures with
-    4 decimals; ``trials.csv`` keeps full precision."""
+    """Fractions (:data:`~botkit.backtest.metrics.PERCENTAGES`) in percent with 4 decimals (a
+    short window moves little), other figures with 4 decimals; ``trials.csv`` keeps full
+    precision."""
     if value is None:
         return "-"
-    number = value * 100 if figure in _RATIOS else value
+    number = value * 100 if figure in PERCENTAGES else value
     text = f"{number:,.4f}"
     if text.startswith("-") and not text.strip("-0.,"):
         text = text[1:]
-    return f"{text}%" if figure in _RATIOS else text
+    return f"{text}%" if figure in PERCENTAGES else text
 
 
 def render_trials(
@@ -158,24 +158,30 @@ def _importance_png(importances: Mapping[str, float], path: Path) -> None:
         fig.savefig(path, format="png", dpi=100, metadata={"Software": None})
 
 
-def write_study_report(
-    directory: str | Path,
-    ranked: Sequence[TrialRow],
-    keys: Sequence[str],
-    objective: str,
-    *,
-    maximize: bool,
-    by: str,
-    importances: Mapping[str, float],
-    best_yaml: str,
-    description: Sequence[str],
-) -> list[Path]:
+@dataclass(frozen=True, slots=True)
+class Study:
+    """What the study report shows: the ``ranked`` trials (by ``by``, ``oos`` or ``is``),
+    the searched param ``keys``, the ``objective`` figure and its direction, each param's
+    share of the variance, the best params block and the lines describing the study."""
+
+    ranked: Sequence[TrialRow]
+    keys: Sequence[str]
+    objective: str
+    maximize: bool
+    by: str
+    importances: Mapping[str, float]
+    best_yaml: str
+    description: Sequence[str]
+
+
+def write_study_report(directory: str | Path, study: Study) -> list[Path]:
     """``DIR/best-params.yaml``, ``trials.csv``, ``history.png``, ``importance.png`` (when
     there is something to show) and ``index.html``; the files written."""
+    ranked, keys = study.ranked, study.keys
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
     written = [folder / "best-params.yaml", folder / "trials.csv", folder / "history.png"]
-    written[0].write_text(best_yaml, encoding="utf-8")
+    written[0].write_text(study.best_yaml, encoding="utf-8")
     folds = max((len(r.folds) for r in ranked), default=0)
     with written[1].open("w", encoding="utf-8", newline="") as out:
         w = csv.writer(out, lineterminator="\n")
@@ -189,42 +195,34 @@ def write_study_report(
                         "" if r.in_sample is None else r.in_sample,
                         "" if r.out_of_sample is None else r.out_of_sample,
                         *cells, r.error])  # fmt: skip
-    _history_png(ranked, objective, maximize, written[2])
-    if importances:
+    _history_png(ranked, study.objective, study.maximize, written[2])
+    if study.importances:
         written.append(folder / "importance.png")
-        _importance_png(importances, written[-1])
+        _importance_png(study.importances, written[-1])
     index = folder / "index.html"
-    index.write_text(
-        _html(ranked, keys, objective, maximize, by, importances, best_yaml, description),
-        encoding="utf-8",
-    )
+    index.write_text(_html(study), encoding="utf-8")
     written.append(index)
     return written
 
 
-def _html(
-    ranked: Sequence[TrialRow],
-    keys: Sequence[str],
-    objective: str,
-    maximize: bool,
-    by: str,
-    importances: Mapping[str, float],
-    best_yaml: str,
-    description: Sequence[str],
-) -> str:
+def _html(study: Study) -> str:
     e = html.escape
-    table = render_trials(ranked, keys, objective, maximize=maximize, by=by).splitlines()
+    table = render_trials(
+        study.ranked, study.keys, study.objective, maximize=study.maximize, by=study.by
+    ).splitlines()
     rows = "".join(
         "<tr>" + "".join(f"<td>{e(c)}</td>" for c in line.split()) + "</tr>"
         for line in table[2:]
         if not line.startswith("trial ")
     )
     head = "".join(f"<th>{e(h)}</th>" for h in table[1].split())
-    imp = "".join(f"<li>{e(k)}: {v:.3f}</li>" for k, v in importances.items()) or (
+    imp = "".join(f"<li>{e(k)}: {v:.3f}</li>" for k, v in study.importances.items()) or (
         "<li>too few complete trials to say</li>"
     )
-    chart = '<p><img src="importance.png" alt="parameter importance"></p>' if importances else ""
-    desc = "".join(f"<li>{e(line)}</li>" for line in description)
+    chart = (
+        '<p><img src="importance.png" alt="parameter importance"></p>' if study.importances else ""
+    )
+    desc = "".join(f"<li>{e(line)}</li>" for line in study.description)
     return f"""<!doctype html>
 <html><head><meta charset="utf-8"><title>botkit optimize</title>
 <style>body{{font:14px sans-serif;margin:2em}}table{{border-collapse:collapse}}
@@ -232,7 +230,7 @@ td,th{{border:1px solid #ccc;padding:2px 8px;text-align:right}}pre{{background:#
 </style></head><body>
 <h1>botkit optimize</h1>
 <ul>{desc}</ul>
-<h2>Best params</h2><pre>{e(best_yaml)}</pre>
+<h2>Best params</h2><pre>{e(study.best_yaml)}</pre>
 <h2>Objective history</h2><p><img src="history.png" alt="objective per trial"></p>
 <h2>Parameter importance</h2><ul>{imp}</ul>{chart}
 <h2>Trials</h2><p>{e(table[0])}</p><table><tr>{head}</tr>{rows}</table>

@@ -82,22 +82,23 @@ def _jobs(text: str) -> int:
     return value
 
 
-def _check_report_dir(path: Path) -> None:
+def _check_report_dir(path: Path, command: str) -> None:
     """Refuse a ``--report`` folder that could not be written, before anything is loaded: a
-    file, or a missing folder whose nearest existing parent is a file or not writable."""
+    file, or a missing folder whose nearest existing parent is a file or not writable.
+    ``command`` (``botkit backtest``, ``botkit optimize``) starts the message."""
     if path.exists() and not path.is_dir():
         raise UsageError(
-            f"botkit backtest: --report {path} is a file — name a folder (it is created if missing)"
+            f"{command}: --report {path} is a file — name a folder (it is created if missing)"
         )
     parent = path
     while not parent.exists() and parent != parent.parent:
         parent = parent.parent
     if not parent.is_dir():
         raise UsageError(
-            f"botkit backtest: --report {path}: cannot create the folder: {parent} is a file"
+            f"{command}: --report {path}: cannot create the folder: {parent} is a file"
         )
     if not os.access(parent, os.W_OK | os.X_OK):
-        raise UsageError(f"botkit backtest: --report {path}: {parent} is not writable")
+        raise UsageError(f"{command}: --report {path}: {parent} is not writable")
 
 
 def _make_report_dir(path: Path) -> None:
@@ -311,7 +312,7 @@ def _backtest(args: argparse.Namespace, repeats: Repeats) -> int:
             "run the variants (local:N for N local workers) — leave --jobs out"
         )
     if args.report is not None:
-        _check_report_dir(args.report)
+        _check_report_dir(args.report, "botkit backtest")
     if args.sweep:
         return _sweep(args, base)
     return _single(args, prepare(base), repeats)

@@ -84,7 +84,12 @@ def _optimize(args: argparse.Namespace) -> int:
     from botkit.app.optimize import StudySettings, optimize, require_optuna
     from botkit.backtest.search import check_objective, check_space, parse_space, windows
     from botkit.backtest.setup import prepare, strategy_files
-    from botkit.backtest.study_report import best_params_yaml, render_trials, write_study_report
+    from botkit.backtest.study_report import (
+        Study,
+        best_params_yaml,
+        render_trials,
+        write_study_report,
+    )
     from botkit.backtest.sweep import check_variants
 
     require_optuna()
@@ -102,7 +107,7 @@ def _optimize(args: argparse.Namespace) -> int:
     dims = parse_space(args.space)
     objective = check_objective(args.objective)
     if args.report is not None:
-        _check_report_dir(args.report)
+        _check_report_dir(args.report, "botkit optimize")
     files = strategy_files(base)
     check_space(dims, files.load(base.params))
     for bound in ("low", "high"):  # the strategies accept the ends of every range
@@ -166,10 +171,11 @@ def _optimize(args: argparse.Namespace) -> int:
             *(w.describe() for w in folds),
         ]
         try:
-            paths = write_study_report(
-                args.report, ranked, keys, objective, maximize=settings.maximize, by=args.rank,
+            study = Study(
+                ranked, keys, objective, maximize=settings.maximize, by=args.rank,
                 importances=result.importances, best_yaml=yaml_text, description=description,
             )  # fmt: skip
+            paths = write_study_report(args.report, study)
         except OSError as exc:
             raise UsageError(
                 f"botkit optimize: cannot write the report to {args.report}: {exc.strerror or exc}"

@@ -118,6 +118,8 @@ def test_a_fixed_seed_gives_the_same_trials_after_a_resume_and_on_a_local_cluste
          "figure — did you mean 'return'?"),
         (["--space", "dip=0.002..0.008", "--train", "4h"], "give --train and --test together"),
         (["--space", "dip=0.002..0.008", "--folds", "400"], "too few to split"),
+        (["--space", "dip=0.002..0.008", "--report", LADDER], f"botkit optimize: --report "
+         f"{LADDER} is a file — name a folder"),
     ],
 )  # fmt: skip
 def test_bad_input_is_one_line_and_exit_2(

@@ -13,6 +13,7 @@ import pytest
 from botkit.app.optimize import StudySettings, optimize
 from botkit.backtest.search import Dimension, Window, parse_space, windows
 from botkit.backtest.setup import BacktestOptions
+from botkit.backtest.study_report import TrialRow, render_trials
 from botkit.backtest.sweep import VariantOutcome
 from botkit.errors import UsageError
 
@@ -98,3 +99,11 @@ def test_with_folds_trials_below_the_median_are_pruned_after_a_fold() -> None:
     assert all(len(r.folds) < 3 for r in pruned)
     assert all(len(r.folds) == 3 for r in result.rows if r.state == "complete")
     assert result.ranked()[0].state == "complete"
+
+
+def test_the_trials_table_shows_every_fraction_figure_in_percent() -> None:
+    row = TrialRow(1, "complete", {"dip": Decimal("0.004")}, Decimal("0.5"), Decimal("0.25"))
+    for figure in ("return", "win_rate", "annualised_return"):
+        table = render_trials([row], ["dip"], figure, maximize=True, by="oos")
+        assert table.splitlines()[-1].split() == ["1", "1", "0.004", "50.0000%", "25.0000%",
+                                                  "complete"]  # fmt: skip
