@@ -24,9 +24,8 @@ from botkit.app.status import health
 from botkit.errors import Location, SettingsError
 from botkit.settings import Settings
 
-__all__ = ["DEFAULT_PORT", "is_loopback", "make_server", "read_token"]
+__all__ = ["is_loopback", "make_server", "read_token"]
 
-DEFAULT_PORT = 8750
 MIN_TOKEN_LENGTH = 16
 
 
