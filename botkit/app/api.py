@@ -24,9 +24,8 @@ from botkit.app.status import health
 from botkit.errors import Location, SettingsError
 from botkit.settings import Settings
 
-__all__ = ["DEFAULT_PORT", "is_loopback", "make_server", "read_token"]
+__all__ = ["is_loopback", "make_server", "read_token"]
 
-DEFAULT_PORT = 8750
 MIN_TOKEN_LENGTH = 16
 
 
@@ -40,22 +39,19 @@ def is_loopback(host: str) -> bool:
 
 
 def read_token(path: Path) -> str:
-    """The token in ``path`` (its first line, stripped); a missing, unreadable, short or
-    group/world-readable file is one :class:`SettingsError`."""
+    """The token in ``path`` (its first line, stripped); a missing, unreadable or short file,
+    or one other users may read (:func:`botkit.credentials.refuse_exposed`, as for every file
+    holding a secret), is one :class:`SettingsError`."""
     where = Location(field="--token-file", file=str(path))
     if not credentials.is_file(path, "token file"):
         raise SettingsError("token file not found", where=where, hint="create it (mode 600)")
+    credentials.refuse_exposed(path, "token file")
     try:
-        mode = path.stat().st_mode & 0o077
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise SettingsError(
             f"cannot read the token file ({type(exc).__name__})", where=where
         ) from None
-    if mode & 0o007:
-        raise SettingsError(
-            "the token file is readable by other users", where=where, hint=f"chmod 600 {path}"
-        )
     token = (text.splitlines() or [""])[0].strip()
     if len(token) < MIN_TOKEN_LENGTH:
         raise SettingsError(

@@ -105,9 +105,8 @@ class CycleNotes:
             return
         fresh.sort(key=lambda f: (f.cTime or 0, f.id))
         latest = max((f.cTime or since) for f in fresh)
-        self._seen = {f.id for f in fresh if (f.cTime or since) == latest} | {
-            f.id for f in page if (f.cTime or 0) == latest
-        }
+        # the next read starts at latest: the fills stamped with it come back and are skipped
+        self._seen = {f.id for f in page if (f.cTime or since) == latest}
         self._since_ms = latest
         self._day_fills += fresh
         if self.worker.wants("fill"):

@@ -334,6 +334,6 @@ def register(sub: Any) -> None:
         type=float,
         default=HEALTHY_AFTER_S,
         metavar="SECONDS",
-        help="a last cycle older than this is unhealthy (default 600)",
+        help=f"a last cycle older than this is unhealthy (default {HEALTHY_AFTER_S})",
     )
     status.set_defaults(handler=_status)

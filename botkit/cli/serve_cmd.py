@@ -13,6 +13,8 @@ from botkit.cli.run_cmd import HEALTHY_AFTER_S, add_settings_options, settings_o
 
 __all__ = ["register"]
 
+DEFAULT_PORT = 8750
+
 
 def _serve(args: argparse.Namespace) -> int:
     from loguru import logger
@@ -56,7 +58,10 @@ def register(sub: Any) -> None:
     add_settings_options(serve)
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     serve.add_argument(
-        "--port", type=port_or_zero, default=8750, help="port (default 8750; 0: any free)"
+        "--port",
+        type=port_or_zero,
+        default=DEFAULT_PORT,
+        help=f"port (default {DEFAULT_PORT}; 0: any free)",
     )
     serve.add_argument(
         "--token-file", metavar="FILE", help="file holding the bearer token (mode 600)"
@@ -66,6 +71,6 @@ def register(sub: Any) -> None:
         type=float,
         default=HEALTHY_AFTER_S,
         metavar="SECONDS",
-        help="a last cycle older than this is unhealthy (default 600)",
+        help=f"a last cycle older than this is unhealthy (default {HEALTHY_AFTER_S})",
     )
     serve.set_defaults(handler=_serve)

@@ -229,7 +229,7 @@ class Notifications:
 
     def close(self, wait_s: float = 5.0) -> None:
         """Send what waits, waiting at most ``wait_s`` seconds; what is left then is lost
-        (counted as dropped) and the worker (a daemon thread) ends with the process."""
+        (said in the log) and the worker (a daemon thread) ends with the process."""
         if not self._thread.is_alive():
             return
         deadline = time.monotonic() + wait_s
