@@ -58,10 +58,13 @@ def redact(text: str, secrets: Iterable[str]) -> str:
 
 
 def url_secrets(url: str) -> list[str]:
-    """The secrets a service URL (an Apprise notification URL) embeds: the URL itself and
-    every part of it but the scheme — user, password, host (``tgram://BOTTOKEN/CHAT`` puts the
-    token there), each path segment and each query value — so a message quoting any of them
-    is redacted. Parts shorter than :data:`MIN_SECRET_LENGTH` are ignored by the redactor."""
+    """The secrets a service URL (an Apprise notification URL) embeds: the URL itself, its
+    password, and every other part but the scheme — user, host (``tgram://BOTTOKEN/CHAT`` puts
+    the token there), each path segment and each query value — that looks like a token (see
+    :func:`_token_like`), so a message quoting any of them is redacted. A plain word of the URL
+    (``json://host/botkit/alerts``) is no secret: the redactor replaces every occurrence of a
+    secret in every log line and journal text, and would otherwise blank ``alerts`` inside a
+    strategy's name. Parts shorter than :data:`MIN_SECRET_LENGTH` are ignored by the redactor."""
     url = url.strip()
     found = [url]
     try:
@@ -77,7 +80,15 @@ def url_secrets(url: str) -> list[str]:
     found += [v for _k, v in parse_qsl(parts.query, keep_blank_values=False)]
     if parts.fragment:
         found.append(parts.fragment)
-    return [f for f in dict.fromkeys(found) if f]
+    password = parts.password
+    return [f for f in dict.fromkeys(found) if f and (f in (url, password) or _token_like(f))]
+
+
+def _token_like(part: str) -> bool:
+    """A URL part that may be a credential: it holds a digit (tokens, webhook and chat ids,
+    ``hook-TOKEN-5f3a9c``) or is long (16 characters or more); words such as ``botkit``,
+    ``alerts`` or ``example.com`` are not."""
+    return any(c.isdigit() for c in part) or len(part) >= 16
 
 
 def _plain_host(host: str) -> bool:

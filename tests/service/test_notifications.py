@@ -390,3 +390,13 @@ def test_the_service_tells_its_start_a_bad_reload_and_its_stop(
     titles = [b["title"] for b in receiver.bodies]
     assert titles == ["botkit started", "botkit: reload failed", "botkit stopped"]
     assert "did you mean 'dry_run'?" in str(receiver.bodies[1]["message"])
+
+
+def test_the_plain_words_of_a_service_url_are_no_secrets() -> None:
+    # The redactor blanks every occurrence of a secret in every log line and journal text: the
+    # words of a URL (its path "botkit/alerts") must not blank a strategy named "grid-alerts".
+    from botkit.redaction import Redactor, url_secrets
+
+    redact = Redactor(url_secrets(f"json://localhost:8080/botkit/alerts/{TOKEN}?pass=s3cret"))
+    said = redact(f"strategy grid-alerts of botkit: cycle 3 ok; via {TOKEN} with s3cret")
+    assert said == "strategy grid-alerts of botkit: cycle 3 ok; via *** with ***"
