@@ -148,7 +148,7 @@ class SimHttp:
         faults: FaultPlan | None = None,
         step: Callable[[], None] | None = None,
     ) -> None:
-        self.api = api
+        self.api = api  # also decides, once, whether it is durable (the ``api`` setter)
         self.clock = clock
         self.faults = faults if faults is not None else FaultPlan(clock=clock)
         self.lock = threading.RLock()
@@ -158,6 +158,17 @@ class SimHttp:
         self._applied_skew = 0
         self._held: list[tuple[int, str, str, str, dict[str, str], bytes]] = []
         """Requests of ``late`` faults: (due server ms, method, path, query, headers, body)."""
+
+    @property
+    def api(self) -> _Api:
+        """The wire API answering the requests (tests may put a wrapper in its place)."""
+        return self._api
+
+    @api.setter
+    def api(self, api: _Api) -> None:
+        self._api = api
+        # a runtime protocol check costs about as much as answering a read: once, not per request
+        self._durable: _Durable | None = api if isinstance(api, _Durable) else None
 
     @property
     def authenticator(self) -> Authenticator:
@@ -184,14 +195,14 @@ class SimHttp:
         must not let the answer leave before :meth:`unsaved` is False or :meth:`flush` has
         succeeded (group commit: one transaction for several answers)."""
         method = method.upper()
-        api = self.api
-        if defer_save and isinstance(api, _Durable):
+        durable = self._durable
+        if defer_save and durable is not None:
             with self.lock:
-                api.saving = False
+                durable.saving = False
                 try:
                     return self.handle(method, path, raw_query, headers, body)
                 finally:
-                    api.saving = True
+                    durable.saving = True
         with self.lock:
             self.requests += 1
             now = self._now()
@@ -216,19 +227,19 @@ class SimHttp:
     def unsaved(self) -> bool:
         """Whether a kept paper account has changes its file does not have yet (after
         requests handled with ``defer_save``)."""
-        api = self.api
+        durable = self._durable
         with self.lock:
-            return isinstance(api, _Durable) and api.unsaved()
+            return durable is not None and durable.unsaved()
 
     def flush(self) -> bool:
         """Save a kept paper account's changes in one transaction; False when that failed
         (the answers waiting for it must not report success: see :meth:`unsaved_answer`)."""
-        api = self.api
+        durable = self._durable
         with self.lock:
-            if not isinstance(api, _Durable):
+            if durable is None:
                 return True
             try:
-                api.flush()
+                durable.flush()
             except Exception:  # PaperStateError; every later request is refused with 503
                 return False
             return True

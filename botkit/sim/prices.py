@@ -212,15 +212,8 @@ class PriceSeries:
         first ``limit`` buckets from ``start``. Rows for the wire: :func:`candle_row`.
         """
         buckets: list[MinuteCandle] = []
-        minutes: Iterable[MinuteCandle] = self._history
-        if start is not None:  # only the newest minutes: walk back to start, not the whole week
-            recent: list[MinuteCandle] = []
-            for m in reversed(self._history):
-                if m.sT < start:
-                    break
-                recent.append(m)
-            recent.reverse()
-            minutes = recent
+        # with a start, only the newest minutes: walk back to it, not through the whole week
+        minutes: Iterable[MinuteCandle] = self._history if start is None else self.since(start)
         for m in minutes:
             b = _bucket(m.sT, interval_ms)
             if (start is not None and b < start) or (end is not None and b > end):

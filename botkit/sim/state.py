@@ -641,12 +641,10 @@ class PaperState:
             self._status = dict(e.status)
         if everything:
             self._candles = {s: self._candle_key(p.current) for s, p in e.prices.items()}
-            self._since = {s: p.current.sT for s, p in e.prices.items()}
             self._oldest = {s: p.oldest_ms for s, p in e.prices.items()}
         else:
             for symbol, key in self._noted.items():
                 self._candles[symbol] = key
-                self._since[symbol] = key[1]
                 self._oldest[symbol] = e.prices[symbol].oldest_ms
         self._noted.clear()
         self._rev = m.rev
@@ -776,7 +774,8 @@ class PaperState:
             if not fresh and key == self._candles[symbol]:
                 continue
             self._noted[symbol] = key
-            since = series.oldest_ms if fresh else self._since[symbol]
+            # from the minute saved as current last time (its key's start), which may have moved
+            since = series.oldest_ms if fresh else self._candles[symbol][1]
             rows += [_candle_row(symbol, c) for c in series.since(since)]
             oldest = series.oldest_ms
             if not fresh and oldest != self._oldest[symbol]:

@@ -127,9 +127,8 @@ def test_a_reopened_paper_account_answers_every_read_as_the_one_that_wrote_it(
                 body = {"symbol": victim["symbol"], "ordId": victim["ordId"]}
                 assert len(set(map(repr, twins.call("DELETE", "/v3/trade/order", body)))) == 1
         elif roll < 0.85:
-            marks[symbol] = (marks[symbol] * Decimal(1 + rng.uniform(-0.02, 0.02))).quantize(
-                Decimal(1)
-            )
+            move = 1 + Decimal(rng.randint(-200, 200)) / 10_000  # within ±2 %
+            marks[symbol] = (marks[symbol] * move).quantize(Decimal(1))
             twins.mark(symbol, marks[symbol])
         elif roll < 0.9:
             body = {"symbol": symbol, "lever": str(rng.randint(1, 20)), "mgnMode": "CROSS"}
