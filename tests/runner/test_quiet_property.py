@@ -198,21 +198,13 @@ def _run(tmp: Path, data: Path, files: list[Path], skip: bool) -> tuple[Any, ...
     return run, rows, cycles
 
 
-@given(
-    texts=st.tuples(strategy_files("alpha"), st.none() | strategy_files("beta")),
-    seed=st.integers(0, 10_000),
-    count=st.integers(40, 120),
-    swing=st.sampled_from([10, 30, 80]),
-)
-@settings(FUZZ, max_examples=examples(12))
-def test_skipping_quiet_cycles_changes_no_order_fill_equity_or_journal_row(
-    texts: tuple[str, str | None], seed: int, count: int, swing: int, tmp_path_factory: Any
+def _same_with_and_without_the_skip(
+    tmp: Path, texts: list[str], seed: int, count: int, swing: int
 ) -> None:
-    tmp = tmp_path_factory.mktemp("quiet")
     data = tmp / "candles.csv"
     data.write_text(_candles(seed, count, swing))
     files = []
-    for i, text in enumerate(t for t in texts if t is not None):
+    for i, text in enumerate(texts):
         path = tmp / f"s{i}.yaml"
         path.write_text(text)
         files.append(path)
@@ -238,3 +230,47 @@ def test_skipping_quiet_cycles_changes_no_order_fill_equity_or_journal_row(
         assert plain_cycles[started] == row
     referenced = {r["cycle_id"] for rows in plain_rows.values() for r in rows if r.get("cycle_id")}
     assert not referenced - set(quick_cycles), "a skipped cycle journaled something"
+
+
+@given(
+    texts=st.tuples(strategy_files("alpha"), st.none() | strategy_files("beta")),
+    seed=st.integers(0, 10_000),
+    count=st.integers(40, 120),
+    swing=st.sampled_from([10, 30, 80]),
+)
+@settings(FUZZ, max_examples=examples(12))
+def test_skipping_quiet_cycles_changes_no_order_fill_equity_or_journal_row(
+    texts: tuple[str, str | None], seed: int, count: int, swing: int, tmp_path_factory: Any
+) -> None:
+    tmp = tmp_path_factory.mktemp("quiet")
+    _same_with_and_without_the_skip(tmp, [t for t in texts if t], seed, count, swing)
+
+
+FLAT_TRUE = ["position.qty == 0", "strategy.open_orders == 0", "positions.count == 0"]
+FLAT_FALSE = ["position.qty != 0", "position.is_open", "strategy.open_buys > 0"]
+one_rule = st.one_of(
+    st.tuples(st.sampled_from(FLAT_TRUE), st.just("and"), moving),
+    st.tuples(st.sampled_from(FLAT_FALSE), st.just("or"), moving),
+).map(lambda t: f"{t[0]} {t[1]} ({t[2]})")
+
+
+@given(
+    condition=one_rule,
+    action=st.sampled_from(ACTIONS[:5]),
+    seed=st.integers(0, 10_000),
+    count=st.integers(30, 90),
+    swing=st.sampled_from([10, 30, 80]),
+)
+@settings(FUZZ, max_examples=examples(12))
+def test_one_rule_whose_moving_part_decides_while_flat_is_never_skipped_wrongly(
+    condition: str, action: str, seed: int, count: int, swing: int, tmp_path_factory: Any
+) -> None:
+    """The common shape, one rule alone: a book gate that lets the moving part (a price, a
+    time, a candle, a failing expression) decide while flat; so every kind of input is the one
+    that must wake the rule up."""
+    text = (
+        "strategy: solo\nsymbol: BTC_USDT_PERP\nevery: 1m\n"
+        "risk: {max_orders_per_cycle: 10, max_position: 6}\n"
+        f"rules:\n  - name: r0\n    when: {condition}\n    {action}\n"
+    )
+    _same_with_and_without_the_skip(tmp_path_factory.mktemp("solo"), [text], seed, count, swing)
