@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from botkit.intents import RuleActivity
 from botkit.rules import RuleStatus, evaluate
 from botkit.rules.deps import FOREVER, Input, Quiet, dependencies, input_of, quiet_until
 from botkit.rules.model import Rule, Strategy
@@ -112,6 +113,7 @@ def test_gated_and_constant_statuses() -> None:
     for status in (RuleStatus.FIRED, RuleStatus.COOLDOWN, RuleStatus.MAX_FIRES,
                    RuleStatus.SAME_SLOT, RuleStatus.ERROR, RuleStatus.WARMING_UP,
                    RuleStatus.NOTHING_TO_DO, RuleStatus.DECLARED):  # fmt: skip
+        # (a cooldown or max_fires without the rule's activity cannot say when it opens)
         assert quiet_until(dip, status, {"position.qty@BOTH": 1}) is None
     never = strategy("  - name: r\n    when: 1 > 2\n    cancel: {}\n").rules[0]
     assert quiet_until(never, RuleStatus.CONDITION_FALSE, {}) is FOREVER
@@ -120,3 +122,18 @@ def test_gated_and_constant_statuses() -> None:
 def test_a_failing_condition_is_never_quiet() -> None:
     rule = strategy("  - name: r\n    when: 1 / position.qty > 0\n    close: {}\n").rules[0]
     assert quiet_until(rule, RuleStatus.CONDITION_FALSE, {"position.qty@BOTH": 0}) is None
+
+
+def test_a_cooldown_or_max_fires_holds_until_its_gate_opens() -> None:
+    rule = strategy(
+        "  - name: r\n    when: price.mark > 0\n    close: {}\n    cooldown: 5m\n"
+        "    max_fires: {count: 2, per: 1h}\n"
+    ).rules[0]
+    m = 60_000
+    fired = RuleActivity(fire_times_ms=(NOW - 50 * m, NOW - 20 * m, NOW - 2 * m))
+    assert quiet_until(rule, RuleStatus.COOLDOWN, {}, fired, NOW) == Quiet(until_ms=NOW + 3 * m)
+    # two of the last hour's three fires must stay in the window: the second oldest leaves at
+    # NOW - 20m + 1h
+    assert quiet_until(rule, RuleStatus.MAX_FIRES, {}, fired, NOW) == Quiet(until_ms=NOW + 40 * m)
+    assert quiet_until(rule, RuleStatus.COOLDOWN, {}, RuleActivity(), NOW) is None
+    assert quiet_until(rule, RuleStatus.MAX_FIRES, {}, RuleActivity((NOW - m,)), NOW) is None
