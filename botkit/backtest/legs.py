@@ -27,6 +27,7 @@ from pathlib import Path
 from botkit.backtest.bars import CandleSeries
 from botkit.errors import UsageError
 from botkit.rules import Strategy
+from botkit.rules.hints import did_you_mean
 from botkit.timeparse import format_interval, format_time
 
 __all__ = ["Leg", "Legs", "align_legs", "check_symbols", "parse_data"]
@@ -124,8 +125,16 @@ def align_legs(load: Loader, files: Sequence[tuple[str, Path]], start_ms: int | 
     return tuple(out), notes
 
 
-def check_symbols(strategies: Sequence[Strategy], legs: Legs) -> None:
-    """Every symbol a strategy trades or reads has a file, and every file is used."""
+def check_symbols(strategies: Sequence[Strategy], legs: Legs, instruments: Sequence[str]) -> None:
+    """Every file is of a known instrument (else a did-you-mean), every symbol a strategy
+    trades or reads has a file, and every file is used."""
+    for symbol, series in legs:
+        if symbol not in instruments:
+            raise UsageError(
+                f"--data {symbol}={series.source}: unknown symbol '{symbol}' — "
+                f"{did_you_mean(symbol, list(instruments))} (the simulator config's "
+                "instruments; add it there with --sim-config)"
+            )
     have = {symbol for symbol, _ in legs}
     used: set[str] = set()
     for strategy in strategies:

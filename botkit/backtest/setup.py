@@ -388,7 +388,7 @@ def _prepare_portfolio(options: BacktestOptions) -> Prepared:
     base = load_sim_config(options.sim_config)
     legs, cut = load_legs(options)
     strategies = load_strategies(options.strategies, _instrument_models(base), options.params)
-    check_symbols(strategies, legs)
+    check_symbols(strategies, legs, [i.symbol for i in base.instruments])
     (symbol, first), *others = legs
     config = backtest_sim_config(
         base,
