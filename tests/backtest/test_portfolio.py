@@ -247,6 +247,7 @@ def test_the_shipped_portfolio_example_runs_on_the_cli(
               "--strategies", LADDER, EXITS, FOLLOWS, "--end", "2024-01-03T00:00:00Z",
               "--report", tmp_path / "rep")  # fmt: skip
     assert out.startswith("Backtest   BTC_USDT_PERP+ETH_USDT_PERP 1m")
+    assert main(["check", str(FOLLOWS)]) == 0  # botkit check takes the cross-symbol reads
     data = summary(tmp_path / "rep")
     assert set(data["symbols"]) == {"BTC_USDT_PERP", "ETH_USDT_PERP"}
     assert (tmp_path / "rep" / "ETH_USDT_PERP" / "index.html").is_file()
