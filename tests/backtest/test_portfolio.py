@@ -47,6 +47,29 @@ ETH_FIXED = (
     )
 )
 
+# BTC: 300 contracts of 0.001 BTC at 60000 = 18,000 USDT at 20x: 900 of a 1,000 USDT margin
+HOLD_BTC = """\
+strategy: hold-btc
+symbol: BTC_USDT_PERP
+every: 1m
+rules:
+  - name: buy
+    when: position.qty == 0
+    place: {order: {side: BUY, type: MARKET, sz: 300}}
+    max_fires: {count: 1, per: 1d}
+"""
+# ETH, once its price is up (the 6th candle): 100 contracts of 0.01 ETH at 3,100 = 155 margin
+LATE_ETH = """\
+strategy: late-eth
+symbol: ETH_USDT_PERP
+every: 1m
+rules:
+  - name: buy
+    when: position.qty == 0 and price.mark > 3050
+    place: {order: {side: BUY, type: MARKET, sz: 100}}
+    max_fires: {count: 1, per: 1d}
+"""
+
 
 def synth_eth(path: Path, candles: int = 1440, seed: int = 7) -> Path:
     argv = ["data", "synth", "--symbol", "ETH_USDT_PERP", "--start", "2024-01-01",
@@ -133,28 +156,8 @@ def test_a_strategy_on_eth_is_refused_the_margin_btc_holds(
 ) -> None:
     btc = write_csv(tmp_path / "btc.csv", [Decimal(60000)] * 30)
     eth = write_csv(tmp_path / "eth.csv", [Decimal(3000)] * 5 + [Decimal(3100)] * 25)
-    # BTC: 300 contracts of 0.001 BTC at 60000 = 18,000 USDT at 20x: 900 of the 1,000 margin
-    hold_btc = strategy(tmp_path, "hold-btc", """\
-strategy: hold-btc
-symbol: BTC_USDT_PERP
-every: 1m
-rules:
-  - name: buy
-    when: position.qty == 0
-    place: {order: {side: BUY, type: MARKET, sz: 300}}
-    max_fires: {count: 1, per: 1d}
-""")  # fmt: skip
-    # ETH, once its price is up (the 6th candle): 100 contracts of 0.01 ETH = 3,100 USDT: 155
-    late_eth = strategy(tmp_path, "late-eth", """\
-strategy: late-eth
-symbol: ETH_USDT_PERP
-every: 1m
-rules:
-  - name: buy
-    when: position.qty == 0 and price.mark > 3050
-    place: {order: {side: BUY, type: MARKET, sz: 100}}
-    max_fires: {count: 1, per: 1d}
-""")  # fmt: skip
+    hold_btc = strategy(tmp_path, "hold-btc", HOLD_BTC)
+    late_eth = strategy(tmp_path, "late-eth", LATE_ETH)
     common = ["--balance", "1000", "--report"]
     run(capsys, "--data", eth, "--strategies", late_eth, *common, tmp_path / "alone")
     run(capsys, "--data", f"BTC_USDT_PERP={btc}", "--data", f"ETH_USDT_PERP={eth}",
@@ -165,6 +168,22 @@ rules:
     eth_part = both["ETH_USDT_PERP"]["figures"]
     assert eth_part["orders_filled"] == 0
     assert eth_part["orders_refused"] + eth_part["orders_rejected"] >= 1
+
+
+def test_a_portfolio_sweep_ranks_its_variants_by_the_account(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    btc = write_csv(tmp_path / "btc.csv", [Decimal(60000)] * 20)
+    eth = write_csv(tmp_path / "eth.csv", [Decimal(3000)] * 5 + [Decimal(3100)] * 15)
+    hold_btc = strategy(tmp_path, "hold-btc", HOLD_BTC)
+    late_eth = strategy(tmp_path, "late-eth", LATE_ETH.replace("sz: 100", "sz: params.size")
+                        .replace("every: 1m", "every: 1m\nparams: {size: 100}"))  # fmt: skip
+    out = run(capsys, "--data", f"BTC_USDT_PERP={btc}", "--data", f"ETH_USDT_PERP={eth}",
+              "--strategies", hold_btc, late_eth, "--balance", "1000",
+              "--sweep", "size=20,100", "--jobs", "1", "--rank", "fills")  # fmt: skip
+    rows = [line.split() for line in out.splitlines() if line[:1].isdigit()]
+    # 20 contracts fit in the margin BTC leaves (31 USDT of about 89), 100 (155 USDT) do not
+    assert [(r[1], r[2]) for r in rows] == [("20", "2"), ("100", "1")], out
 
 
 def test_a_rule_reads_another_symbols_candles_and_price_up_to_the_candle_just_closed(
