@@ -23,6 +23,9 @@ from typing import Any
 
 import pytest
 
+from botkit.app.backtest import execute
+from botkit.backtest.portfolio import PortfolioRun
+from botkit.backtest.setup import BacktestOptions, prepare
 from botkit.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -149,6 +152,26 @@ def test_the_account_is_the_sum_of_its_symbols_each_run_alone(
     assert len(rows) == sum(len(trade_rows(tmp_path / s)) for s in ("btc", "eth"))
     assert "Σ symbols" in out
     assert "= account" in out
+
+
+def test_the_symbols_equity_curves_add_up_to_the_accounts_at_every_candle(tmp_path: Path) -> None:
+    eth_data = synth_eth(tmp_path / "eth.csv")
+    eth = strategy(tmp_path, "eth-fixed", ETH_FIXED)
+    legs = (("BTC_USDT_PERP", BTC_DATA), ("ETH_USDT_PERP", eth_data))
+    options = BacktestOptions(data=BTC_DATA, legs=legs, strategies=(LADDER, EXITS, eth),
+                              end_ms=T0 + 1440 * M)  # fmt: skip
+    run = execute(prepare(options))
+    assert isinstance(run, PortfolioRun)
+    start = run.result.starting_balance
+    curves = [part.equity for part in run.parts.values()]
+    assert len(run.result.equity) == 1440
+    assert all(len(curve) == 1440 for curve in curves)
+    moved = 0
+    for i, point in enumerate(run.result.equity):
+        assert point.equity == start + sum(c[i].equity - start for c in curves), i
+        assert point.exposure == sum(c[i].exposure for c in curves), i
+        moved += all(c[i].exposure for c in curves)
+    assert moved > 0  # both symbols held positions at once
 
 
 def test_a_strategy_on_eth_is_refused_the_margin_btc_holds(
