@@ -13,7 +13,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install test lint typecheck unit demo bench reliability audit clean
+.PHONY: install test lint typecheck unit demo bench reliability audit assets assets-check clean
 
 $(BIN)/python:
 	$(if $(PYTHON),,$(error $(NO_PYTHON)))
@@ -58,6 +58,15 @@ reliability: install
 # Known vulnerabilities of the installed dependencies (pip-audit; needs https://pypi.org).
 audit: install
 	$(BIN)/python -m tests.reliability.audit
+
+# The dashboard's vendored assets (botkit/app/dashboard/static/dashboard.{js,css}) rebuilt from
+# frontend/ with the locked npm versions (needs Node.js and npm; users of the package do not).
+assets:
+	scripts/build-assets
+
+# Rebuild and fail if the committed assets differ (they must be reproducible byte for byte).
+assets-check: assets
+	git diff --exit-code -- botkit/app/dashboard/static
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .import_linter_cache build dist
