@@ -177,7 +177,7 @@ function renderStrategies(body) {
     "strategies",
     [
       { label: "strategy", value: (s) => s.name },
-      { label: "version", value: (s) => s.version },
+      { label: "version", value: (s) => (s.version ? String(s.version).slice(0, 12) : s.version) },
       { label: "state", value: (s) => (s.active ? "loaded" : "removed") },
       { label: "last evaluation", value: (s) => when(s.last_evaluation && s.last_evaluation.ts_ms) },
       { label: "rules fired", value: (s) => fired(s.last_evaluation) },
@@ -252,6 +252,7 @@ function renderOpenOrders(body) {
 }
 
 const opened = new Set(); // the orders whose explanation the operator opened
+const firstSeen = new Map(); // cl_ord_id -> the refresh that first showed it (data-first-refresh)
 let feedBody = null;
 
 const histories = new Map(); // cl_ord_id -> the order's journal events (read once, when opened)
@@ -308,6 +309,7 @@ function renderFeed(body) {
   for (const o of orders) {
     const id = o.cl_ord_id || String(o.id);
     const isOpen = opened.has(id);
+    if (!firstSeen.has(id)) firstSeen.set(id, refreshes + 1);
     const toggle = el(
       "button",
       {
@@ -329,7 +331,7 @@ function renderFeed(body) {
     rows.push(
       el(
         "tr",
-        { dataset: { order: id } },
+        { dataset: { order: id, firstRefresh: String(firstSeen.get(id)) } },
         el("td", null, when(o.ts_ms)),
         el("td", null, `${text(o.strategy)} · ${text(o.rule)}`),
         el("td", null, `${text(o.side)} ${text(o.sz ?? o.intent_sz)} @ ${text(o.px ?? o.intent_px)} ${text(o.symbol)}`),
@@ -355,7 +357,9 @@ function renderProblems(ordersBody, eventsBody, health) {
       items.push({ ts: o.ts_ms, text: `${o.strategy} · ${o.rule}: ${outcome || "refused"} — ${why}` });
     }
   }
+  const shown = new Set(list(ordersBody, "orders").map((o) => o.cl_ord_id));
   for (const e of list(eventsBody, "events")) {
+    if (e.cl_ord_id && shown.has(e.cl_ord_id)) continue; // its order's line says it
     if (/error|fail|refus|reject|guard|kill|halt/i.test(`${e.kind} ${e.text}`)) {
       items.push({ ts: e.ts_ms, text: `${e.kind}: ${e.text}` });
     }
@@ -396,13 +400,19 @@ function renderChart(body) {
       {
         width: chartWidth(),
         height: 240,
-        scales: { x: { time: true } },
+        scales: {
+          x: {
+            time: true,
+            // one sample (or none) would span years: show a quarter of an hour around it
+            range: (_u, min, max) => (max - min < 60 ? [min - 450, max + 450] : [min, max]),
+          },
+        },
         series: [
           {},
           { label: "equity", stroke: "#2456c5", width: 2, scale: "eq" },
           { label: "unrealized PnL", stroke: "#1b7f3b", width: 2, scale: "pnl" },
         ],
-        axes: [{}, { scale: "eq" }, { scale: "pnl", side: 1, grid: { show: false } }],
+        axes: [{}, { scale: "eq", size: 70 }, { scale: "pnl", side: 1, size: 60, grid: { show: false } }],
       },
       data,
       $("chart"),
@@ -421,6 +431,7 @@ window.addEventListener("resize", () => {
 
 let timer = null;
 let refreshes = 0;
+let signedIn = false;
 
 async function get(path) {
   try {
@@ -455,6 +466,7 @@ async function refresh() {
 
 async function tick() {
   timer = null;
+  if (!signedIn) return;
   try {
     await refresh();
   } catch (error) {
@@ -464,16 +476,18 @@ async function tick() {
     }
     $("status-line").textContent = `refresh failed: ${error.message}`;
   }
-  timer = window.setTimeout(tick, POLL_MS);
+  if (signedIn) timer = window.setTimeout(tick, POLL_MS);
 }
 
 function start() {
+  signedIn = true;
   $("login").hidden = true;
   $("app").hidden = false;
   if (timer === null) tick();
 }
 
 function showLogin(message) {
+  signedIn = false;
   if (timer !== null) window.clearTimeout(timer);
   timer = null;
   window.sessionStorage.removeItem(TOKEN_KEY);
@@ -531,11 +545,17 @@ function wireLogin() {
 async function boot() {
   wireLogin();
   wireKillSwitch();
+  // Ask for the token first unless this tab kept one: a request without it would only be
+  // refused (and every refused request is a console error).
+  if (window.sessionStorage.getItem(TOKEN_KEY) === null) {
+    showLogin("");
+    return;
+  }
   try {
-    await call(ENDPOINTS.health); // no token configured, or the one this tab kept
+    await call(ENDPOINTS.health);
     start();
   } catch (error) {
-    showLogin(error instanceof Unauthorized ? "" : error.message);
+    showLogin(error instanceof Unauthorized ? "the token was refused: enter it again" : error.message);
   }
 }
 

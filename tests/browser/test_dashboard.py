@@ -1,0 +1,238 @@
+"""The dashboard in a real browser (headless Chromium), against real processes: ``botkit run``
+paper trading on the embedded simulator (a strategy placing an order every second, and one
+refused by the price band), and ``botkit serve`` with a token file, reading its journal.
+
+The page polls every 300 ms (``?poll=300``, the injected interval); the tests wait on page
+conditions (Playwright's ``expect``) and on the journal through the API, never for fixed time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from tests.simserve import ROOT, clean_env
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
+
+TOKEN = "dash-token-4f1c9e27b8a6d350"  # looked for in every output
+POLL = "?poll=300"
+WAIT_S = 30.0
+"""A hang guard, not a timing assertion."""
+STRATEGY = """\
+strategy: rest
+symbol: BTC_USDT_PERP
+every: 1s
+rules:
+  - name: rest-one
+    when: price.mark > 0
+    place:
+      order: {side: BUY, type: LIMIT, px: price.mark * 0.97, sz: 1}
+  - name: too-low
+    when: price.mark > 0
+    place:
+      order: {side: BUY, type: LIMIT, px: price.mark * 0.5, sz: 1}
+"""
+
+
+@dataclass
+class Service:
+    base: str
+    folder: Path
+    run: subprocess.Popen[str]
+    serve: subprocess.Popen[str]
+
+    @property
+    def kill_file(self) -> Path:
+        return self.folder / "KILL"
+
+    def get(self, path: str) -> Any:
+        request = urllib.request.Request(self.base + path)  # noqa: S310 - loopback URL
+        request.add_header("Authorization", f"Bearer {TOKEN}")
+        with urllib.request.urlopen(request, timeout=WAIT_S) as answer:  # noqa: S310
+            return json.loads(answer.read())
+
+    def orders(self) -> list[dict[str, Any]]:
+        return list(self.get("/api/decisions?limit=200")["orders"])
+
+
+def wait_for(what: str, predicate: Callable[[], Any]) -> Any:
+    """Poll ``predicate`` (a real process's state: no clock to inject) until it is truthy."""
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"gave up waiting for {what}")
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+    folder = tmp_path_factory.mktemp("dashboard")
+    (folder / "strategies").mkdir()
+    (folder / "strategies" / "rest.yaml").write_text(STRATEGY)
+    (folder / "botkit.toml").write_text("")
+    token_file = folder / "tokens"
+    token_file.write_text(f"tester:{TOKEN}\n")
+    os.chmod(token_file, 0o600)
+    env = {
+        **clean_env(),
+        "BOTKIT_CONFIG": str(folder / "botkit.toml"),
+        "BOTKIT_STRATEGIES_DIR": str(folder / "strategies"),
+        "BOTKIT_JOURNAL": str(folder / "journal.sqlite"),
+        "BOTKIT_KILL_SWITCH_FILE": str(folder / "KILL"),
+        "BOTKIT_LOG_FORMAT": "json",
+    }
+    run_err = (folder / "run.err").open("w")
+    serve_err = (folder / "serve.err").open("w")
+    run = subprocess.Popen(
+        [sys.executable, "-m", "botkit", "run"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=run_err,
+        text=True,
+    )
+    serve = subprocess.Popen(
+        [sys.executable, "-m", "botkit", "serve", "--port", "0", "--token-file", str(token_file)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=serve_err,
+        text=True,
+    )
+    try:
+        assert serve.stdout is not None
+        line = serve.stdout.readline()  # blocks until it serves (or exits)
+        found = re.search(r"http://127\.0\.0\.1:\d+", line)
+        assert found, line
+        svc = Service(found.group(0), folder, run, serve)
+        wait_for("the first order", lambda: (folder / "journal.sqlite").exists() and svc.orders())
+        yield svc
+    finally:
+        for proc in (run, serve):
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        for proc in (run, serve):
+            proc.wait(WAIT_S)
+        if serve.stdout is not None:
+            serve.stdout.close()
+        run_err.close()
+        serve_err.close()
+    for name in ("run.err", "serve.err"):
+        assert TOKEN not in (folder / name).read_text()
+
+
+def sign_in(page: Page, service: Service) -> None:
+    from playwright.sync_api import expect
+
+    page.goto(service.base + "/" + POLL)
+    page.fill("#token", TOKEN)
+    page.click("#login-form button[type=submit]")
+    expect(page.locator("body")).to_have_attribute("data-refreshes", re.compile(r"\d"))
+
+
+def refreshes(page: Page) -> int:
+    return int(page.locator("body").get_attribute("data-refreshes") or 0)
+
+
+def test_the_page_loads_offline_without_console_errors(
+    page: Page, page_errors: list[str], service: Service
+) -> None:
+    from playwright.sync_api import expect
+
+    asked: list[str] = []
+    page.on("request", lambda r: asked.append(r.url))
+    sign_in(page, service)
+    expect(page.locator("#health")).to_have_text("healthy")
+    expect(page.locator("#open-orders")).to_contain_text("rest · rest-one")
+    expect(page.locator("#problems")).to_contain_text("px_below_band")
+    expect(page.locator("#strategies")).to_contain_text("rest")
+    expect(page.locator("#chart canvas")).to_have_count(1)
+    assert page_errors == []
+    assert asked, "the page asked for nothing"
+    assert all(url.startswith(service.base + "/") for url in asked), asked  # no CDN
+
+
+def test_a_wrong_token_is_refused_and_the_page_asks_again(page: Page, service: Service) -> None:
+    from playwright.sync_api import expect
+
+    page.goto(service.base + "/" + POLL)
+    page.fill("#token", "not-the-token-0000000000")
+    page.click("#login-form button[type=submit]")
+    expect(page.locator("#login-error")).to_have_text("that token was refused")
+    expect(page.locator("#app")).to_be_hidden()
+
+
+def test_an_order_appears_within_one_refresh_and_its_explanation_opens(
+    page: Page, page_errors: list[str], service: Service
+) -> None:
+    from playwright.sync_api import expect
+
+    sign_in(page, service)
+    before = refreshes(page)
+    newest = service.orders()[0]  # exists now: the refresh after the next one started later
+    row = page.locator(f'tr[data-order="{newest["cl_ord_id"]}"]')
+    expect(row).to_be_visible()
+    assert int(row.get_attribute("data-first-refresh") or 0) <= before + 2
+    row.locator("[data-explain]").click()
+    explained = page.locator(f'tr[data-explanation="{newest["cl_ord_id"]}"]')
+    expect(explained).to_contain_text(f"{newest['strategy']} · {newest['rule']}")
+    expect(explained).to_contain_text("price.mark = ")  # what the rule saw
+    expect(explained).to_contain_text(f"{newest['side']} {newest['type']}")  # what it asked
+    expect(explained).to_contain_text("outcome")
+    assert page_errors == []
+
+
+def test_the_kill_switch_asks_first_then_engages_and_nothing_new_is_placed(
+    page: Page, page_errors: list[str], service: Service
+) -> None:
+    from playwright.sync_api import expect
+
+    sign_in(page, service)
+    button = page.locator("#kill-button")
+    expect(button).to_be_enabled()
+    button.click()
+    dialog = page.locator("#confirm-kill")
+    expect(dialog).to_be_visible()
+    page.click("#kill-cancel")  # asking is not engaging
+    expect(dialog).to_be_hidden()
+    assert not service.kill_file.exists()
+
+    button.click()
+    page.click("#kill-confirm")
+    expect(dialog).to_be_hidden()
+    expect(page.locator("#kill-state")).to_have_text("kill switch ENGAGED")
+    expect(button).to_be_disabled()
+    assert "api:tester" in service.kill_file.read_text()  # who asked: the token's name
+
+    def noticed() -> int | None:
+        events = service.get("/api/events?kind=controls&limit=5")["events"]
+        engaged = [e for e in events if "kill switch: ENGAGED" in e["text"]]
+        return engaged[-1]["cycle_id"] if engaged else None
+
+    engaged_at = int(wait_for("the service to see the kill switch", noticed))
+    wait_for(
+        "the next cycle's decisions",
+        lambda: [o for o in service.orders() if o["cycle_id"] > engaged_at and o["outcome"]],
+    )
+    since = [o for o in service.orders() if o["cycle_id"] >= engaged_at]
+    assert [o for o in since if o["outcome"] != "rejected_local"] == []  # nothing sent
+    stopped = [o for o in since if o["rule"] == "rest-one"]
+    assert stopped
+    assert all(any(r.startswith("kill_switch:") for r in o["reasons"]) for o in stopped)
+    assert page_errors == []
