@@ -85,12 +85,14 @@ def _result_json(result: RuleResult) -> dict[str, Any]:
     )
 
 
-def evaluation_json(evaluation: Evaluation) -> dict[str, Any]:
+def evaluation_json(evaluation: Evaluation, cycle_id: int | None) -> dict[str, Any]:
     """A strategy's evaluation in a cycle (``botkit plan --json``; ``/api/strategies``'s
     ``last_evaluation`` has the same shape, read back from the journal)."""
     return {
         "strategy": evaluation.strategy,
         "version": evaluation.version,
+        "cycle_id": cycle_id,
+        "ts_ms": evaluation.now_ms,
         "rules": [_result_json(r) for r in evaluation.results],
     }
 

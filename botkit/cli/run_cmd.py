@@ -235,7 +235,7 @@ def _plan_json(report: CycleReport, journal: Any) -> dict[str, Any]:
         "dry": True,
         "error": report.error or None,
         "strategy_errors": dict(report.strategy_errors),
-        "evaluations": [evaluation_json(e) for e in report.evaluations],
+        "evaluations": [evaluation_json(e, report.cycle_id) for e in report.evaluations],
         "orders": [order_json(o) for o in orders],
         "batches": None if report.plan is None else len(report.plan.batches),
     }

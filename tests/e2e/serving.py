@@ -98,9 +98,7 @@ class Served:
 
 
 @contextmanager
-def serving(
-    env: dict[str, str], folder: Path, *args: str, tokens: bool = True
-) -> Iterator[Served]:
+def serving(env: dict[str, str], folder: Path, *args: str, tokens: bool = True) -> Iterator[Served]:
     """``botkit serve --port 0 [--token-file F] ARGS`` on ``folder``'s journal (its stderr in a
     file, read by the tests that look for secrets)."""
     extra: list[str] = []

@@ -27,9 +27,7 @@ def test_control_actions_are_effective_and_journaled_with_who_asked(tmp_path: Pa
         resting = call(served.url("/api/orders")).body
         assert [(o["strategy"], o["rule"]) for o in resting["open"]] == [("rest", "rest-one")]
 
-        engaged = call(
-            served.url("/api/control/kill-switch"), method="POST", body={"engage": True}
-        )
+        engaged = call(served.url("/api/control/kill-switch"), method="POST", body={"engage": True})
         assert engaged.status == 200, engaged.body
         assert engaged.body["controls"]["kill_switch"]["engaged"] is True
         assert "engaged by api:alice" in engaged.body["controls"]["kill_switch"]["reason"]
@@ -46,14 +44,16 @@ def test_control_actions_are_effective_and_journaled_with_who_asked(tmp_path: Pa
             ("taker", Outcome.REJECTED_LOCAL),
         }
         assert all("kill_switch" in " ".join(o.reasons) for o in made)
-        assert switched is not None and "engaged by api:alice" in switched.text
+        assert switched is not None
+        assert "engaged by api:alice" in switched.text
         assert len(call(served.url("/api/orders")).body["open"]) == 1
 
         cancel = call(served.url("/api/control/cancel"), method="POST", body={"strategy": "rest"})
         flatten = call(served.url("/api/control/flatten"), method="POST", body={"symbol": BTC})
         assert (cancel.status, flatten.status) == (202, 202), (cancel.body, flatten.body)
         pending = call(served.url(cancel.body["href"]))
-        assert pending.status == 200 and pending.body["status"] == "pending"
+        assert pending.status == 200
+        assert pending.body["status"] == "pending"
         assert pending.body["by"] == "api:alice"
 
         third = botkit(env, "run", "--once")  # runs the filed requests after its cycle
@@ -91,12 +91,14 @@ def test_a_filed_cancel_is_refused_under_the_halt_and_nothing_is_sent(tmp_path: 
     assert botkit(env, "run", "--once").returncode == 0
     with serving(env, tmp_path, "--exchange-every", "0") as served:
         halted = call(served.url("/api/control/halt"), method="POST", body={"engage": True})
-        assert halted.status == 200 and halted.body["controls"]["halt"]["engaged"] is True
+        assert halted.status == 200
+        assert halted.body["controls"]["halt"]["engaged"] is True
         filed = call(served.url("/api/control/cancel"), method="POST", body={"all": True})
         assert filed.status == 202
         assert botkit(env, "run", "--once").returncode == 0
         done = call(served.url(filed.body["href"])).body
-        assert done["status"] == "refused" and "halt" in done["lines"][0]
+        assert done["status"] == "refused"
+        assert "halt" in done["lines"][0]
         assert len(call(served.url("/api/orders")).body["open"]) == 1
 
 
@@ -116,6 +118,7 @@ def test_botkit_control_engages_and_releases_the_same_file(tmp_path: Path) -> No
     assert engaged.returncode == 0, engaged.stderr
     assert "engaged by ops-carol at " in (tmp_path / "STOP").read_text()
     shown = botkit(env, "control", "kill-switch", "show")
-    assert "ENGAGED" in shown.stdout and "ops-carol" in shown.stdout
+    assert "ENGAGED" in shown.stdout
+    assert "ops-carol" in shown.stdout
     assert botkit(env, "control", "kill-switch", "release").returncode == 0
     assert not (tmp_path / "STOP").exists()
