@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -135,6 +136,40 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
         serve_err.close()
     for name in ("run.err", "serve.err"):
         assert TOKEN not in (folder / name).read_text()
+
+
+def fetch(url: str, token: str | None = None) -> tuple[int, dict[str, str], bytes]:
+    request = urllib.request.Request(url)  # noqa: S310 - loopback URL
+    if token is not None:
+        request.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=WAIT_S) as answer:  # noqa: S310
+            return answer.status, dict(answer.headers), answer.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, dict(exc.headers), exc.read()
+
+
+def test_the_page_and_its_assets_are_public_and_hold_no_data(service: Service) -> None:
+    """The page needs no token (it asks for one); every figure comes from /api/, behind it."""
+    code, headers, body = fetch(service.base + "/")
+    assert code == 200
+    assert headers["Content-Type"] == "text/html; charset=utf-8"
+    assert "script-src 'self'" in headers["Content-Security-Policy"]
+    assert "frame-ancestors 'none'" in headers["Content-Security-Policy"]
+    assert b'<script src="/static/dashboard.js"' in body
+    assert b"BTC_USDT_PERP" not in body
+    for name, kind in (("dashboard.js", "text/javascript"), ("dashboard.css", "text/css")):
+        code, headers, body = fetch(f"{service.base}/static/{name}")
+        assert code == 200
+        assert headers["Content-Type"].startswith(kind)
+        assert b"uPlot" in body  # the chart library is bundled: nothing from a CDN
+        assert b"https://cdn" not in body
+    assert fetch(service.base + "/static/nothing.js")[0] == 404
+    assert fetch(service.base + "/static/..%2fapi.py")[0] == 404
+    assert fetch(service.base + "/api/equity")[0] == 401
+    code, _headers, body = fetch(service.base + "/api/equity", TOKEN)
+    assert code == 200
+    assert json.loads(body)["points"][0]["equity"]
 
 
 def sign_in(page: Page, service: Service) -> None:
