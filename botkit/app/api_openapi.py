@@ -248,7 +248,6 @@ _SCHEMAS: dict[str, Any] = {
     ),
     "Event": _EVENT,
     "Events": _obj({"events": _arr(_ref("Event")), "last_id": _I}),
-    "Equity": _obj({"points": _arr(_obj({"ts_ms": _I, "equity": _NUM, "upl": _NUM}, extra=False))}),
     "Switch": _obj({"engage": _B}, extra=False),
     "Switched": _obj({"done": _S, "controls": _ref("Controls")}),
     "Selection": {
@@ -354,11 +353,6 @@ def openapi(version: str) -> dict[str, Any]:
             ),
             "/api/positions": _get(
                 "positions and PnL, per symbol and per strategy", "Positions", extra=True
-            ),
-            "/api/equity": _get(
-                "the dashboard's chart: equity and unrealized PnL sampled by botkit serve at"
-                " each fresh account read (in memory, since it started)",
-                "Equity",
             ),
             "/api/orders": _get("open orders, by strategy and rule", "OpenOrders", extra=True),
             "/api/orders/{cl_ord_id}": _get(

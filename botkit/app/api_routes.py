@@ -18,8 +18,12 @@ def build_router(settings: Settings, *, max_age_s: float, exchange_ttl_s: float 
     from botkit import __version__
 
     router = Router()
-    exchange = ExchangeReads(settings, ttl_s=exchange_ttl_s)
-    add_read_routes(router, settings, max_age_s=max_age_s, exchange=exchange)
+    add_read_routes(
+        router,
+        settings,
+        max_age_s=max_age_s,
+        exchange=ExchangeReads(settings, ttl_s=exchange_ttl_s),
+    )
     add_control_routes(router, settings)
     description = openapi(__version__)
 
@@ -27,5 +31,5 @@ def build_router(settings: Settings, *, max_age_s: float, exchange_ttl_s: float 
         return json_response(200, description)
 
     router.add("GET", "/api/openapi.json", get_openapi)
-    add_dashboard_routes(router, exchange)  # the page (/), its assets and /api/equity
+    add_dashboard_routes(router)  # the page (/) and its assets: public, no data in them
     return router

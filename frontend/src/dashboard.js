@@ -385,8 +385,8 @@ let chart = null;
 const num = (v) => (v === null || v === undefined ? null : Number(v));
 
 function chartData(body) {
-  const points = list(body, "points");
-  return [points.map((p) => p.ts_ms / 1000), points.map((p) => num(p.equity)), points.map((p) => num(p.upl))];
+  const points = list(body, "samples");
+  return [points.map((p) => p.ts_ms / 1000), points.map((p) => num(p.eq)), points.map((p) => num(p.upl))];
 }
 
 function chartWidth() {

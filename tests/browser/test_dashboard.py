@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from botkit.app.dashboard import POLLED
 from tests.simserve import ROOT, clean_env
 
 if TYPE_CHECKING:
@@ -149,6 +150,13 @@ def fetch(url: str, token: str | None = None) -> tuple[int, dict[str, str], byte
         return exc.code, dict(exc.headers), exc.read()
 
 
+def test_the_bench_polls_what_the_page_polls() -> None:
+    """bench/bench_dashboard.py measures a poller asking for POLLED: the page's own list."""
+    source = (ROOT / "frontend" / "src" / "dashboard.js").read_text()
+    block = source.split("const ENDPOINTS = {", 1)[1].split("};", 1)[0]
+    assert tuple(re.findall(r'"(/api/[^"]+)"', block)) == POLLED
+
+
 def test_the_page_and_its_assets_are_public_and_hold_no_data(service: Service) -> None:
     """The page needs no token (it asks for one); every figure comes from /api/, behind it."""
     code, headers, body = fetch(service.base + "/")
@@ -169,7 +177,7 @@ def test_the_page_and_its_assets_are_public_and_hold_no_data(service: Service) -
     assert fetch(service.base + "/api/equity")[0] == 401
     code, _headers, body = fetch(service.base + "/api/equity", TOKEN)
     assert code == 200
-    assert json.loads(body)["points"][0]["equity"]
+    assert json.loads(body)["samples"][0]["eq"]
 
 
 def sign_in(page: Page, service: Service) -> None:

@@ -1,5 +1,4 @@
-"""``botkit serve``'s dashboard: one page (``/``) and its assets (``/static/...``), and the
-equity series its chart draws (``/api/equity``).
+"""``botkit serve``'s dashboard: one page (``/``) and its assets (``/static/...``).
 
 The page and its assets are public routes (they hold no data: every figure comes from the API,
 behind the token); the page asks for the token, keeps it in the tab's ``sessionStorage`` and
@@ -15,17 +14,11 @@ could not run.
 
 from __future__ import annotations
 
-import threading
-from collections import deque
 from importlib import resources
-from typing import TYPE_CHECKING, Any
 
-from botkit.app.api import ApiError, Request, Response, Router, json_response
+from botkit.app.api import ApiError, Request, Response, Router
 
-if TYPE_CHECKING:
-    from botkit.app.api_read import ExchangeReads
-
-__all__ = ["ASSETS", "CSP", "EquityHistory", "add_dashboard_routes"]
+__all__ = ["ASSETS", "CSP", "POLLED", "STATIC", "add_dashboard_routes"]
 
 ASSETS: dict[str, str] = {
     "index.html": "text/html; charset=utf-8",
@@ -34,6 +27,20 @@ ASSETS: dict[str, str] = {
     "favicon.svg": "image/svg+xml",
 }
 """The files under ``static/`` the page serves, with their content types."""
+STATIC = ("/static/dashboard.css", "/static/dashboard.js", "/static/favicon.svg")
+"""What the page loads once, besides itself."""
+POLLED = (
+    "/api/health",
+    "/api/controls",
+    "/api/strategies",
+    "/api/positions",
+    "/api/equity",
+    "/api/orders",
+    "/api/decisions",
+    "/api/events",
+)
+"""Every endpoint the page reads at each refresh (``ENDPOINTS`` in ``frontend/src/dashboard.js``;
+a test holds them equal): what ``bench/bench_dashboard.py`` polls."""
 
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -44,41 +51,15 @@ _PAGE_HEADERS = (
     ("X-Frame-Options", "DENY"),
     ("Referrer-Policy", "no-referrer"),
 )
-MAX_POINTS = 2880
-"""The equity series keeps this many samples (a day at one per 30 s)."""
 
 
 def _asset(name: str) -> bytes:
     return resources.files(__package__).joinpath("static", name).read_bytes()
 
 
-class EquityHistory:
-    """The account's equity and unrealized PnL over time, sampled by ``botkit serve`` whenever
-    it reads the account afresh (the reads are cached for a few seconds, so any number of
-    pages polling cost one exchange read per cache period). Kept in memory, at most
-    :data:`MAX_POINTS` samples: the series starts when ``botkit serve`` does."""
-
-    def __init__(self, max_points: int = MAX_POINTS) -> None:
-        self._points: deque[tuple[int, str | None, str | None]] = deque(maxlen=max_points)
-        self._lock = threading.Lock()
-
-    def record(self, read_ms: int, equity: str | None, upl: str | None) -> None:
-        with self._lock:
-            if self._points and self._points[-1][0] >= read_ms:
-                return
-            self._points.append((read_ms, equity, upl))
-
-    def points(self) -> list[dict[str, Any]]:
-        with self._lock:
-            return [{"ts_ms": t, "equity": e, "upl": u} for t, e, u in self._points]
-
-
-def add_dashboard_routes(
-    router: Router, exchange: ExchangeReads, history: EquityHistory | None = None
-) -> EquityHistory:
-    """Register the page (``GET /``, ``/static/NAME``, ``/favicon.ico``: public) and the equity
-    series (``GET /api/equity``, behind the token) on ``router``; the series is returned."""
-    series = history if history is not None else EquityHistory()
+def add_dashboard_routes(router: Router) -> None:
+    """Register the page on ``router``: ``GET /``, ``/static/NAME`` and ``/favicon.ico``, all
+    public (the figures come from the API's endpoints, behind the token)."""
     files = {name: (_asset(name), kind) for name, kind in ASSETS.items()}
 
     def page(_r: Request) -> Response:
@@ -95,18 +76,6 @@ def add_dashboard_routes(
         body, kind = files["favicon.svg"]
         return Response(200, body, kind, _PAGE_HEADERS)
 
-    def equity(_r: Request) -> Response:
-        account = exchange.account()
-        balance = account["balance"]
-        series.record(
-            int(account["read_ms"]),
-            None if balance.eq is None else str(balance.eq),
-            None if balance.upl is None else str(balance.upl),
-        )
-        return json_response(200, {"points": series.points()})
-
     router.add("GET", "/", page, public=True)
     router.add("GET", "/static/{name}", static, public=True)
     router.add("GET", "/favicon.ico", favicon, public=True)
-    router.add("GET", "/api/equity", equity)
-    return series
