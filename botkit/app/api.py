@@ -274,12 +274,13 @@ class RateLimit:
             return None
 
 
-def csrf_problem(headers: Message, allowed_hosts: frozenset[str]) -> str:
+def csrf_problem(headers: Message, allowed_hosts: frozenset[str] | None) -> str:
     """Why a control request may come from another site's page ("" when it may not):
 
     * it must carry :data:`CSRF_HEADER` (a cross-site page cannot without a CORS preflight,
       which is never granted; a form cannot at all) and a JSON ``Content-Type``;
-    * its ``Host`` must be an address this server answers to (no DNS rebinding);
+    * its ``Host`` must be an address this server answers to (no DNS rebinding; ``None``:
+      bound to every address, any host name);
     * an ``Origin`` header, when sent, must be this server's own origin
       (``http://HOST:PORT``), and ``Sec-Fetch-Site``, when sent, ``same-origin`` or ``none``.
     """
@@ -288,7 +289,7 @@ def csrf_problem(headers: Message, allowed_hosts: frozenset[str]) -> str:
     if headers.get_content_type() != "application/json":
         return "a control request's Content-Type must be application/json (CSRF check)"
     host = headers.get("Host", "").strip().lower()
-    if host not in allowed_hosts:
+    if not host or (allowed_hosts is not None and host not in allowed_hosts):
         return "the Host header is not this server's address (CSRF check)"
     origin = headers.get("Origin")
     if origin is not None and origin.strip().lower() != f"http://{host}":
@@ -299,7 +300,11 @@ def csrf_problem(headers: Message, allowed_hosts: frozenset[str]) -> str:
     return ""
 
 
-def _allowed_hosts(host: str, port: int) -> frozenset[str]:
+def _allowed_hosts(host: str, port: int) -> frozenset[str] | None:
+    """The ``Host`` headers a request to ``host:port`` may carry; ``None`` when bound to every
+    address (then any: a token is required there, and the Origin must still match)."""
+    if host in ("0.0.0.0", "::", ""):  # noqa: S104 - naming the wildcard, not binding it
+        return None
     names = {host, "localhost", "127.0.0.1", "[::1]"}
     if ":" in host and not host.startswith("["):
         names.add(f"[{host}]")
@@ -315,7 +320,7 @@ class Gate:
         router: Router,
         tokens: Mapping[str, str] | None,
         rate_limit: RateLimit,
-        allowed_hosts: frozenset[str] = frozenset(),
+        allowed_hosts: frozenset[str] | None = frozenset(),
     ) -> None:
         self.router = router
         self.expected = [(name, f"Bearer {t}".encode()) for name, t in (tokens or {}).items()]
@@ -370,6 +375,10 @@ class Gate:
                     "unauthorized: send Authorization: Bearer TOKEN",
                     ("WWW-Authenticate", "Bearer"),
                 )
+        if not self.expected and self.allowed_hosts is not None:  # no token: loopback only
+            host = headers.get("Host", "").strip().lower()
+            if host not in self.allowed_hosts:  # a page of another name rebound to 127.0.0.1
+                raise ApiError(403, "the Host header is not this server's address")
         route, params, known = self.router.find(method, path)
         if route is None:
             if known:

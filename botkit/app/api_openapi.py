@@ -238,6 +238,7 @@ _SCHEMAS: dict[str, Any] = {
             "by_rule": _arr(_obj({"strategy": _SN, "rule": _SN, "orders": _I})),
         }
     ),
+    "Equity": _obj({"samples": _arr(_obj({"ts_ms": _I, "eq": _NUM, "upl": _NUM})), "sampled": _S}),
     "Order": _ORDER,
     "OrderWithHistory": _obj({"order": _ref("Order"), "history": _arr(_ref("Event"))}),
     "Decisions": _obj(
@@ -354,6 +355,7 @@ def openapi(version: str) -> dict[str, Any]:
             "/api/positions": _get(
                 "positions and PnL, per symbol and per strategy", "Positions", extra=True
             ),
+            "/api/equity": _get("the account's equity over time, as serve sampled it", "Equity"),
             "/api/orders": _get("open orders, by strategy and rule", "OpenOrders", extra=True),
             "/api/orders/{cl_ord_id}": _get(
                 "one journaled order with its explanation and history",

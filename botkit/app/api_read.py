@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterable
 from decimal import Decimal
 from pathlib import Path
@@ -44,6 +45,8 @@ __all__ = [
 
 API_VERSION = "1"
 MAX_LIMIT = 1000
+EQUITY_SAMPLES = 10_000
+"""How many equity samples serve keeps (in memory: one per fresh account read)."""
 
 
 def _limit(request: Request, default: int) -> int:
@@ -239,6 +242,8 @@ class ExchangeReads:
         self._lock = threading.Lock()
         self._at: float | None = None
         self._value: dict[str, Any] = {}
+        self.equity: deque[tuple[int, Decimal, Decimal]] = deque(maxlen=EQUITY_SAMPLES)
+        """(exchange ms, equity, unrealized PnL) of each fresh read, oldest first."""
 
     def _make(self) -> ExchangeClient:
         from botkit.app.clients import make_client
@@ -268,6 +273,7 @@ class ExchangeReads:
             except ExchangeError as exc:
                 raise ApiError(502, f"reading the exchange failed: {exc}") from None
             self._at, self._value = now, value
+            self.equity.append((value["read_ms"], value["balance"].eq, value["balance"].upl))
             return value
 
 
@@ -436,6 +442,20 @@ def add_read_routes(
             owners = _owners(j, (o.clOrdId for o in account["open_orders"]))
         return json_response(200, open_orders_json(account, owners))
 
+    def get_equity(_r: Request) -> Response:
+        exchange.account()  # a fresh sample when the last read is older than the TTL
+        samples = list(exchange.equity)
+        return json_response(
+            200,
+            {
+                "samples": [
+                    {"ts_ms": ts, "eq": _money(eq), "upl": _money(upl)} for ts, eq, upl in samples
+                ],
+                "sampled": f"by botkit serve at each read of the account, at most every"
+                f" {exchange.ttl_s:g} s, the last {EQUITY_SAMPLES} kept in memory",
+            },
+        )
+
     def get_decisions(request: Request) -> Response:
         from botkit.journal import OrderFilter
 
@@ -485,6 +505,7 @@ def add_read_routes(
     router.add("GET", "/api/controls", get_controls)
     router.add("GET", "/api/strategies", get_strategies)
     router.add("GET", "/api/positions", get_positions)
+    router.add("GET", "/api/equity", get_equity)
     router.add("GET", "/api/orders", get_orders)
     router.add("GET", "/api/orders/{cl_ord_id}", get_order)
     router.add("GET", "/api/decisions", get_decisions)

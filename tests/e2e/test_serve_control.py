@@ -43,7 +43,7 @@ def test_control_actions_are_effective_and_journaled_with_who_asked(tmp_path: Pa
             ("rest", Outcome.REJECTED_LOCAL),
             ("taker", Outcome.REJECTED_LOCAL),
         }
-        assert all("kill_switch" in " ".join(o.reasons) for o in made)
+        assert all("engaged by api:alice" in " ".join(o.reasons) for o in made)
         assert switched is not None
         assert "engaged by api:alice" in switched.text
         assert len(call(served.url("/api/orders")).body["open"]) == 1

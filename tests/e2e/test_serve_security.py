@@ -123,10 +123,12 @@ def test_control_requests_beyond_the_rate_are_429_per_token(folder: Path, tmp_pa
         assert call(served.url("/api/health"), token=BOB).status == 200
 
 
-def test_without_a_token_control_is_off_and_reads_stay_on_loopback(folder: Path) -> None:
+def test_without_a_token_control_is_off_and_reads_answer_this_host_only(folder: Path) -> None:
     env = service_env(folder, taker=True)
     with serving(env, folder, tokens=False) as served:
         assert call(served.url("/api/health"), token=None).status == 200
+        rebound = call(served.url("/api/health"), token=None, headers={"Host": "evil.example"})
+        assert rebound.status == 403  # a page of another name rebound to 127.0.0.1 reads nothing
         answer = call(served.url("/api/control/kill-switch"), method="POST", body={"engage": True})
         assert answer.status == 403
         assert "--token-file" in answer.body["error"]
