@@ -9,7 +9,8 @@ second, as the page does): the service's cycle times (from its journal) in the "
 compared with those of the "off" phases. The target: less than 5 % added.
 
 ``BENCH_DASHBOARD_PHASES`` (default 6) and ``BENCH_DASHBOARD_PHASE_S`` (default 12) shorten or
-lengthen it.
+lengthen it; ``BENCH_DASHBOARD_NICE`` runs serve at another ``--nice`` (default: serve's own,
+10; 0 shows what serve's lowered priority is worth on a busy machine).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import IO
 
 from botkit.app.dashboard import POLLED, STATIC
+from botkit.cli.serve_cmd import SERVE_NICE
 from botkit.sim.config import default_config_text
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -138,7 +140,7 @@ def _wait(what: str, predicate: object, timeout: float = 120) -> None:
     raise RuntimeError(f"bench_dashboard: gave up waiting for {what}")
 
 
-def run(phases: int, phase_s: float) -> float:
+def run(phases: int, phase_s: float, nice: str) -> float:
     with tempfile.TemporaryDirectory(prefix="bench-dashboard-") as tmp:
         folder = Path(tmp)
         (folder / "strategies").mkdir()
@@ -154,7 +156,9 @@ def run(phases: int, phase_s: float) -> float:
         env = _env(folder)
         with (folder / "run.err").open("w") as run_err, (folder / "serve.err").open("w") as err:
             service = _botkit(env, run_err, "run")
-            serve = _botkit(env, err, "serve", "--port", "0", "--token-file", str(tokens))
+            serve = _botkit(
+                env, err, "serve", "--port", "0", "--token-file", str(tokens), "--nice", nice
+            )
             try:
                 assert serve.stdout is not None
                 found = re.search(r"http://127\.0\.0\.1:\d+", serve.stdout.readline())
@@ -229,7 +233,9 @@ def run(phases: int, phase_s: float) -> float:
 def main(argv: object = None) -> None:
     phases = int(os.environ.get("BENCH_DASHBOARD_PHASES", "6"))
     phase_s = float(os.environ.get("BENCH_DASHBOARD_PHASE_S", "12"))
-    run(max(2, phases), phase_s)
+    nice = os.environ.get("BENCH_DASHBOARD_NICE", str(SERVE_NICE))
+    print(f"botkit serve --nice {nice} (the default is {SERVE_NICE})")
+    run(max(2, phases), phase_s, nice)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ endpoints behind the token, a CSRF check and a rate limit."""
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import threading
 from pathlib import Path
@@ -16,6 +17,7 @@ from botkit.errors import UsageError
 __all__ = ["register"]
 
 DEFAULT_PORT = 8750
+SERVE_NICE = 10
 
 
 def _rate(text: str) -> tuple[int, float]:
@@ -41,6 +43,8 @@ def _serve(args: argparse.Namespace) -> int:
 
     count, window = _rate(args.control_rate)
     settings = settings_of(args)
+    if args.nice > 0 and hasattr(os, "nice"):  # the service comes first when CPUs are busy
+        os.nice(args.nice)
     tokens = read_tokens(Path(args.token_file)) if args.token_file else None
     from botkit.app.service import secrets_of
 
@@ -117,5 +121,14 @@ def register(sub: Any) -> None:
         metavar="SECONDS",
         help="read the exchange at most this often; answers in between reuse the last read"
         " (default 2)",
+    )
+    serve.add_argument(
+        "--nice",
+        type=int,
+        choices=range(20),
+        default=SERVE_NICE,
+        metavar="N",
+        help=f"lower this process's CPU priority by N (0-19, default {SERVE_NICE}): on a busy"
+        " machine the trading service, not the API and its dashboard, gets the CPU",
     )
     serve.set_defaults(handler=_serve)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from botkit.app.dashboard import POLLED
+from botkit.cli.serve_cmd import SERVE_NICE
 from tests.simserve import ROOT, clean_env
 
 if TYPE_CHECKING:
@@ -148,6 +149,15 @@ def fetch(url: str, token: str | None = None) -> tuple[int, dict[str, str], byte
             return answer.status, dict(answer.headers), answer.read()
     except urllib.error.HTTPError as exc:
         return exc.code, dict(exc.headers), exc.read()
+
+
+def test_serve_yields_the_cpu_to_the_service(service: Service) -> None:
+    """botkit serve lowers its own priority (--nice, default 10): on a busy machine the page's
+    polling takes CPU from other work before it takes it from trading."""
+    assert os.getpriority(os.PRIO_PROCESS, service.serve.pid) == min(
+        19, os.getpriority(os.PRIO_PROCESS, 0) + SERVE_NICE
+    )
+    assert os.getpriority(os.PRIO_PROCESS, service.run.pid) == os.getpriority(os.PRIO_PROCESS, 0)
 
 
 def test_the_bench_polls_what_the_page_polls() -> None:
