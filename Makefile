@@ -66,7 +66,8 @@ assets:
 
 # Rebuild and fail if the committed assets differ (they must be reproducible byte for byte).
 assets-check: assets
-	git diff --exit-code -- botkit/app/dashboard/static
+	@git diff --quiet -- botkit/app/dashboard/static || { git diff --stat -- botkit/app/dashboard/static; \
+	  echo "the built assets differ from the committed ones: commit them, or find what is not reproducible"; exit 1; }
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .import_linter_cache build dist

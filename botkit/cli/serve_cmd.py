@@ -59,6 +59,7 @@ def _serve(args: argparse.Namespace) -> int:
     )
     port = server.server_address[1]
     print(f"serving the status API on http://{args.host}:{port}/api/health", flush=True)
+    print(f"the dashboard: http://{args.host}:{port}/", flush=True)
     if tokens is None:
         logger.warning("no --token-file: anyone on this machine can read the API; no control")
     else:

@@ -403,14 +403,14 @@ function renderChart(body) {
         scales: {
           x: {
             time: true,
-            // one sample (or none) would span years: show a quarter of an hour around it
-            range: (_u, min, max) => (max - min < 60 ? [min - 450, max + 450] : [min, max]),
+            // a single sample would span years: show a minute around it
+            range: (_u, min, max) => (max - min < 1 ? [min - 30, max + 30] : [min, max]),
           },
         },
         series: [
           {},
           { label: "equity", stroke: "#2456c5", width: 2, scale: "eq" },
-          { label: "unrealized PnL", stroke: "#1b7f3b", width: 2, scale: "pnl" },
+          { label: "unrealized PnL", stroke: "#1b7f3b", width: 1.5, dash: [6, 4], scale: "pnl" },
         ],
         axes: [{}, { scale: "eq", size: 70 }, { scale: "pnl", side: 1, size: 60, grid: { show: false } }],
       },
