@@ -103,7 +103,7 @@ def main(seconds: float) -> None:
                     proc.wait(60)
                 if serve.stdout is not None:
                     serve.stdout.close()
-    print(f"wrote {out / 'dashboard-desktop.png'} and {out / 'dashboard-phone.png'}")
+    print(f"wrote {out / 'dashboard-desktop.png'} and {out / 'dashboard-phone.png'}")  # noqa: T201
 
 
 if __name__ == "__main__":
