@@ -29,7 +29,7 @@ from botkit.cli.serve_cmd import SERVE_NICE
 from tests.simserve import ROOT, clean_env
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Page
+    from playwright.sync_api import Browser, Page
 
 TOKEN = "dash-token-4f1c9e27b8a6d350"  # looked for in every output
 POLL = "?poll=300"
@@ -219,6 +219,28 @@ def test_the_page_loads_offline_without_console_errors(
     assert page_errors == []
     assert asked, "the page asked for nothing"
     assert all(url.startswith(service.base + "/") for url in asked), asked  # no CDN
+
+
+def test_the_page_fits_a_phone(browser: Browser, service: Service) -> None:
+    """At phone width the page is one column: nothing wider than the screen (wide tables scroll
+    inside their card), the kill switch in reach."""
+    from playwright.sync_api import expect
+
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
+    try:
+        page = context.new_page()
+        sign_in(page, service)
+        expect(page.locator("#feed tr[data-order]").first).to_be_visible()
+        expect(page.locator("#kill-button")).to_be_in_viewport()
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        cards = page.locator("section.card")
+        for i in range(cards.count()):
+            box = cards.nth(i).bounding_box()
+            assert box is not None
+            assert box["x"] >= 0
+            assert box["x"] + box["width"] <= 390
+    finally:
+        context.close()
 
 
 def test_a_wrong_token_is_refused_and_the_page_asks_again(page: Page, service: Service) -> None:
