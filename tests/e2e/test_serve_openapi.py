@@ -130,7 +130,8 @@ def test_events_are_polled_by_id_and_filtered_by_kind(served: Served) -> None:
     fires = call(served.url("/api/events?kind=fire&after=0&limit=1")).body
     assert [e["kind"] for e in fires["events"]] == ["fire"]
     more = call(served.url(f"/api/events?kind=fire&after={fires['last_id']}")).body
-    assert [e["kind"] for e in more["events"]] == ["fire"]  # rest's and taker's fires
+    assert more["events"]  # rest's and taker's fires come in one cycle: one more at least
+    assert {e["kind"] for e in more["events"]} == {"fire"}
     assert more["events"][0]["id"] > fires["events"][0]["id"]
     bad = call(served.url("/api/events?limit=0"))
     assert bad.status == 400
