@@ -228,18 +228,18 @@ class Router:
     ) -> None:
         self.routes.append(Route(method, path, handler, public, control, prefix))
 
-    def find(self, method: str, path: str) -> tuple[Route | None, dict[str, str], bool]:
-        """(route, params, path_known): ``path_known`` when some route has this path (so a
-        wrong method is 405, not 404)."""
-        known = False
+    def find(self, method: str, path: str) -> tuple[Route | None, dict[str, str], list[str]]:
+        """(route, params, methods): ``methods`` the routes of this path answer (so a wrong
+        method is 405 with ``Allow``, not 404)."""
+        methods: list[str] = []
         for route in self.routes:
             params = route.match(path)
             if params is None:
                 continue
-            known = True
             if route.method == method:
-                return route, params, True
-        return None, {}, known
+                return route, params, [method]
+            methods.append(route.method)
+        return None, {}, methods
 
     def is_public(self, path: str) -> bool:
         return any(r.public and r.match(path) is not None for r in self.routes)
@@ -379,10 +379,11 @@ class Gate:
             host = headers.get("Host", "").strip().lower()
             if host not in self.allowed_hosts:  # a page of another name rebound to 127.0.0.1
                 raise ApiError(403, "the Host header is not this server's address")
-        route, params, known = self.router.find(method, path)
+        route, params, methods = self.router.find(method, path)
         if route is None:
-            if known:
-                raise ApiError(405, f"{method} is not allowed on {path}")
+            if methods:
+                allow = ", ".join(sorted({*methods, *(["HEAD"] if "GET" in methods else [])}))
+                raise ApiError(405, f"{method} is not allowed on {path}", ("Allow", allow))
             raise ApiError(404, f"no such endpoint; see /api/openapi.json ({path})")
         try:
             length = int(headers.get("Content-Length") or 0)
@@ -393,7 +394,8 @@ class Gate:
         body = read(length) if length else b""
         if route.control:
             self._check_control(method, path, headers, caller)
-        request = Request(method, path, dict(parse_qsl(split.query)), headers, body, caller, params)
+        query = dict(parse_qsl(split.query, keep_blank_values=True))
+        request = Request(method, path, query, headers, body, caller, params)
         try:
             return route.handler(request)
         except ApiError:
@@ -435,17 +437,25 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         self._dispatch("POST")
 
-    def do_PUT(self) -> None:
-        self._dispatch("PUT")
+    def __getattr__(self, name: str) -> Callable[[], None]:
+        """Any other method (PUT, OPTIONS, TRACE, ...) goes through the gate too: 401 without
+        the token, else 405 on a known path (no CORS preflight is ever granted)."""
+        if name.startswith("do_") and name[3:].isalpha():
+            method = name[3:]
+            return lambda: self._dispatch(method)
+        raise AttributeError(name)
 
-    def do_DELETE(self) -> None:
-        self._dispatch("DELETE")
-
-    def do_PATCH(self) -> None:
-        self._dispatch("PATCH")
-
-    def do_OPTIONS(self) -> None:  # no CORS: a preflight is never granted
-        self._dispatch("OPTIONS")
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """The server's own refusals (a malformed request line, an unknown method, headers too
+        long) in JSON, like every other answer."""
+        data = json.dumps({"error": f"{code} {message or self.responses.get(code, ('',))[0]}"})
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        if self.command != "HEAD" and code >= 200 and code not in (204, 304):
+            self.wfile.write(data.encode())
 
     def log_message(self, format: str, *args: Any) -> None:
         logger.debug("api: {} {}", self.command, self.path.split("?", 1)[0])

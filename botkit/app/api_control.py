@@ -16,8 +16,15 @@ from botkit.settings import Settings
 __all__ = ["add_control_routes"]
 
 
+def _only(body: dict[str, Any], allowed: tuple[str, ...]) -> dict[str, Any]:
+    unknown = sorted(set(body) - set(allowed))
+    if unknown:
+        raise ApiError(400, f"unknown field(s) {', '.join(map(repr, unknown))[:200]}")
+    return body
+
+
 def _engage(request: Request) -> bool:
-    body = request.json()
+    body = _only(request.json(), ("engage",))
     engage = body.get("engage")
     if not isinstance(engage, bool):
         raise ApiError(400, 'send {"engage": true} to engage, {"engage": false} to release')
@@ -25,7 +32,7 @@ def _engage(request: Request) -> bool:
 
 
 def _selection(request: Request) -> dict[str, Any]:
-    body = request.json()
+    body = _only(request.json(), ("strategy", "symbol", "all"))
     given = {k: body.get(k) for k in ("strategy", "symbol", "all") if body.get(k) is not None}
     if len(given) != 1:
         raise ApiError(

@@ -254,7 +254,11 @@ _SCHEMAS: dict[str, Any] = {
     "Selection": {
         "type": "object",
         "description": "exactly one of strategy, symbol, all",
-        "properties": {"strategy": _S, "symbol": _S, "all": {"const": True}},
+        "properties": {
+            "strategy": {"type": "string", "minLength": 1, "maxLength": 100},
+            "symbol": {"type": "string", "minLength": 1, "maxLength": 100},
+            "all": {"const": True},
+        },
         "minProperties": 1,
         "maxProperties": 1,
         "additionalProperties": False,
@@ -294,6 +298,10 @@ def _get(summary: str, schema: str, *params: dict[str, Any], extra: bool = False
     }
     if params:
         op["parameters"] = list(params)
+        if any(p["in"] == "query" for p in params):
+            op["responses"]["400"] = _answer("Error", "a malformed parameter")
+        if any(p["in"] == "path" for p in params):
+            op["responses"]["404"] = _answer("Error", "no such one")
     if extra:
         op["responses"]["503"] = _answer("Error", "no journal yet")
     return {"get": op}
@@ -331,7 +339,7 @@ def _post(
 
 def openapi(version: str) -> dict[str, Any]:
     """The description, for botkit ``version``."""
-    limit = _q("limit", "how many (1-1000)")
+    limit = _q("limit", "how many (1-1000)", {"type": "integer", "minimum": 1, "maximum": 1000})
     return {
         "openapi": "3.1.0",
         "info": {

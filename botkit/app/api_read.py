@@ -36,6 +36,7 @@ __all__ = [
     "control_state",
     "evaluation_json",
     "event_json",
+    "events_json",
     "open_orders_json",
     "order_json",
     "positions_json",
@@ -374,6 +375,26 @@ def open_orders_json(account: dict[str, Any], owners: dict[str, tuple[str, str]]
     return {"read_ms": account["read_ms"], "open": rows, "by_rule": list(by_rule.values())}
 
 
+def events_json(journal: Journal, *, limit: int, after: int, kind: str | None) -> dict[str, Any]:
+    """``/api/events``: the newest ``limit`` events (``after`` < 0), or the first ``limit``
+    after ``after``; ``kind`` filters among the (at most 1,000) events read. ``last_id``: where
+    the next poll goes on from."""
+    window = MAX_LIMIT if kind else limit
+    newest = after < 0
+    if newest:
+        after = max(0, journal.last_event_id() - window)
+    events = journal.events_after(after, limit=window)
+    matching = [e for e in events if not kind or e.kind == kind]
+    chosen = matching[-limit:] if newest else matching[:limit]
+    if not events:
+        last = after
+    elif len(matching) > len(chosen) and not newest:  # more to come: go on from here
+        last = chosen[-1].id
+    else:
+        last = events[-1].id
+    return {"events": [event_json(e) for e in chosen], "last_id": last}
+
+
 # --- the endpoints ---------------------------------------------------------------------------
 
 
@@ -492,14 +513,9 @@ def add_read_routes(
     def get_events(request: Request) -> Response:
         limit = _limit(request, 100)
         after = _int_arg(request, "after", -1)
-        kind = request.query.get("kind") or None
         with journal() as j:
-            if after < 0:  # the newest ones
-                after = max(0, j.last_event_id() - limit * (20 if kind else 1))
-            events = j.events_after(after, limit=MAX_LIMIT if kind else limit)
-        chosen = [e for e in events if kind is None or e.kind == kind][:limit]
-        last = chosen[-1].id if chosen else after
-        return json_response(200, {"events": [event_json(e) for e in chosen], "last_id": last})
+            body = events_json(j, limit=limit, after=after, kind=request.query.get("kind"))
+        return json_response(200, body)
 
     router.add("GET", "/api/health", get_health)
     router.add("GET", "/api/status", get_status)

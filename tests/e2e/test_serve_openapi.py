@@ -116,3 +116,22 @@ def test_plan_json_answers_in_the_api_s_shapes(served: Served, folder: Path) -> 
         assert order["dry"] is True
     taker = next(o for o in plan["orders"] if o["strategy"] == "taker")
     assert (taker["rule"], taker["side"], taker["type"]) == ("buy", "BUY", "MARKET")
+
+
+def test_events_are_polled_by_id_and_filtered_by_kind(served: Served) -> None:
+    newest = call(served.url("/api/events?limit=2")).body
+    ids = [e["id"] for e in newest["events"]]
+    assert len(ids) == 2
+    assert ids[0] < ids[1] == newest["last_id"]
+    assert call(served.url(f"/api/events?after={newest['last_id']}")).body["events"] == []
+    first = call(served.url("/api/events?after=0&limit=3")).body
+    assert [e["id"] for e in first["events"]] == [1, 2, 3]
+    assert first["last_id"] == 3
+    fires = call(served.url("/api/events?kind=fire&after=0&limit=1")).body
+    assert [e["kind"] for e in fires["events"]] == ["fire"]
+    more = call(served.url(f"/api/events?kind=fire&after={fires['last_id']}")).body
+    assert more["events"]  # rest's and taker's fires come in one cycle: one more at least
+    assert {e["kind"] for e in more["events"]} == {"fire"}
+    assert more["events"][0]["id"] > fires["events"][0]["id"]
+    bad = call(served.url("/api/events?limit=0"))
+    assert bad.status == 400

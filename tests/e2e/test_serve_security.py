@@ -192,3 +192,12 @@ def test_a_token_file_is_checked_line_by_line_without_quoting_it(tmp_path: Path)
         assert where in lines[0] or name in lines[0]
         assert TOKEN not in done.stderr
         assert BOB not in done.stderr
+
+
+def test_another_method_is_405_in_json_with_allow(served: Served) -> None:
+    for method in ("PUT", "DELETE", "TRACE", "BREW"):
+        answer = call(served.url("/api/health"), method=method)
+        assert answer.status == 405
+        assert answer.headers["Allow"] == "GET, HEAD"
+        assert method in answer.body["error"]
+    assert call(served.url("/api/control/halt")).headers["Allow"] == "POST"
