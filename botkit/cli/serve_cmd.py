@@ -82,12 +82,13 @@ def _serve(args: argparse.Namespace) -> int:
 def register(sub: Any) -> None:
     serve = sub.add_parser(
         "serve",
-        help="serve the status API (JSON under /api/) on 127.0.0.1",
+        help="serve the status API (JSON under /api/) and the dashboard (/) on 127.0.0.1",
         description="A separate process reading the journal and the exchange: JSON under /api/"
         " (health, status, strategies, positions, orders, decisions, events, controls;"
         " /api/openapi.json describes them). With --token-file every request needs"
         " 'Authorization: Bearer TOKEN' and the control endpoints (kill switch, halt, cancel,"
-        " flatten) are on; an address beyond loopback needs one.",
+        " flatten) are on; an address beyond loopback needs one. The dashboard page is at /"
+        " (it asks for a token).",
     )
     add_settings_options(serve)
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
