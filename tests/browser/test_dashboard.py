@@ -8,15 +8,12 @@ conditions (Playwright's ``expect``) and on the journal through the API, never f
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,24 +23,19 @@ import pytest
 
 from botkit.app.dashboard import POLLED
 from botkit.cli.serve_cmd import SERVE_NICE
-from tests.simserve import ROOT, clean_env
+from tests.e2e.serving import EVERY_TEXT, ROOT, TOKEN, Answer, Served, call, service_env, serving
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
 
-TOKEN = "dash-token-4f1c9e27b8a6d350"  # looked for in every output
 POLL = "?poll=300"
 WAIT_S = 30.0
 """A hang guard, not a timing assertion."""
-STRATEGY = """\
-strategy: rest
+REFUSED = """\
+strategy: low
 symbol: BTC_USDT_PERP
 every: 1s
 rules:
-  - name: rest-one
-    when: price.mark > 0
-    place:
-      order: {side: BUY, type: LIMIT, px: price.mark * 0.97, sz: 1}
   - name: too-low
     when: price.mark > 0
     place:
@@ -53,20 +45,22 @@ rules:
 
 @dataclass
 class Service:
-    base: str
+    served: Served
     folder: Path
     run: subprocess.Popen[str]
-    serve: subprocess.Popen[str]
+
+    @property
+    def base(self) -> str:
+        return self.served.base
 
     @property
     def kill_file(self) -> Path:
-        return self.folder / "KILL"
+        return self.folder / "STOP"
 
     def get(self, path: str) -> Any:
-        request = urllib.request.Request(self.base + path)  # noqa: S310 - loopback URL
-        request.add_header("Authorization", f"Bearer {TOKEN}")
-        with urllib.request.urlopen(request, timeout=WAIT_S) as answer:  # noqa: S310
-            return json.loads(answer.read())
+        answer = call(self.base + path)
+        assert answer.status == 200, answer.raw
+        return answer.body
 
     def orders(self) -> list[dict[str, Any]]:
         return list(self.get("/api/decisions?limit=200")["orders"])
@@ -85,76 +79,44 @@ def wait_for(what: str, predicate: Callable[[], Any]) -> Any:
 
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+    """``botkit run`` paper trading (the serve tests' resting BUY every second, and a BUY the
+    price band refuses) and ``botkit serve`` reading it, with alice's token."""
     folder = tmp_path_factory.mktemp("dashboard")
-    (folder / "strategies").mkdir()
-    (folder / "strategies" / "rest.yaml").write_text(STRATEGY)
-    (folder / "botkit.toml").write_text("")
-    token_file = folder / "tokens"
-    token_file.write_text(f"tester:{TOKEN}\n")
-    os.chmod(token_file, 0o600)
-    env = {
-        **clean_env(),
-        "BOTKIT_CONFIG": str(folder / "botkit.toml"),
-        "BOTKIT_STRATEGIES_DIR": str(folder / "strategies"),
-        "BOTKIT_JOURNAL": str(folder / "journal.sqlite"),
-        "BOTKIT_KILL_SWITCH_FILE": str(folder / "KILL"),
-        "BOTKIT_LOG_FORMAT": "json",
-    }
-    run_err = (folder / "run.err").open("w")
-    serve_err = (folder / "serve.err").open("w")
-    run = subprocess.Popen(
-        [sys.executable, "-m", "botkit", "run"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=run_err,
-        text=True,
-    )
-    serve = subprocess.Popen(
-        [sys.executable, "-m", "botkit", "serve", "--port", "0", "--token-file", str(token_file)],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=serve_err,
-        text=True,
-    )
-    try:
-        assert serve.stdout is not None
-        line = serve.stdout.readline()  # blocks until it serves (or exits)
-        found = re.search(r"http://127\.0\.0\.1:\d+", line)
-        assert found, line
-        svc = Service(found.group(0), folder, run, serve)
-        wait_for("the first order", lambda: (folder / "journal.sqlite").exists() and svc.orders())
-        yield svc
-    finally:
-        for proc in (run, serve):
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-        for proc in (run, serve):
-            proc.wait(WAIT_S)
-        if serve.stdout is not None:
-            serve.stdout.close()
-        run_err.close()
-        serve_err.close()
+    env = service_env(folder)
+    (folder / "strategies" / "low.yaml").write_text(REFUSED)
+    with (
+        (folder / "run.err").open("w") as run_err,
+        subprocess.Popen(
+            [sys.executable, "-m", "botkit", "run"],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=run_err,
+            text=True,
+        ) as run,
+    ):
+        try:
+            with serving(env, folder) as served:
+                svc = Service(served, folder, run)
+                wait_for("the first orders", lambda: len(_orders_or_none(svc)) >= 2)
+                yield svc
+        finally:
+            run.send_signal(signal.SIGTERM)
+            run.wait(WAIT_S)
     for name in ("run.err", "serve.err"):
-        assert TOKEN not in (folder / name).read_text()
+        text = (folder / name).read_text()
+        assert not [secret for secret in EVERY_TEXT if secret in text]
 
 
-def fetch(url: str, token: str | None = None) -> tuple[int, dict[str, str], bytes]:
-    request = urllib.request.Request(url)  # noqa: S310 - loopback URL
-    if token is not None:
-        request.add_header("Authorization", f"Bearer {token}")
-    try:
-        with urllib.request.urlopen(request, timeout=WAIT_S) as answer:  # noqa: S310
-            return answer.status, dict(answer.headers), answer.read()
-    except urllib.error.HTTPError as exc:
-        return exc.code, dict(exc.headers), exc.read()
+def _orders_or_none(service: Service) -> list[dict[str, Any]]:
+    answer = call(service.base + "/api/decisions?limit=5")
+    return list(answer.body["orders"]) if answer.status == 200 else []
 
 
 def test_serve_yields_the_cpu_to_the_service(service: Service) -> None:
     """botkit serve lowers its own priority (--nice, default 10): on a busy machine the page's
     polling takes CPU from other work before it takes it from trading."""
-    assert os.getpriority(os.PRIO_PROCESS, service.serve.pid) == min(
+    assert os.getpriority(os.PRIO_PROCESS, service.served.proc.pid) == min(
         19, os.getpriority(os.PRIO_PROCESS, 0) + SERVE_NICE
     )
     assert os.getpriority(os.PRIO_PROCESS, service.run.pid) == os.getpriority(os.PRIO_PROCESS, 0)
@@ -169,25 +131,30 @@ def test_the_bench_polls_what_the_page_polls() -> None:
 
 def test_the_page_and_its_assets_are_public_and_hold_no_data(service: Service) -> None:
     """The page needs no token (it asks for one); every figure comes from /api/, behind it."""
-    code, headers, body = fetch(service.base + "/")
-    assert code == 200
-    assert headers["Content-Type"] == "text/html; charset=utf-8"
-    assert "script-src 'self'" in headers["Content-Security-Policy"]
-    assert "frame-ancestors 'none'" in headers["Content-Security-Policy"]
-    assert b'<script src="/static/dashboard.js"' in body
-    assert b"BTC_USDT_PERP" not in body
+    page = call(service.base + "/", token=None)
+    assert page.status == 200
+    assert page.headers["Content-Type"] == "text/html; charset=utf-8"
+    assert "script-src 'self'" in page.headers["Content-Security-Policy"]
+    assert "frame-ancestors 'none'" in page.headers["Content-Security-Policy"]
+    assert b'<script src="/static/dashboard.js"' in page.raw
+    assert b"BTC_USDT_PERP" not in page.raw
     for name, kind in (("dashboard.js", "text/javascript"), ("dashboard.css", "text/css")):
-        code, headers, body = fetch(f"{service.base}/static/{name}")
-        assert code == 200
-        assert headers["Content-Type"].startswith(kind)
-        assert b"uPlot" in body  # the chart library is bundled: nothing from a CDN
-        assert b"https://cdn" not in body
-    assert fetch(service.base + "/static/nothing.js")[0] == 404
-    assert fetch(service.base + "/static/..%2fapi.py")[0] == 404
-    assert fetch(service.base + "/api/equity")[0] == 401
-    code, _headers, body = fetch(service.base + "/api/equity", TOKEN)
-    assert code == 200
-    assert json.loads(body)["samples"][0]["eq"]
+        asset = call(f"{service.base}/static/{name}", token=None)
+        assert asset.status == 200
+        assert asset.headers["Content-Type"].startswith(kind)
+        assert b"uPlot" in asset.raw  # the chart library is bundled: nothing from a CDN
+        assert b"https://cdn" not in asset.raw
+    answers: list[Answer] = [page, asset]
+    for path in ("/static/nothing.js", "/static/..%2fapi.py", "/static/index.html"):
+        answers.append(call(service.base + path, token=None))
+        assert answers[-1].status == 404, path
+    answers.append(call(service.base + "/api/equity", token=None))
+    assert answers[-1].status == 401
+    answers.append(call(service.base + "/api/equity"))
+    assert answers[-1].status == 200
+    assert answers[-1].body["samples"][0]["eq"]
+    for answer in answers:
+        assert not [secret for secret in EVERY_TEXT if secret.encode() in answer.raw]
 
 
 def sign_in(page: Page, service: Service) -> None:
@@ -293,7 +260,7 @@ def test_the_kill_switch_asks_first_then_engages_and_nothing_new_is_placed(
     expect(dialog).to_be_hidden()
     expect(page.locator("#kill-state")).to_have_text("kill switch ENGAGED")
     expect(button).to_be_disabled()
-    assert "api:tester" in service.kill_file.read_text()  # who asked: the token's name
+    assert "api:alice" in service.kill_file.read_text()  # who asked: the token's name
 
     def noticed() -> int | None:
         events = service.get("/api/events?kind=controls&limit=5")["events"]
