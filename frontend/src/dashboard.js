@@ -360,7 +360,8 @@ function renderProblems(ordersBody, eventsBody, health) {
   const shown = new Set(list(ordersBody, "orders").map((o) => o.cl_ord_id));
   for (const e of list(eventsBody, "events")) {
     if (e.cl_ord_id && shown.has(e.cl_ord_id)) continue; // its order's line says it
-    if (/error|fail|refus|reject|guard|kill|halt/i.test(`${e.kind} ${e.text}`)) {
+    // refusals, guard trips, failed reads and reloads, stop controls switched
+    if (/error|fail|refus|reject|guard|^controls$/i.test(e.kind)) {
       items.push({ ts: e.ts_ms, text: `${e.kind}: ${e.text}` });
     }
   }
