@@ -55,7 +55,6 @@ __all__ = [
     "is_loopback",
     "json_response",
     "make_server",
-    "read_token",
     "read_tokens",
 ]
 
@@ -121,11 +120,6 @@ def read_tokens(path: Path) -> dict[str, str]:
             hint="e.g. python -c 'import secrets; print(secrets.token_urlsafe(32))' > FILE",
         )
     return tokens
-
-
-def read_token(path: Path) -> str:
-    """The first token of ``path`` (:func:`read_tokens`)."""
-    return next(iter(read_tokens(path).values()))
 
 
 @dataclass(frozen=True, slots=True)

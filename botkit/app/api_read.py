@@ -225,8 +225,9 @@ def control_state(settings: Settings) -> dict[str, Any]:
 
 class ExchangeReads:
     """The account as the exchange says now, read at most every ``ttl_s`` seconds (a page
-    polling every second must not turn into a request per poll): a fresh read-only client per
-    read (in sim mode a fresh copy of the paper account, which the service holds)."""
+    polling every second must not turn into a request per poll). In sim mode a fresh
+    read-only client per read (a fresh copy of the paper account, which the service holds);
+    live, one client kept, its clock re-synced as it falls due (signed reads need it)."""
 
     def __init__(
         self,
@@ -240,6 +241,8 @@ class ExchangeReads:
         self.ttl_s = ttl_s
         self._clock = clock
         self._client = client or self._make
+        self._fresh = settings.exchange == "sim"
+        self._kept: ExchangeClient | None = None
         self._lock = threading.Lock()
         self._at: float | None = None
         self._value: dict[str, Any] = {}
@@ -255,27 +258,38 @@ class ExchangeReads:
         """``positions``, ``open_orders``, ``fills`` (the newest page), ``balance`` and
         ``instruments``' contract values, as models; an exchange error is a 502."""
         from botkit.errors import ExchangeError
-        from botkit.exchange.queries import FillQuery
 
         with self._lock:
             now = self._clock()
             if self._at is not None and now - self._at < self.ttl_s:
                 return self._value
             try:
-                with self._client() as client:
-                    value: dict[str, Any] = {
-                        "positions": client.open_positions(),
-                        "open_orders": client.open_orders(),
-                        "fills": client.fills(FillQuery(limit=100)),
-                        "balance": client.balance(),
-                        "ct_vals": {i.symbol: i.ctVal for i in client.instruments()},
-                        "read_ms": client.clock.now_ms(),
-                    }
+                if self._fresh:
+                    with self._client() as client:
+                        value = _read_account(client)
+                else:
+                    if self._kept is None:
+                        self._kept = self._client()
+                    self._kept.clock.maybe_resync()
+                    value = _read_account(self._kept)
             except ExchangeError as exc:
                 raise ApiError(502, f"reading the exchange failed: {exc}") from None
             self._at, self._value = now, value
             self.equity.append((value["read_ms"], value["balance"].eq, value["balance"].upl))
             return value
+
+
+def _read_account(client: ExchangeClient) -> dict[str, Any]:
+    from botkit.exchange.queries import FillQuery
+
+    return {
+        "positions": client.open_positions(),
+        "open_orders": client.open_orders(),
+        "fills": client.fills(FillQuery(limit=100)),
+        "balance": client.balance(),
+        "ct_vals": {i.symbol: i.ctVal for i in client.instruments()},
+        "read_ms": client.clock.now_ms(),
+    }
 
 
 def _owners(journal: Journal, ids: Iterable[str]) -> dict[str, tuple[str, str]]:

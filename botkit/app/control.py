@@ -53,6 +53,11 @@ __all__ = [
 Control = Literal["kill_switch", "halt"]
 Action = Literal["cancel", "flatten"]
 _ID = re.compile(r"^[0-9]{13}-[0-9a-f]{8}$")
+REQUEST_TTL_MS = 10 * 60_000
+"""A filed request the service has not run within this long is refused as expired, never run:
+a flatten filed while the service was down must not fire hours later at its restart."""
+ANSWER_KEEP_MS = 7 * 86_400_000
+"""How long answered requests stay in the folder (for ``GET /api/control/requests/ID``)."""
 _WHO = re.compile(r"[^A-Za-z0-9_.@:-]")
 
 
@@ -290,13 +295,30 @@ def request_state(settings: Settings, request_id: str) -> dict[str, Any] | None:
     return None
 
 
+class _Expired(Exception):
+    """A filed request older than :data:`REQUEST_TTL_MS`."""
+
+
+def _forget_old_answers(folder: Path) -> None:
+    cutoff = wall_ms() - ANSWER_KEEP_MS
+    for done in folder.glob("*.done.json"):
+        try:
+            if done.stat().st_mtime * 1000 < cutoff:
+                done.unlink()
+        except OSError:
+            continue
+
+
 def run_requests(parts: Assembly, settings: Settings) -> int:
     """Run the requests ``botkit serve`` filed (oldest first), each journaled with who asked;
-    returns how many ran. Never raises: a request that fails is answered ``failed`` and the
+    one older than :data:`REQUEST_TTL_MS` is refused as expired. Returns how many were
+    answered. Never raises: a request that fails is answered ``failed`` and the
     service goes on."""
     folder = requests_dir(settings)
     try:
         filed = sorted(p for p in folder.glob("*.json") if not p.name.endswith(".done.json"))
+        if filed:
+            _forget_old_answers(folder)
     except OSError:
         return 0
     for path in filed:
@@ -307,6 +329,12 @@ def run_requests(parts: Assembly, settings: Settings) -> int:
             action = body.get("action")
             if action not in ("cancel", "flatten"):
                 raise ValueError(action)
+            age_ms = wall_ms() - int(body.get("filed_ms", 0))
+            if age_ms > REQUEST_TTL_MS:
+                raise _Expired(
+                    f"expired: filed {age_ms // 1000} s ago, not run — the service runs a request"
+                    f" within {REQUEST_TTL_MS // 60_000} minutes or never; file it again"
+                )
             outcome = act(
                 parts,
                 action,
@@ -314,7 +342,7 @@ def run_requests(parts: Assembly, settings: Settings) -> int:
                 symbol=body.get("symbol"),
                 by=str(body.get("by", "?")),
             )
-        except UsageError as exc:
+        except (UsageError, _Expired) as exc:
             outcome = Outcome("refused", False, (str(exc),))
         except Exception as exc:  # a request must never stop the service
             logger.exception("control: request {} failed", path.name)

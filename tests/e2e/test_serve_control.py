@@ -7,6 +7,7 @@ the name of the token that asked."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from botkit.journal import Journal, OrderFilter, Outcome
@@ -122,3 +123,22 @@ def test_botkit_control_engages_and_releases_the_same_file(tmp_path: Path) -> No
     assert "ops-carol" in shown.stdout
     assert botkit(env, "control", "kill-switch", "release").returncode == 0
     assert not (tmp_path / "STOP").exists()
+
+
+def test_a_request_the_service_did_not_run_within_ten_minutes_expires(tmp_path: Path) -> None:
+    """A flatten filed while the service was down must not fire at its restart hours later."""
+    env = service_env(tmp_path)
+    assert botkit(env, "run", "--once").returncode == 0
+    with serving(env, tmp_path, "--exchange-every", "0") as served:
+        filed = call(served.url("/api/control/cancel"), method="POST", body={"all": True})
+        assert filed.status == 202
+        # the service was down for an hour: the request's filing time is an hour back
+        path = tmp_path / "journal.sqlite.requests" / f"{filed.body['request']}.json"
+        body = json.loads(path.read_text())
+        path.write_text(json.dumps({**body, "filed_ms": body["filed_ms"] - 3_600_000}))
+        assert botkit(env, "run", "--once").returncode == 0
+        done = call(served.url(filed.body["href"])).body
+        assert done["status"] == "refused"
+        assert done["lines"][0].startswith("expired: filed 36")  # 3600 s and the run's own
+        assert "not run" in done["lines"][0]
+        assert len(call(served.url("/api/orders")).body["open"]) == 2  # both runs': none cancelled
