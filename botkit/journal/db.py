@@ -386,13 +386,12 @@ class Journal:
         """A request carrying these orders is about to leave (or has left)."""
         now = self._clock()
         with self._tx() as conn:
-            for cid in cl_ord_ids:
-                conn.execute(
-                    "UPDATE orders SET state = CASE WHEN outcome IS NULL THEN 'sent' ELSE state"
-                    " END, attempts = attempts + 1, sent_ms = ?"
-                    " WHERE cl_ord_id = ? AND dry = 0",
-                    (now, cid),
-                )
+            conn.executemany(
+                "UPDATE orders SET state = CASE WHEN outcome IS NULL THEN 'sent' ELSE state"
+                " END, attempts = attempts + 1, sent_ms = ?"
+                " WHERE cl_ord_id = ? AND dry = 0",
+                [(now, cid) for cid in cl_ord_ids],
+            )
             writes.event(
                 conn,
                 "sent",
@@ -406,12 +405,11 @@ class Journal:
         """The fate of these orders is unknown (the request left, no answer came)."""
         now = self._clock()
         with self._tx() as conn:
-            for cid in cl_ord_ids:
-                conn.execute(
-                    "UPDATE orders SET state = 'unknown', error = ? WHERE cl_ord_id = ? AND dry = 0"
-                    " AND outcome IS NULL",
-                    (error, cid),
-                )
+            conn.executemany(
+                "UPDATE orders SET state = 'unknown', error = ? WHERE cl_ord_id = ? AND dry = 0"
+                " AND outcome IS NULL",
+                [(error, cid) for cid in cl_ord_ids],
+            )
             writes.event(
                 conn,
                 "unknown",
