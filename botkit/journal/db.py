@@ -36,6 +36,8 @@ from botkit.journal.conn import RedactingConnection, is_corrupt, journal_failure
 from botkit.journal.lock import JournalLock, create_private, identity
 from botkit.journal.pending import Pending
 from botkit.journal.records import (
+    ActivityNote,
+    ActivitySink,
     CycleSummary,
     Evaluated,
     EventRecord,
@@ -43,6 +45,7 @@ from botkit.journal.records import (
     OrderFilter,
     OrderOutcome,
     OrderRecord,
+    Outcome,
     PruneReport,
     StrategyRecord,
     TripRecord,
@@ -141,6 +144,7 @@ class Journal:
             ).fetchone()
             self._unsettled = int(count)
             self._activity_rev = 0
+            self._sinks: list[ActivitySink] = []
             self._last_cycle_id = self._max_cycle_id()
             if self.path != ":memory:":
                 self._identity = identity(self.path)
@@ -344,6 +348,7 @@ class Journal:
             with self._lock:
                 if fires:
                     self._activity_rev += 1
+                    self._note_fires(strategy, rules, now, dry)
                 if self._pending.add_evaluations(rows, fires):
                     self.flush()
             return
@@ -362,6 +367,30 @@ class Journal:
         if fires:
             with self._lock:
                 self._activity_rev += 1
+                self._note_fires(strategy, rules, now, dry)
+
+    # --- activity watchers -------------------------------------------------------------------
+
+    def watch_activity(self, sink: ActivitySink) -> None:
+        """Call ``sink`` with an :class:`~botkit.journal.records.ActivityNote` for every later
+        write :meth:`activity` may see — each fire, each order added, each order settled with an
+        outcome activity does not count, each repair — once it is committed (in group commit:
+        once it is pending, which the next read writes first), under the journal's lock. The
+        rules' activity cache keeps itself current from these instead of reading the journal
+        again."""
+        with self._lock:
+            self._sinks.append(sink)
+
+    def _notify(self, notes: Sequence[ActivityNote]) -> None:
+        if notes:
+            for sink in self._sinks:
+                sink(notes)
+
+    def _note_fires(self, strategy: str, rules: Sequence[Evaluated], now: int, dry: bool) -> None:
+        if self._sinks:
+            self._notify(
+                [ActivityNote(strategy, ev.rule, now, "", dry, True) for ev in rules if ev.fired]
+            )
 
     # --- orders ------------------------------------------------------------------------------
 
@@ -381,6 +410,20 @@ class Journal:
             self._activity_rev += 1
             if not dry:
                 self._unsettled += sum(1 for o in orders if o.outcome is None)
+            if self._sinks:
+                self._notify(
+                    [
+                        ActivityNote(
+                            o.intent.strategy,
+                            o.intent.rule,
+                            now,
+                            o.intent.cl_ord_id,
+                            dry,
+                            o.outcome is None or o.outcome in _COUNTED,
+                        )
+                        for o in orders
+                    ]
+                )
 
     def mark_sent(self, cl_ord_ids: Sequence[str], *, note: str = "") -> None:
         """A request carrying these orders is about to leave (or has left)."""
@@ -460,6 +503,14 @@ class Journal:
             writes.settle_orders(conn, outcomes, now=now, path=self.path)
         with self._lock:
             self._unsettled = max(0, self._unsettled - len(outcomes))
+            if self._sinks:
+                self._notify(
+                    [
+                        ActivityNote("", "", now, o.cl_ord_id, False, False)
+                        for o in outcomes
+                        if o.outcome not in _COUNTED
+                    ]
+                )
 
     def repair(self, cl_ord_id: str, ord_id: str, why: str) -> bool:
         """An order the journal settled ``failed`` or ``rejected`` was seen at the exchange:
@@ -469,13 +520,13 @@ class Journal:
         now = self._clock()
         with self._tx() as conn:
             row = conn.execute(
-                "SELECT outcome, error, msg FROM orders WHERE cl_ord_id = ? AND dry = 0"
-                " AND outcome IN ('failed', 'rejected')",
+                "SELECT outcome, error, msg, strategy, rule, ts_ms FROM orders"
+                " WHERE cl_ord_id = ? AND dry = 0 AND outcome IN ('failed', 'rejected')",
                 (cl_ord_id,),
             ).fetchone()
             if row is None:
                 return False
-            was, error, msg = row
+            was, error, msg, strategy, rule, ts_ms = row
             text = f"was {was}" + (f" ({error or msg})" if error or msg else "")
             conn.execute(
                 "UPDATE orders SET outcome = 'accepted', ord_id = ?, resolved = 1, error = ?,"
@@ -491,6 +542,7 @@ class Journal:
             )
         with self._lock:
             self._activity_rev += 1
+            self._notify([ActivityNote(strategy, rule, ts_ms, cl_ord_id, False, True)])
         return True
 
     def record_trips(
@@ -623,5 +675,9 @@ class Journal:
                 raise journal_failure(self.path, exc, "vacuum", "") from exc
         return PruneReport(*counts)
 
+
+_COUNTED = frozenset({Outcome.ACCEPTED, Outcome.DRY_RUN})
+"""The final outcomes an order keeps counting with in the rules' activity (see
+:func:`~botkit.journal.queries.activity`)."""
 
 _EVENT_ONE = writes.EVENT_INSERT + " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"

@@ -6,7 +6,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from botkit.exchange.models import OrderSide, OrderType
-from botkit.intents import OrderIntent
+from botkit.intents import Activity, OrderIntent, RuleActivity
 from botkit.journal import Evaluated, Journal, NewOrder, OrderOutcome, Outcome
 from botkit.runner.activity import ActivityCache
 
@@ -79,4 +79,96 @@ def test_a_fire_written_after_a_cached_read_is_seen(tmp_path: Path) -> None:
     cycle = journal.begin_cycle()  # a fire without an order, the same millisecond
     journal.record_evaluations(cycle, strategy="s", version="v", rules=[Evaluated("r", True)])
     assert cache.get("s", HOUR)["r"].fire_times_ms == (now[0],)
+    journal.close()
+
+
+class CountingJournal(Journal):
+    """Counts the activity reads (the query the cache is meant to run once per strategy)."""
+
+    reads = 0
+
+    def activity(self, strategy: str, since_ms: int, *, include_dry: bool = False) -> Activity:
+        self.reads += 1
+        return super().activity(strategy, since_ms, include_dry=include_dry)
+
+
+def _order(journal: Journal, cycle: int, strategy: str, cid: str, *, dry: bool = False) -> None:
+    intent = OrderIntent(
+        strategy=strategy,
+        rule="r",
+        slot=0,
+        leg=0,
+        cl_ord_id=cid,
+        symbol="BTC_USDT_PERP",
+        side=OrderSide.BUY,
+        type=OrderType.LIMIT,
+        sz=Decimal(1),
+        px=Decimal(100),
+    )
+    journal.add_orders(cycle, [NewOrder(intent=intent, px=None, sz=None)], dry=dry)
+
+
+def test_the_cache_follows_the_journals_writes_without_reading_it_again(tmp_path: Path) -> None:
+    minute = 60_000
+    now = [10 * HOUR]
+    journal = CountingJournal(tmp_path / "j.sqlite", clock=lambda: now[0], synchronous="OFF")
+    cache = ActivityCache(journal)
+    for step in range(120):
+        cycle = journal.begin_cycle()
+        for strategy in ("s", "t"):
+            fired = step % 3 == 0
+            journal.record_evaluations(
+                cycle, strategy=strategy, version="v", rules=[Evaluated("r", fired)]
+            )
+            if fired:
+                cid = f"{strategy}-{step}"
+                _order(journal, cycle, strategy, cid)
+                outcome = (Outcome.ACCEPTED, Outcome.REJECTED, Outcome.FAILED)[step % 9 // 3]
+                journal.settle([OrderOutcome(cid, outcome)])
+        journal.end_cycle(cycle)
+        for strategy in ("s", "t"):
+            got = cache.get(strategy, HOUR)
+            assert got == journal.activity(strategy, now[0] - HOUR), (step, strategy)
+        now[0] += 7 * minute
+    # the comparisons above read 240 times; the cache itself once per strategy
+    assert journal.reads == 240 + 2
+    journal.close()
+
+
+def test_an_order_counts_as_its_fate_stood_when_the_cache_took_it_in(tmp_path: Path) -> None:
+    now = [10 * HOUR]
+    journal = Journal(tmp_path / "j.sqlite", clock=lambda: now[0], synchronous="OFF")
+    cache = ActivityCache(journal)
+    assert cache.get("s", HOUR) == {}
+    cycle = journal.begin_cycle()
+    _order(journal, cycle, "s", "rejected-at-once")
+    journal.settle([OrderOutcome("rejected-at-once", Outcome.REJECTED, code=51000)])
+    _order(journal, cycle, "s", "unknown-then-failed")
+    _order(journal, cycle, "s", "dry-run", dry=True)
+    assert cache.get("s", HOUR)["r"].orders == ((now[0], "unknown-then-failed"),)
+    journal.settle([OrderOutcome("unknown-then-failed", Outcome.FAILED, error="not found")])
+    now[0] += 1000
+    # still counted (the conservative direction); a repaired order counts again
+    assert cache.get("s", HOUR)["r"].orders == ((now[0] - 1000, "unknown-then-failed"),)
+    assert journal.repair("rejected-at-once", "42", "seen at the exchange")
+    assert [cid for _, cid in cache.get("s", HOUR)["r"].orders] == [
+        "rejected-at-once",
+        "unknown-then-failed",
+    ]
+    journal.close()
+
+
+def test_a_dry_run_cache_counts_dry_orders(tmp_path: Path) -> None:
+    now = [10 * HOUR]
+    journal = Journal(tmp_path / "j.sqlite", clock=lambda: now[0], synchronous="OFF")
+    cache = ActivityCache(journal, include_dry=True)
+    assert cache.get("s", HOUR) == {}
+    cycle = journal.begin_cycle()
+    journal.record_evaluations(
+        cycle, strategy="s", version="v", rules=[Evaluated("r", True)], dry=True
+    )
+    _order(journal, cycle, "s", "dry-run", dry=True)
+    got = cache.get("s", HOUR)
+    assert got == journal.activity("s", now[0] - HOUR, include_dry=True)
+    assert got["r"] == RuleActivity((now[0],), ((now[0], "dry-run"),))
     journal.close()
