@@ -340,15 +340,32 @@ class Journal:
         dry: bool = False,
     ) -> None:
         """What a strategy's rules saw and decided this cycle (file ``version``)."""
+        self.record_cycle_evaluations(cycle_id, [(strategy, version, rules)], dry=dry)
+
+    def record_cycle_evaluations(
+        self,
+        cycle_id: int | None,
+        evaluated: Sequence[tuple[str, str, Sequence[Evaluated]]],
+        *,
+        dry: bool = False,
+    ) -> None:
+        """What the rules of several strategies saw and decided this cycle, each as
+        ``(strategy, file version, rules)``, in one commit: the rows :meth:`record_evaluations`
+        would write for each in turn, with the same ids."""
         now = self._clock()
-        rows, fires = writes.evaluation_rows(
-            cycle_id, strategy=strategy, version=version, rules=rules, dry=dry, now=now
-        )
+        rows: list[writes.Row] = []
+        fires: list[writes.Row] = []
+        for strategy, version, rules in evaluated:
+            more_rows, more_fires = writes.evaluation_rows(
+                cycle_id, strategy=strategy, version=version, rules=rules, dry=dry, now=now
+            )
+            rows += more_rows
+            fires += more_fires
         if self._group_rows:
             with self._lock:
                 if fires:
                     self._activity_rev += 1
-                    self._note_fires(strategy, rules, now, dry)
+                    self._note_fires(evaluated, now, dry)
                 if self._pending.add_evaluations(rows, fires):
                     self.flush()
             return
@@ -367,7 +384,7 @@ class Journal:
         if fires:
             with self._lock:
                 self._activity_rev += 1
-                self._note_fires(strategy, rules, now, dry)
+                self._note_fires(evaluated, now, dry)
 
     # --- activity watchers -------------------------------------------------------------------
 
@@ -386,10 +403,17 @@ class Journal:
             for sink in self._sinks:
                 sink(notes)
 
-    def _note_fires(self, strategy: str, rules: Sequence[Evaluated], now: int, dry: bool) -> None:
+    def _note_fires(
+        self, evaluated: Sequence[tuple[str, str, Sequence[Evaluated]]], now: int, dry: bool
+    ) -> None:
         if self._sinks:
             self._notify(
-                [ActivityNote(strategy, ev.rule, now, "", dry, True) for ev in rules if ev.fired]
+                [
+                    ActivityNote(strategy, ev.rule, now, "", dry, True)
+                    for strategy, _, rules in evaluated
+                    for ev in rules
+                    if ev.fired
+                ]
             )
 
     # --- orders ------------------------------------------------------------------------------

@@ -492,3 +492,14 @@ class RunnerJournal(ActivityReads, StrategyBook, SharedIdReads, Protocol):
     ) -> None:
         """What a strategy's rules saw and decided this cycle (file ``version``)."""
         ...
+
+    def record_cycle_evaluations(
+        self,
+        cycle_id: int | None,
+        evaluated: Sequence[tuple[str, str, Sequence[Evaluated]]],
+        *,
+        dry: bool = False,
+    ) -> None:
+        """What the rules of several strategies saw and decided this cycle, each as
+        ``(strategy, file version, rules)``, in one commit."""
+        ...

@@ -65,3 +65,33 @@ def test_typical_rule_inputs() -> None:
     assert stored == (
         '{"flag":true,"n":3,"note":"dip \\u2713 \\ud800","position.qty":"0","price.mark":"60000.1"}'
     )
+
+
+def test_a_cycles_evaluations_in_one_call_are_the_rows_of_one_call_per_strategy(
+    tmp_path: Path,
+) -> None:
+    seen: dict[str, Any] = {"mark": Decimal("1.5")}
+    counted: dict[str, Any] = {"x": 1}
+    strategies = [
+        ("a", "v1", [Evaluated("r1", True, "", seen), Evaluated("r2", False)]),
+        ("b", "v2", [Evaluated("r1", False, "condition_false", counted)]),
+        ("c", "v1", [Evaluated("r9", True, "", {"s": "text"})]),
+    ]
+    tables = []
+    for name, one_call in (("each", False), ("once", True)):
+        journal = Journal(tmp_path / f"{name}.sqlite", clock=lambda: 1_000, synchronous="OFF")
+        cycle = journal.begin_cycle()
+        if one_call:
+            journal.record_cycle_evaluations(cycle, strategies)
+        else:
+            for strategy, version, rules in strategies:
+                journal.record_evaluations(cycle, strategy=strategy, version=version, rules=rules)
+        journal.end_cycle(cycle)
+        journal.close()
+        conn = sqlite3.connect(tmp_path / f"{name}.sqlite")
+        read = "SELECT * FROM {} ORDER BY id"
+        tables.append([conn.execute(read.format(t)).fetchall() for t in ("evaluations", "events")])
+        conn.close()
+    assert tables[0] == tables[1]
+    assert len(tables[0][0]) == 4
+    assert len(tables[0][1]) == 2  # two fires
