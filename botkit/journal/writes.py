@@ -56,8 +56,20 @@ def _json(value: Any) -> str:
 
     A flat mapping with plain values (a rule's inputs, every cycle) skips :func:`json.dumps`:
     its keys' order and encoded prefixes are computed once per key set (:data:`_PLANS`), each
-    value encoded by its exact type. The text is byte for byte what :func:`_dumps` writes."""
-    if type(value) is dict:
+    value encoded by its exact type; a list of plain values likewise. The text is byte for byte
+    what :func:`_dumps` writes."""
+    kind = type(value)
+    if kind is list:  # notes and reasons: mostly empty, else a few texts
+        if not value:
+            return "[]"
+        parts = []
+        for item in value:
+            encode = _PLAIN.get(type(item))
+            if encode is None:
+                return _dumps(value)
+            parts.append(encode(item))
+        return "[" + ",".join(parts) + "]"
+    if kind is dict:
         plan = _PLANS.get(keys := tuple(value))
         if plan is None:
             plan = _plan(keys)
