@@ -13,11 +13,15 @@ An order is counted as its fate stood when the cache first took it in (at the ne
 after it was written): one the exchange rejected before that is not counted; one whose fate was
 unknown then and later turned out ``failed`` stays counted until it leaves the window — the
 conservative direction for cooldowns and ``max_fires``. These are the answers the earlier
-read-again cache gave (``test_activity``: equal to a full read at every step).
+read-again cache gave (``test_activity``: equal to a full read at every step, two fires of a
+rule in one millisecond counted once). A rule's fires are oldest first, as a full read gives
+them, even after the clock stepped back. The news of a cycle are appended to what the cache
+holds (cut at the window's start by bisection) instead of merged with the whole window again.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -47,36 +51,74 @@ def _oldest(activity: Activity) -> int | None:
 
 
 def _rule_oldest(activity: RuleActivity) -> int | None:
-    times = list(activity.fire_times_ms)
-    if activity.orders:
-        times.append(activity.orders[0][0])
-    return min(times, default=None)
+    """The oldest time of a rule's merged activity (its fires and orders are oldest first)."""
+    fires, orders = activity.fire_times_ms, activity.orders
+    if fires and orders:
+        return min(fires[0], orders[0][0])
+    if fires:
+        return fires[0]
+    return orders[0][0] if orders else None
 
 
-def _merge(old: Activity, new: Activity, since_ms: int, merged: bool) -> Activity:
+def _merge(old: Activity, new: Activity, since_ms: int, merged: bool, unique: bool) -> Activity:
     """``old`` and ``new`` together, without what is older than ``since_ms``: per rule the fires
-    without repeats (``old``'s first) and the orders by (time, client order id). A rule only in
-    ``old`` of an activity that was ``merged`` before, with nothing older than ``since_ms``, is
-    kept as it is (merging it again changes nothing)."""
+    without repeats, oldest first, and the orders by (time, client order id), ``old``'s kept for
+    a client order id in both.
+
+    When ``old`` was ``merged`` before (its rules already in that form), a rule ``new`` does not
+    touch, with nothing older than ``since_ms``, is kept as it is, and one whose news are all
+    newer than what it holds is cut and appended to (``unique``: a client order id names one
+    order — live orders — so a newer order cannot repeat an older one) instead of merged again
+    from scratch: the same answer at the cost of the news, not of the window."""
     out: Activity = {}
     for rule in sorted(set(old) | set(new)):
         before = old.get(rule)
         after = new.get(rule)
-        if after is None and before is not None and merged:
-            oldest = _rule_oldest(before)
-            if oldest is None or oldest >= since_ms:
-                out[rule] = before
+        if merged and before is not None:
+            if after is None:
+                oldest = _rule_oldest(before)
+                if oldest is None or oldest >= since_ms:
+                    out[rule] = before
+                    continue
+            joined = _appended(before, after or _NONE, since_ms, unique)
+            if joined is not None:
+                if joined.fire_times_ms or joined.orders:
+                    out[rule] = joined
                 continue
         before = before or _NONE
         after = after or _NONE
         fires = tuple(
-            dict.fromkeys(t for t in before.fire_times_ms + after.fire_times_ms if t >= since_ms)
+            sorted(
+                dict.fromkeys(
+                    t for t in before.fire_times_ms + after.fire_times_ms if t >= since_ms
+                )
+            )
         )
         by_id = {o[1]: o for o in after.orders + before.orders if o[0] >= since_ms}
         orders = tuple(sorted(by_id.values()))
         if fires or orders:
             out[rule] = RuleActivity(fires, orders)
     return out
+
+
+def _appended(
+    before: RuleActivity, after: RuleActivity, since_ms: int, unique: bool
+) -> RuleActivity | None:
+    """``before`` (merged) cut at ``since_ms`` with ``after`` (oldest first) appended, when
+    everything in ``after`` is newer than everything in ``before``; else None (merge)."""
+    fires, news = before.fire_times_ms, after.fire_times_ms
+    if fires and news and news[0] <= fires[-1]:
+        return None
+    orders, placed = before.orders, after.orders
+    if placed and (not unique or (orders and placed[0][0] <= orders[-1][0])):
+        return None
+    fires = fires[bisect_left(fires, since_ms) :]
+    if news:
+        fires += tuple(dict.fromkeys(news[bisect_left(news, since_ms) :]))
+    orders = orders[bisect_left(orders, (since_ms,)) :]
+    if placed:
+        orders += tuple(sorted(o for o in placed if o[0] >= since_ms))
+    return RuleActivity(fires, orders)
 
 
 _NONE = RuleActivity()
@@ -140,10 +182,12 @@ class ActivityCache:
         if not fresh:  # nothing written since: only the window moves
             if entry.oldest_ms is None or entry.oldest_ms >= since:
                 return entry.activity
-            activity = _merge(entry.activity, {}, since, entry.merged)
+            activity = _merge(entry.activity, {}, since, entry.merged, not self.include_dry)
         else:
             entry.fresh = []
-            activity = _merge(entry.activity, self._take(fresh), since, entry.merged)
+            activity = _merge(
+                entry.activity, self._take(fresh), since, entry.merged, not self.include_dry
+            )
         entry.activity = activity
         entry.oldest_ms = _oldest(activity)
         entry.merged = True

@@ -5,6 +5,9 @@ from __future__ import annotations
 from decimal import Decimal
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from botkit.exchange.models import OrderSide, OrderType
 from botkit.intents import Activity, OrderIntent, RuleActivity
 from botkit.journal import Evaluated, Journal, NewOrder, OrderOutcome, Outcome
@@ -92,10 +95,12 @@ class CountingJournal(Journal):
         return super().activity(strategy, since_ms, include_dry=include_dry)
 
 
-def _order(journal: Journal, cycle: int, strategy: str, cid: str, *, dry: bool = False) -> None:
+def _order(
+    journal: Journal, cycle: int, strategy: str, cid: str, *, dry: bool = False, rule: str = "r"
+) -> None:
     intent = OrderIntent(
         strategy=strategy,
-        rule="r",
+        rule=rule,
         slot=0,
         leg=0,
         cl_ord_id=cid,
@@ -171,4 +176,55 @@ def test_a_dry_run_cache_counts_dry_orders(tmp_path: Path) -> None:
     got = cache.get("s", HOUR)
     assert got == journal.activity("s", now[0] - HOUR, include_dry=True)
     assert got["r"] == RuleActivity((now[0],), ((now[0], "dry-run"),))
+    journal.close()
+
+
+def _unique(activity: Activity) -> Activity:
+    """Two fires of a rule in one millisecond count once (the cache's merge; its first read,
+    the journal's rows as they are, may hold both)."""
+    return {
+        rule: RuleActivity(tuple(dict.fromkeys(a.fire_times_ms)), tuple(sorted(a.orders)))
+        for rule, a in activity.items()
+    }
+
+
+_step = st.tuples(
+    st.integers(min_value=1, max_value=40 * 60_000),  # time to the next cycle
+    st.lists(st.tuples(st.sampled_from("st"), st.sampled_from("rq"), st.booleans()), max_size=4),
+    st.sampled_from([Outcome.ACCEPTED, Outcome.REJECTED, None]),  # the orders' fate this cycle
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    steps=st.lists(_step, max_size=40),
+    window_h=st.sampled_from([1, 3]),
+    group_rows=st.sampled_from([0, 7]),
+)
+def test_the_cache_equals_a_full_read_after_any_sequence_of_writes(
+    steps: list[tuple[int, list[tuple[str, str, bool]], Outcome | None]],
+    window_h: int,
+    group_rows: int,
+) -> None:
+    now = [10 * HOUR]
+    journal = Journal(":memory:", clock=lambda: now[0], synchronous="OFF", group_rows=group_rows)
+    cache = ActivityCache(journal)
+    serial = 0
+    for pause, fires, fate in steps:
+        cycle = journal.begin_cycle()
+        for strategy, rule, with_order in fires:
+            journal.record_evaluations(
+                cycle, strategy=strategy, version="v", rules=[Evaluated(rule, True)]
+            )
+            if with_order:
+                serial += 1
+                cid = f"{strategy}{rule}-{serial}"
+                _order(journal, cycle, strategy, cid, rule=rule)
+                if fate is not None:
+                    journal.settle([OrderOutcome(cid, fate)])
+        journal.end_cycle(cycle)
+        for strategy in "st":
+            full = journal.activity(strategy, now[0] - window_h * HOUR)
+            assert _unique(cache.get(strategy, window_h * HOUR)) == _unique(full)
+        now[0] += pause
     journal.close()
