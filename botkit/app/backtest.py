@@ -20,7 +20,9 @@ from pathlib import Path
 
 from botkit.backtest.bars import CandleSeries
 from botkit.backtest.driver import BacktestRun, replay
+from botkit.backtest.legs import Legs
 from botkit.backtest.metrics import compute_figures
+from botkit.backtest.portfolio import PortfolioRun, replay_portfolio
 from botkit.backtest.setup import BacktestOptions, Prepared, prepare
 from botkit.backtest.sweep import Variant, VariantOutcome
 from botkit.clock import ManualClock
@@ -138,8 +140,12 @@ def run_backtest(
     on_candle: Callable[[], None] | None = None,
     evaluations: EvaluationRecords = "changes",
     skip_quiet: bool = True,
+    legs: Legs = (),
 ) -> BacktestRun:
-    """Replay ``series`` for ``strategies`` on a simulator built from ``config``.
+    """Replay ``series`` for ``strategies`` on a simulator built from ``config`` — or, given
+    ``legs``, every symbol's candles in lockstep on one account
+    (:func:`~botkit.backtest.portfolio.replay_portfolio`, a
+    :class:`~botkit.backtest.portfolio.PortfolioRun`).
 
     ``config`` should use the ``static`` price model and an instrument ``symbol`` whose start
     price is the first open (:func:`~botkit.backtest.setup.backtest_sim_config` does both).
@@ -158,6 +164,18 @@ def run_backtest(
         journal = backtest_journal(":memory:", clock)
     runner = make_runner(port, journal, strategies, evaluations, skip_quiet)
     try:
+        if legs:
+            return replay_portfolio(
+                legs,
+                runner,
+                engine=engine,
+                port=port,
+                clock=clock,
+                journal=journal,
+                meta=meta,
+                on_candle=on_candle,
+                strategy_symbols={s.name: s.symbol for s in strategies},
+            )
         return replay(
             series,
             runner,
@@ -195,9 +213,12 @@ def execute(
         meta=p.meta,
         on_candle=on_candle,
         evaluations=evaluations,
+        legs=p.legs,
     )
     if p.notes:
         run.result = dataclasses.replace(run.result, notes=p.notes)
+        if isinstance(run, PortfolioRun):
+            run.parts = {k: dataclasses.replace(r, notes=p.notes) for k, r in run.parts.items()}
     return run
 
 
