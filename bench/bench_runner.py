@@ -4,13 +4,18 @@
 
 1. Cycle overhead with 20 strategies placing 100 orders a cycle, against the in-process simulator
    through the real client (signing, parsing) — reported with and without the time spent inside the
-   simulator's request handler, which stands in for network and exchange time.
-2. Memory (RSS and Python heap) after 1,000 and 10,000 cycles of 20 strategies on simulated time.
+   simulator's request handler, which stands in for network and exchange time; also as this
+   thread's CPU time, which other processes on a shared machine disturb less than the wall clock.
+2. Memory (RSS and Python heap) after 1,000 and 10,000 cycles of 20 strategies on simulated time
+   (``BENCH_RUNNER_MEMORY=0`` leaves it out).
+
+The machine's reference line (``bench_backtest._reference_s``) comes first, to compare runs.
 """
 
 from __future__ import annotations
 
 import gc
+import os
 import resource
 import statistics
 import tempfile
@@ -21,6 +26,7 @@ from typing import Any
 
 import httpx
 
+from bench.bench_backtest import _reference_s
 from botkit.app.clients import SIM_BASE_URL
 from botkit.clock import ManualClock
 from botkit.journal import Journal
@@ -53,19 +59,23 @@ rules:
 
 
 class TimedTransport(httpx.BaseTransport):
-    """Measures the time spent inside the simulator (the stand-in for network and exchange)."""
+    """Measures the time spent inside the simulator (the stand-in for network and exchange):
+    wall-clock ``seconds`` and this thread's CPU ``cpu_seconds``."""
 
     def __init__(self, inner: httpx.BaseTransport) -> None:
         self.inner = inner
         self.seconds = 0.0
+        self.cpu_seconds = 0.0
         self.requests = 0
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         started = time.perf_counter()
+        cpu = time.thread_time()
         try:
             return self.inner.handle_request(request)
         finally:
             self.seconds += time.perf_counter() - started
+            self.cpu_seconds += time.thread_time() - cpu
             self.requests += 1
 
 
@@ -103,20 +113,30 @@ def _cycle_overhead() -> None:
         runner.run_cycle()  # warm-up: file loads, instrument read, imports
         totals: list[float] = []
         outside: list[float] = []
+        outside_cpu: list[float] = []
         for _ in range(30):
             clock.advance(MINUTE)
             inside_before = transport.seconds
+            inside_cpu = transport.cpu_seconds
+            cpu = time.thread_time()
             report = runner.run_cycle()
+            cpu = time.thread_time() - cpu
             assert report.execution is not None
             assert len(report.execution.outcomes) == 100
             totals.append(report.seconds)
             outside.append(report.seconds - (transport.seconds - inside_before))
+            outside_cpu.append(cpu - (transport.cpu_seconds - inside_cpu))
         print("cycle with 20 strategies and 100 orders (10 batches), in-process simulator:")
         print(f"  whole cycle       median {statistics.median(totals) * 1000:7.1f} ms")
         print(
             f"  botkit's overhead median {statistics.median(outside) * 1000:7.1f} ms "
             f"({statistics.median(outside) / 100 * 1e6:.0f} µs per order; everything but the "
             "simulator's handler)"
+        )
+        print(
+            f"  ... as CPU time   median {statistics.median(outside_cpu) * 1000:7.1f} ms "
+            f"({statistics.median(outside_cpu) / 100 * 1e6:.0f} µs per order; this thread's CPU"
+            " — steadier than the wall clock on a shared machine)"
         )
 
 
@@ -154,8 +174,10 @@ def _memory(cycles: int = 10_000) -> None:
 
 def main(argv: Any = None) -> None:
     configure_logging(level="WARNING", fmt="text")
+    print(f"machine {_reference_s():.2f} s for the reference loop (bench_backtest._reference_s)")
     _cycle_overhead()
-    _memory()
+    if os.environ.get("BENCH_RUNNER_MEMORY", "1") != "0":
+        _memory()
 
 
 if __name__ == "__main__":

@@ -36,6 +36,8 @@ from botkit.journal.conn import RedactingConnection, is_corrupt, journal_failure
 from botkit.journal.lock import JournalLock, create_private, identity
 from botkit.journal.pending import Pending
 from botkit.journal.records import (
+    ActivityNote,
+    ActivitySink,
     CycleSummary,
     Evaluated,
     EventRecord,
@@ -43,6 +45,7 @@ from botkit.journal.records import (
     OrderFilter,
     OrderOutcome,
     OrderRecord,
+    Outcome,
     PruneReport,
     StrategyRecord,
     TripRecord,
@@ -142,6 +145,7 @@ class Journal:
             ).fetchone()
             self._unsettled = int(count)
             self._activity_rev = 0
+            self._sinks: list[ActivitySink] = []
             self._last_cycle_id = self._max_cycle_id()
             if self.path != ":memory:":
                 self._identity = identity(self.path)
@@ -337,14 +341,32 @@ class Journal:
         dry: bool = False,
     ) -> None:
         """What a strategy's rules saw and decided this cycle (file ``version``)."""
+        self.record_cycle_evaluations(cycle_id, [(strategy, version, rules)], dry=dry)
+
+    def record_cycle_evaluations(
+        self,
+        cycle_id: int | None,
+        evaluated: Sequence[tuple[str, str, Sequence[Evaluated]]],
+        *,
+        dry: bool = False,
+    ) -> None:
+        """What the rules of several strategies saw and decided this cycle, each as
+        ``(strategy, file version, rules)``, in one commit: the rows :meth:`record_evaluations`
+        would write for each in turn, with the same ids."""
         now = self._clock()
-        rows, fires = writes.evaluation_rows(
-            cycle_id, strategy=strategy, version=version, rules=rules, dry=dry, now=now
-        )
+        rows: list[writes.Row] = []
+        fires: list[writes.Row] = []
+        for strategy, version, rules in evaluated:
+            more_rows, more_fires = writes.evaluation_rows(
+                cycle_id, strategy=strategy, version=version, rules=rules, dry=dry, now=now
+            )
+            rows += more_rows
+            fires += more_fires
         if self._group_rows:
             with self._lock:
                 if fires:
                     self._activity_rev += 1
+                    self._note_fires(evaluated, now, dry)
                 if self._pending.add_evaluations(rows, fires):
                     self.flush()
             return
@@ -363,6 +385,37 @@ class Journal:
         if fires:
             with self._lock:
                 self._activity_rev += 1
+                self._note_fires(evaluated, now, dry)
+
+    # --- activity watchers -------------------------------------------------------------------
+
+    def watch_activity(self, sink: ActivitySink) -> None:
+        """Call ``sink`` with an :class:`~botkit.journal.records.ActivityNote` for every later
+        write :meth:`activity` may see — each fire, each order added, each order settled with an
+        outcome activity does not count, each repair — once it is committed (in group commit:
+        once it is pending, which the next read writes first), under the journal's lock. The
+        rules' activity cache keeps itself current from these instead of reading the journal
+        again."""
+        with self._lock:
+            self._sinks.append(sink)
+
+    def _notify(self, notes: Sequence[ActivityNote]) -> None:
+        if notes:
+            for sink in self._sinks:
+                sink(notes)
+
+    def _note_fires(
+        self, evaluated: Sequence[tuple[str, str, Sequence[Evaluated]]], now: int, dry: bool
+    ) -> None:
+        if self._sinks:
+            self._notify(
+                [
+                    ActivityNote(strategy, ev.rule, now, "", dry, True)
+                    for strategy, _, rules in evaluated
+                    for ev in rules
+                    if ev.fired
+                ]
+            )
 
     # --- orders ------------------------------------------------------------------------------
 
@@ -382,18 +435,31 @@ class Journal:
             self._activity_rev += 1
             if not dry:
                 self._unsettled += sum(1 for o in orders if o.outcome is None)
+            if self._sinks:
+                self._notify(
+                    [
+                        ActivityNote(
+                            o.intent.strategy,
+                            o.intent.rule,
+                            now,
+                            o.intent.cl_ord_id,
+                            dry,
+                            o.outcome is None or o.outcome in _COUNTED,
+                        )
+                        for o in orders
+                    ]
+                )
 
     def mark_sent(self, cl_ord_ids: Sequence[str], *, note: str = "") -> None:
         """A request carrying these orders is about to leave (or has left)."""
         now = self._clock()
         with self._tx() as conn:
-            for cid in cl_ord_ids:
-                conn.execute(
-                    "UPDATE orders SET state = CASE WHEN outcome IS NULL THEN 'sent' ELSE state"
-                    " END, attempts = attempts + 1, sent_ms = ?"
-                    " WHERE cl_ord_id = ? AND dry = 0",
-                    (now, cid),
-                )
+            conn.executemany(
+                "UPDATE orders SET state = CASE WHEN outcome IS NULL THEN 'sent' ELSE state"
+                " END, attempts = attempts + 1, sent_ms = ?"
+                " WHERE cl_ord_id = ? AND dry = 0",
+                [(now, cid) for cid in cl_ord_ids],
+            )
             writes.event(
                 conn,
                 "sent",
@@ -407,12 +473,11 @@ class Journal:
         """The fate of these orders is unknown (the request left, no answer came)."""
         now = self._clock()
         with self._tx() as conn:
-            for cid in cl_ord_ids:
-                conn.execute(
-                    "UPDATE orders SET state = 'unknown', error = ? WHERE cl_ord_id = ? AND dry = 0"
-                    " AND outcome IS NULL",
-                    (error, cid),
-                )
+            conn.executemany(
+                "UPDATE orders SET state = 'unknown', error = ? WHERE cl_ord_id = ? AND dry = 0"
+                " AND outcome IS NULL",
+                [(error, cid) for cid in cl_ord_ids],
+            )
             writes.event(
                 conn,
                 "unknown",
@@ -463,6 +528,14 @@ class Journal:
             writes.settle_orders(conn, outcomes, now=now, path=self.path)
         with self._lock:
             self._unsettled = max(0, self._unsettled - len(outcomes))
+            if self._sinks:
+                self._notify(
+                    [
+                        ActivityNote("", "", now, o.cl_ord_id, False, False)
+                        for o in outcomes
+                        if o.outcome not in _COUNTED
+                    ]
+                )
 
     def repair(self, cl_ord_id: str, ord_id: str, why: str) -> bool:
         """An order the journal settled ``failed`` or ``rejected`` was seen at the exchange:
@@ -472,13 +545,13 @@ class Journal:
         now = self._clock()
         with self._tx() as conn:
             row = conn.execute(
-                "SELECT outcome, error, msg FROM orders WHERE cl_ord_id = ? AND dry = 0"
-                " AND outcome IN ('failed', 'rejected')",
+                "SELECT outcome, error, msg, strategy, rule, ts_ms FROM orders"
+                " WHERE cl_ord_id = ? AND dry = 0 AND outcome IN ('failed', 'rejected')",
                 (cl_ord_id,),
             ).fetchone()
             if row is None:
                 return False
-            was, error, msg = row
+            was, error, msg, strategy, rule, ts_ms = row
             text = f"was {was}" + (f" ({error or msg})" if error or msg else "")
             conn.execute(
                 "UPDATE orders SET outcome = 'accepted', ord_id = ?, resolved = 1, error = ?,"
@@ -494,6 +567,7 @@ class Journal:
             )
         with self._lock:
             self._activity_rev += 1
+            self._notify([ActivityNote(strategy, rule, ts_ms, cl_ord_id, False, True)])
         return True
 
     def record_trips(
@@ -640,5 +714,9 @@ class Journal:
                 raise journal_failure(self.path, exc, "vacuum", "") from exc
         return PruneReport(*counts)
 
+
+_COUNTED = frozenset({Outcome.ACCEPTED, Outcome.DRY_RUN})
+"""The final outcomes an order keeps counting with in the rules' activity (see
+:func:`~botkit.journal.queries.activity`)."""
 
 _EVENT_ONE = writes.EVENT_INSERT + " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"

@@ -2,6 +2,8 @@
 journal's port, so the pipeline reaches them without importing the journal)."""
 
 from botkit.ports.journal import (
+    ActivityNote,
+    ActivitySink,
     CycleSummary,
     Evaluated,
     EventRecord,
@@ -17,6 +19,8 @@ from botkit.ports.journal import (
 )
 
 __all__ = [
+    "ActivityNote",
+    "ActivitySink",
     "CycleSummary",
     "Evaluated",
     "EventRecord",

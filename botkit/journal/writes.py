@@ -56,8 +56,20 @@ def _json(value: Any) -> str:
 
     A flat mapping with plain values (a rule's inputs, every cycle) skips :func:`json.dumps`:
     its keys' order and encoded prefixes are computed once per key set (:data:`_PLANS`), each
-    value encoded by its exact type. The text is byte for byte what :func:`_dumps` writes."""
-    if type(value) is dict:
+    value encoded by its exact type; a list of plain values likewise. The text is byte for byte
+    what :func:`_dumps` writes."""
+    kind = type(value)
+    if kind is list:  # notes and reasons: mostly empty, else a few texts
+        if not value:
+            return "[]"
+        parts = []
+        for item in value:
+            encode = _PLAIN.get(type(item))
+            if encode is None:
+                return _dumps(value)
+            parts.append(encode(item))
+        return "[" + ",".join(parts) + "]"
+    if kind is dict:
         plan = _PLANS.get(keys := tuple(value))
         if plan is None:
             plan = _plan(keys)
@@ -217,6 +229,17 @@ def evaluation_rows(
     return rows, fires
 
 
+_ORDER_INSERT = (
+    "INSERT INTO orders (cycle_id, ts_ms, dry, strategy, rule, slot, leg, cl_ord_id, symbol, side,"
+    " type, pos_side, mgn_mode, reduce_only, intent_px, intent_sz, px, sz, notes, inputs, request,"
+    " state, outcome, reasons, outcome_ms)"
+)
+_SETTLE = (
+    "UPDATE orders SET state = 'final', outcome = ?, ord_id = ?, code = ?, msg = ?, error = ?,"
+    " resolved = ?, reasons = ?, outcome_ms = ? WHERE cl_ord_id = ? AND dry = 0 AND outcome IS NULL"
+)
+
+
 def insert_orders(
     conn: sqlite3.Connection,
     cycle_id: int | None,
@@ -225,27 +248,32 @@ def insert_orders(
     dry: bool,
     now: int,
 ) -> None:
+    """The orders' rows and their event lines, each table in one multi-row statement
+    (:func:`insert_values`): the same rows with the same ids as one ``INSERT`` per row."""
+    flag = int(dry)
+    rows: list[Row] = []
+    events: list[Row] = []
+    intent_state = OrderState.INTENT.value
+    final_state = OrderState.FINAL.value
     for order in orders:
         i = order.intent
-        final = order.outcome is not None
-        conn.execute(
-            "INSERT INTO orders (cycle_id, ts_ms, dry, strategy, rule, slot, leg,"
-            " cl_ord_id, symbol, side, type, pos_side, mgn_mode, reduce_only, intent_px,"
-            " intent_sz, px, sz, notes, inputs, request, state, outcome, reasons,"
-            " outcome_ms) VALUES"
-            " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        outcome = order.outcome
+        final = outcome is not None
+        side = i.side.value
+        kind_ = i.type.value
+        rows.append(
             (
                 cycle_id,
                 now,
-                int(dry),
+                flag,
                 i.strategy,
                 i.rule,
                 i.slot,
                 i.leg,
                 i.cl_ord_id,
                 i.symbol,
-                i.side.value,
-                i.type.value,
+                side,
+                kind_,
                 i.pos_side.value,
                 i.mgn_mode.value,
                 int(i.reduce_only),
@@ -256,44 +284,62 @@ def insert_orders(
                 _json(list(order.notes)),
                 _json(dict(i.inputs)),
                 None if order.wire is None else _json(order.wire),
-                OrderState.FINAL.value if final else OrderState.INTENT.value,
-                order.outcome.value if order.outcome else None,
+                final_state if final else intent_state,
+                outcome.value if outcome else None,
                 _json(list(order.reasons)),
                 now if final else None,
-            ),
+            )
         )
-        what = f"{i.side.value} {order.sz if order.sz is not None else i.sz} {i.symbol}"
-        what += f" {i.type.value}" + (f" @ {order.px}" if order.px is not None else "")
-        if order.outcome is Outcome.REJECTED_LOCAL:
+        what = f"{side} {order.sz if order.sz is not None else i.sz} {i.symbol} {kind_}"
+        if order.px is not None:
+            what += f" @ {order.px}"
+        if outcome is Outcome.REJECTED_LOCAL:
             kind, text = "rejected_local", f"refused {what}: " + "; ".join(order.reasons)
-        elif order.outcome is Outcome.DRY_RUN:
+        elif outcome is Outcome.DRY_RUN:
             kind, text = "dry_run", f"dry run: would send {what}"
         else:
             kind, text = "intent", f"intent {what}"
         if order.notes:
             text += " (rounded " + "; ".join(order.notes) + ")"
-        event(
-            conn,
-            kind,
-            text,
-            now=now,
-            cycle_id=cycle_id,
-            strategy=i.strategy,
-            rule=i.rule,
-            cl_ord_id=i.cl_ord_id,
-        )
+        events.append((now, cycle_id, kind, i.strategy, i.rule, i.cl_ord_id, text, "{}"))
+    insert_values(conn, _ORDER_INSERT, rows)
+    insert_values(conn, EVENT_INSERT, events)
 
 
 def settle_orders(
     conn: sqlite3.Connection, outcomes: Sequence[OrderOutcome], *, now: int, path: str
 ) -> None:
+    """Each order's final outcome and its event line: checked first (every order known and
+    still open, none twice), then one ``executemany`` and one multi-row insert of the events."""
+    ids = [out.cl_ord_id for out in outcomes]
+    open_ids: set[str] = set()
+    for start in range(0, len(ids), _CHUNK_MAX):
+        chunk = ids[start : start + _CHUNK_MAX]
+        marks = ", ".join("?" * len(chunk))
+        open_ids.update(
+            cid
+            for (cid,) in conn.execute(
+                "SELECT cl_ord_id FROM orders WHERE dry = 0 AND outcome IS NULL"  # noqa: S608
+                f" AND cl_ord_id IN ({marks})",
+                chunk,
+            )
+        )
+    if len(open_ids) != len(ids):  # unknown, already settled, or twice in ``outcomes``
+        seen: set[str] = set()
+        for cid in ids:
+            if cid not in open_ids or cid in seen:
+                raise JournalError(
+                    f"journal {path}: order {cid} is unknown or already"
+                    " settled — an order has exactly one final outcome"
+                )
+            seen.add(cid)
+    updates: list[Row] = []
+    events: list[Row] = []
     for out in outcomes:
-        cur = conn.execute(
-            "UPDATE orders SET state = 'final', outcome = ?, ord_id = ?, code = ?, msg = ?,"
-            " error = ?, resolved = ?, reasons = ?, outcome_ms = ?"
-            " WHERE cl_ord_id = ? AND dry = 0 AND outcome IS NULL",
+        value = out.outcome.value
+        updates.append(
             (
-                out.outcome.value,
+                value,
                 out.ord_id,
                 out.code,
                 out.msg,
@@ -302,14 +348,9 @@ def settle_orders(
                 _json(list(out.reasons)),
                 now,
                 out.cl_ord_id,
-            ),
-        )
-        if cur.rowcount != 1:
-            raise JournalError(
-                f"journal {path}: order {out.cl_ord_id} is unknown or already"
-                " settled — an order has exactly one final outcome"
             )
-        text = f"{out.outcome.value}"
+        )
+        text = value
         if out.ord_id:
             text += f" ordId {out.ord_id}"
         if out.code is not None:
@@ -320,7 +361,9 @@ def settle_orders(
             text += f" ({out.error})"
         if out.resolved:
             text += " [resolved by lookup]"
-        event(conn, "outcome", text, now=now, cl_ord_id=out.cl_ord_id)
+        events.append((now, None, "outcome", "", "", out.cl_ord_id, text, "{}"))
+    conn.executemany(_SETTLE, updates)
+    insert_values(conn, EVENT_INSERT, events)
 
 
 def insert_trips(

@@ -26,12 +26,14 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from botkit.intents import Activity, OrderIntent
 
 __all__ = [
+    "ActivityNote",
     "ActivityReads",
+    "ActivitySink",
     "CycleSummary",
     "Evaluated",
     "EventLog",
@@ -388,21 +390,41 @@ class JournalPort(EventLog, Protocol):
     def orders(self, flt: OrderFilter | None = None) -> list[OrderRecord]: ...
 
 
+class ActivityNote(NamedTuple):
+    """One write the rules' activity may see, as the journal hands it to its watchers
+    (:meth:`ActivityReads.watch_activity`) once it is committed (or pending in group commit).
+
+    A fire: ``cl_ord_id`` is ``""``. An order: its client order id, ``counted`` when activity
+    counts it (its fate open, accepted or a dry run). A settle with an outcome activity does not
+    count (rejected, failed): ``counted`` False, only ``cl_ord_id`` set."""
+
+    strategy: str
+    rule: str
+    ts_ms: int
+    cl_ord_id: str
+    dry: bool
+    counted: bool
+
+
+ActivitySink = Callable[[Sequence[ActivityNote]], None]
+"""Receives the journal's activity notes, in the order the writes were made."""
+
+
 class ActivityReads(Protocol):
-    """What the rules' activity cache reads (:class:`~botkit.runner.activity.ActivityCache`)."""
+    """What the rules' activity cache reads (:class:`~botkit.runner.activity.ActivityCache`):
+    the window once per strategy, then what the journal says it wrote."""
 
     @property
     def clock(self) -> Callable[[], int]:
         """The journal's clock (Unix ms)."""
         ...
 
-    @property
-    def activity_revision(self) -> int:
-        """Changes whenever the journal takes a write :meth:`activity` may see."""
-        ...
-
     def activity(self, strategy: str, since_ms: int, *, include_dry: bool = False) -> Activity:
         """What each rule of ``strategy`` did since ``since_ms``."""
+        ...
+
+    def watch_activity(self, sink: ActivitySink) -> None:
+        """Call ``sink`` with the notes of every later write :meth:`activity` would see."""
         ...
 
 
@@ -469,4 +491,15 @@ class RunnerJournal(ActivityReads, StrategyBook, SharedIdReads, Protocol):
         dry: bool = False,
     ) -> None:
         """What a strategy's rules saw and decided this cycle (file ``version``)."""
+        ...
+
+    def record_cycle_evaluations(
+        self,
+        cycle_id: int | None,
+        evaluated: Sequence[tuple[str, str, Sequence[Evaluated]]],
+        *,
+        dry: bool = False,
+    ) -> None:
+        """What the rules of several strategies saw and decided this cycle, each as
+        ``(strategy, file version, rules)``, in one commit."""
         ...

@@ -1,38 +1,47 @@
-"""What each rule did recently, read from the journal once and then by increments.
+"""What each rule did recently: read from the journal once, then kept current by the journal's
+notes of what it writes.
 
 The rules need every fire and order of a rule within its strategy's ``activity_window_ms`` (a day
 or more). Reading that whole window every cycle costs in proportion to the window, so the cache
-reads it once per strategy (start-up, a changed window) and afterwards only the records written
-since its previous read, dropping those that fell out of the window. The journal stays the source
-of truth: a restart rebuilds the cache from it.
+reads it once per strategy (start-up, a changed window) and afterwards takes what the journal says
+it wrote (:meth:`~botkit.ports.journal.ActivityReads.watch_activity`: each fire, each order, each
+order settled with an outcome activity does not count), dropping what fell out of the window. No
+query runs after the first read: a cycle's fires and orders reach the cache as the cycle writes
+them. The journal stays the source of truth: a restart rebuilds the cache from it.
 
-An order counted here whose fate was unknown and later turned out ``failed`` stays counted until
-it leaves the window — the conservative direction for cooldowns and ``max_fires``.
+An order is counted as its fate stood when the cache first took it in (at the next :meth:`get`
+after it was written): one the exchange rejected before that is not counted; one whose fate was
+unknown then and later turned out ``failed`` stays counted until it leaves the window — the
+conservative direction for cooldowns and ``max_fires``. These are the answers the earlier
+read-again cache gave (``test_activity``: equal to a full read at every step, two fires of a
+rule in one millisecond counted once). A rule's fires are oldest first, as a full read gives
+them, even after the clock stepped back. The news of a cycle are appended to what the cache
+holds (cut at the window's start by bisection) instead of merged with the whole window again.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from bisect import bisect_left
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from botkit.intents import Activity, RuleActivity
-from botkit.ports.journal import ActivityReads
+from botkit.ports.journal import ActivityNote, ActivityReads
 
 __all__ = ["ActivityCache"]
 
-OVERLAP_MS = 60_000
-"""Increments are read from this far before the previous read: records written after a wall-clock
-step back (NTP, a resumed VM) still arrive; the merge drops what it already has."""
 
-
-@dataclass
+@dataclass(slots=True)
 class _Entry:
     window_ms: int
-    read_at: int
     activity: Activity
-    revision: int
-    """The journal's ``activity_revision`` at ``read_at``."""
     oldest_ms: int | None
     """The oldest time in ``activity`` (None: it is empty)."""
+    merged: bool = False
+    """``activity`` came out of :func:`_merge` (each rule's fires without repeats, its orders
+    sorted): a rule the notes do not touch and the window does not cut stays as it is."""
+    fresh: list[ActivityNote] = field(default_factory=list)
+    """The notes of this strategy's writes since the last :meth:`ActivityCache.get`."""
 
 
 def _oldest(activity: Activity) -> int | None:
@@ -41,19 +50,78 @@ def _oldest(activity: Activity) -> int | None:
     return min(times, default=None)
 
 
-def _merge(old: Activity, new: Activity, since_ms: int) -> Activity:
-    merged: Activity = {}
-    for rule in set(old) | set(new):
-        before = old.get(rule, RuleActivity())
-        after = new.get(rule, RuleActivity())
+def _rule_oldest(activity: RuleActivity) -> int | None:
+    """The oldest time of a rule's merged activity (its fires and orders are oldest first)."""
+    fires, orders = activity.fire_times_ms, activity.orders
+    if fires and orders:
+        return min(fires[0], orders[0][0])
+    if fires:
+        return fires[0]
+    return orders[0][0] if orders else None
+
+
+def _merge(old: Activity, new: Activity, since_ms: int, merged: bool, unique: bool) -> Activity:
+    """``old`` and ``new`` together, without what is older than ``since_ms``: per rule the fires
+    without repeats, oldest first, and the orders by (time, client order id), ``old``'s kept for
+    a client order id in both.
+
+    When ``old`` was ``merged`` before (its rules already in that form), a rule ``new`` does not
+    touch, with nothing older than ``since_ms``, is kept as it is, and one whose news are all
+    newer than what it holds is cut and appended to (``unique``: a client order id names one
+    order — live orders — so a newer order cannot repeat an older one) instead of merged again
+    from scratch: the same answer at the cost of the news, not of the window."""
+    out: Activity = {}
+    for rule in sorted(set(old) | set(new)):
+        before = old.get(rule)
+        after = new.get(rule)
+        if merged and before is not None:
+            if after is None:
+                oldest = _rule_oldest(before)
+                if oldest is None or oldest >= since_ms:
+                    out[rule] = before
+                    continue
+            joined = _appended(before, after or _NONE, since_ms, unique)
+            if joined is not None:
+                if joined.fire_times_ms or joined.orders:
+                    out[rule] = joined
+                continue
+        before = before or _NONE
+        after = after or _NONE
         fires = tuple(
-            dict.fromkeys(t for t in before.fire_times_ms + after.fire_times_ms if t >= since_ms)
+            sorted(
+                dict.fromkeys(
+                    t for t in before.fire_times_ms + after.fire_times_ms if t >= since_ms
+                )
+            )
         )
         by_id = {o[1]: o for o in after.orders + before.orders if o[0] >= since_ms}
         orders = tuple(sorted(by_id.values()))
         if fires or orders:
-            merged[rule] = RuleActivity(fires, orders)
-    return merged
+            out[rule] = RuleActivity(fires, orders)
+    return out
+
+
+def _appended(
+    before: RuleActivity, after: RuleActivity, since_ms: int, unique: bool
+) -> RuleActivity | None:
+    """``before`` (merged) cut at ``since_ms`` with ``after`` (oldest first) appended, when
+    everything in ``after`` is newer than everything in ``before``; else None (merge)."""
+    fires, news = before.fire_times_ms, after.fire_times_ms
+    if fires and news and news[0] <= fires[-1]:
+        return None
+    orders, placed = before.orders, after.orders
+    if placed and (not unique or (orders and placed[0][0] <= orders[-1][0])):
+        return None
+    fires = fires[bisect_left(fires, since_ms) :]
+    if news:
+        fires += tuple(dict.fromkeys(news[bisect_left(news, since_ms) :]))
+    orders = orders[bisect_left(orders, (since_ms,)) :]
+    if placed:
+        orders += tuple(sorted(o for o in placed if o[0] >= since_ms))
+    return RuleActivity(fires, orders)
+
+
+_NONE = RuleActivity()
 
 
 class ActivityCache:
@@ -63,9 +131,38 @@ class ActivityCache:
         self.journal = journal
         self.include_dry = include_dry
         self._entries: dict[str, _Entry] = {}
+        self._fresh_orders: dict[str, ActivityNote] = {}
+        """Order notes not yet taken in by a :meth:`get`, by client order id (a settle note
+        that says an order no longer counts finds its order here)."""
+        self._dead: set[str] = set()
+        """Orders among ``_fresh_orders`` settled with an outcome activity does not count."""
+        journal.watch_activity(self._note)
+
+    def _note(self, notes: Sequence[ActivityNote]) -> None:
+        entries = self._entries
+        for note in notes:
+            if not note.strategy:  # a settle: the order no longer counts
+                if note.cl_ord_id in self._fresh_orders:
+                    self._dead.add(note.cl_ord_id)
+                continue
+            if note.dry and not self.include_dry:
+                continue
+            entry = entries.get(note.strategy)
+            if entry is None:  # read in full on its first get
+                continue
+            entry.fresh.append(note)
+            if note.cl_ord_id:
+                self._fresh_orders[note.cl_ord_id] = note
 
     def forget(self, strategy: str) -> None:
-        self._entries.pop(strategy, None)
+        entry = self._entries.pop(strategy, None)
+        if entry is not None:
+            self._drop_fresh(entry.fresh)
+
+    def _drop_fresh(self, fresh: list[ActivityNote]) -> None:
+        for note in fresh:
+            if note.cl_ord_id and self._fresh_orders.pop(note.cl_ord_id, None) is not None:
+                self._dead.discard(note.cl_ord_id)
 
     def get(self, strategy: str, window_ms: int) -> Activity:
         """The activity of ``strategy`` over the last ``window_ms`` (journal time).
@@ -73,20 +170,54 @@ class ActivityCache:
         The returned mapping may be the one returned before (when nothing changed): read it,
         do not mutate it."""
         journal = self.journal
-        now = journal.clock()
-        since = now - window_ms
-        revision = journal.activity_revision
+        since = journal.clock() - window_ms
         entry = self._entries.get(strategy)
         if entry is None or entry.window_ms != window_ms:
+            if entry is not None:
+                self._drop_fresh(entry.fresh)
             activity = journal.activity(strategy, since, include_dry=self.include_dry)
-        elif entry.revision == revision:  # nothing written since: only the window moves
+            self._entries[strategy] = _Entry(window_ms, activity, _oldest(activity))
+            return activity
+        fresh = entry.fresh
+        if not fresh:  # nothing written since: only the window moves
             if entry.oldest_ms is None or entry.oldest_ms >= since:
-                entry.read_at = now
                 return entry.activity
-            activity = _merge(entry.activity, {}, since)
+            activity = _merge(entry.activity, {}, since, entry.merged, not self.include_dry)
         else:
-            since_last = min(entry.read_at, now) - OVERLAP_MS  # a wall clock may step back
-            delta = journal.activity(strategy, since_last, include_dry=self.include_dry)
-            activity = _merge(entry.activity, delta, since)
-        self._entries[strategy] = _Entry(window_ms, now, activity, revision, _oldest(activity))
+            entry.fresh = []
+            activity = _merge(
+                entry.activity, self._take(fresh), since, entry.merged, not self.include_dry
+            )
+        entry.activity = activity
+        entry.oldest_ms = _oldest(activity)
+        entry.merged = True
         return activity
+
+    def _take(self, fresh: list[ActivityNote]) -> Activity:
+        """The activity the notes add, in the journal's order (fires, and the orders that still
+        count)."""
+        fires: dict[str, list[int]] = {}
+        orders: dict[str, list[tuple[int, str]]] = {}
+        dead = self._dead
+        pending = self._fresh_orders
+        for note in fresh:
+            cid = note.cl_ord_id
+            if not cid:
+                fires.setdefault(note.rule, []).append(note.ts_ms)
+                continue
+            pending.pop(cid, None)
+            if cid in dead:
+                dead.discard(cid)
+            elif note.counted:
+                orders.setdefault(note.rule, []).append((note.ts_ms, cid))
+        return {  # oldest first, the journal's order within a millisecond (its reads' order)
+            rule: RuleActivity(
+                tuple(sorted(fires.get(rule, ()))),
+                tuple(sorted(orders.get(rule, ()), key=_time)),
+            )
+            for rule in set(fires) | set(orders)
+        }
+
+
+def _time(order: tuple[int, str]) -> int:
+    return order[0]

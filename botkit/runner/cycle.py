@@ -539,25 +539,15 @@ class Runner:
         evaluations: list[Evaluation] = []
         rule_errors: list[tuple[str, str, str]] = []
         intents: list[Intent] = []
-        dry = self.execution.dry
         changes = self._changes
+        rows: list[tuple[str, str, Sequence[Evaluated]]] = []
         for strategy, evaluation in done:
             recorded = evaluation.results if changes is None else changes.select(evaluation)
-            try:
-                if recorded:
-                    self.journal.record_evaluations(
-                        cycle_id,
-                        strategy=strategy.name,
-                        version=strategy.version,
-                        rules=_evaluated(recorded),
-                        dry=dry,
-                    )
-            except JournalError:
-                raise  # the journal, not the strategy: the service stops
-            except BotkitError as exc:
-                errors[strategy.name] = str(exc)
-                logger.bind(strategy=strategy.name).error("evaluation failed: {}", exc)
-                continue
+            if recorded:
+                rows.append((strategy.name, strategy.version, _evaluated(recorded)))
+        # one commit for the cycle's evaluations (a JournalError stops the service)
+        self.journal.record_cycle_evaluations(cycle_id, rows, dry=self.execution.dry)
+        for strategy, evaluation in done:
             for result in evaluation.results:
                 if result.status is RuleStatus.ERROR:
                     rule_errors.append((strategy.name, result.rule, result.reason))

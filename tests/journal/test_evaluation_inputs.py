@@ -14,7 +14,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from botkit.journal import Evaluated, Journal
+from botkit.exchange.models import OrderSide, OrderType
+from botkit.intents import OrderIntent
+from botkit.journal import Evaluated, Journal, NewOrder, OrderOutcome, Outcome
 
 _plain = st.one_of(
     st.text(),
@@ -65,3 +67,53 @@ def test_typical_rule_inputs() -> None:
     assert stored == (
         '{"flag":true,"n":3,"note":"dip \\u2713 \\ud800","position.qty":"0","price.mark":"60000.1"}'
     )
+
+
+def test_a_cycles_evaluations_in_one_call_are_the_rows_of_one_call_per_strategy(
+    tmp_path: Path,
+) -> None:
+    seen: dict[str, Any] = {"mark": Decimal("1.5")}
+    counted: dict[str, Any] = {"x": 1}
+    strategies = [
+        ("a", "v1", [Evaluated("r1", True, "", seen), Evaluated("r2", False)]),
+        ("b", "v2", [Evaluated("r1", False, "condition_false", counted)]),
+        ("c", "v1", [Evaluated("r9", True, "", {"s": "text"})]),
+    ]
+    tables = []
+    for name, one_call in (("each", False), ("once", True)):
+        journal = Journal(tmp_path / f"{name}.sqlite", clock=lambda: 1_000, synchronous="OFF")
+        cycle = journal.begin_cycle()
+        if one_call:
+            journal.record_cycle_evaluations(cycle, strategies)
+        else:
+            for strategy, version, rules in strategies:
+                journal.record_evaluations(cycle, strategy=strategy, version=version, rules=rules)
+        journal.end_cycle(cycle)
+        journal.close()
+        conn = sqlite3.connect(tmp_path / f"{name}.sqlite")
+        read = "SELECT * FROM {} ORDER BY id"
+        tables.append([conn.execute(read.format(t)).fetchall() for t in ("evaluations", "events")])
+        conn.close()
+    assert tables[0] == tables[1]
+    assert len(tables[0][0]) == 4
+    assert len(tables[0][1]) == 2  # two fires
+
+
+@settings(max_examples=40, deadline=None)
+@given(notes=st.lists(st.text(), max_size=3), reasons=st.lists(st.text(), max_size=3))
+def test_an_orders_notes_and_reasons_are_stored_as_json_dumps_writes_them(
+    notes: list[str], reasons: list[str]
+) -> None:
+    intent = OrderIntent(strategy="s", rule="r", slot=1, leg=0, cl_ord_id="c-1",
+                         symbol="BTC_USDT_PERP", side=OrderSide.BUY, type=OrderType.LIMIT,
+                         sz=Decimal(1), px=Decimal(100))  # fmt: skip
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "j.sqlite"
+        with Journal(path, clock=lambda: 1_000, synchronous="OFF") as journal:
+            order = NewOrder(intent, intent.px, intent.sz, notes=tuple(notes))
+            journal.add_orders(None, [order], dry=False)
+            journal.settle([OrderOutcome("c-1", Outcome.FAILED, reasons=tuple(reasons))])
+        with sqlite3.connect(path) as conn:
+            stored = conn.execute("SELECT notes, reasons FROM orders").fetchone()
+    dumps = [json.dumps(v, separators=(",", ":"), sort_keys=True) for v in (notes, reasons)]
+    assert list(stored) == dumps
