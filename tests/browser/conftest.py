@@ -46,7 +46,9 @@ def chromium_binary() -> Path | None:
     return None
 
 
-@pytest.fixture(scope="session")
+# module scope, not session: Playwright's sync API keeps an asyncio loop running in this thread
+# while it is open, and a later test of the same worker calling asyncio.run() would fail
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     try:
         from playwright.sync_api import sync_playwright
