@@ -497,9 +497,10 @@ def add_read_routes(
         limit = _limit(request, 50)
         strategy = request.query.get("strategy") or None
         with journal() as j:
-            orders = j.orders(OrderFilter(strategy=strategy, include_dry=False))
+            # the newest `limit` in SQL: the journal grows by every order ever placed
+            orders = j.orders(OrderFilter(strategy=strategy, include_dry=False, limit=limit))
             fires = j.recent_evaluations(limit=limit, fired_only=True)
-        recent = sorted(orders, key=lambda r: -r.id)[:limit]
+        recent = sorted(orders, key=lambda r: -r.id)
         return json_response(
             200,
             {

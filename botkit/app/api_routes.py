@@ -7,6 +7,7 @@ from botkit.app.api import Request, Response, Router, json_response
 from botkit.app.api_control import add_control_routes
 from botkit.app.api_openapi import openapi
 from botkit.app.api_read import ExchangeReads, add_read_routes
+from botkit.app.dashboard import add_dashboard_routes
 from botkit.settings import Settings
 
 __all__ = ["build_router"]
@@ -30,5 +31,5 @@ def build_router(settings: Settings, *, max_age_s: float, exchange_ttl_s: float 
         return json_response(200, description)
 
     router.add("GET", "/api/openapi.json", get_openapi)
-    # the dashboard's page and assets: router.add("GET", "/", ..., public=True) etc. here
+    add_dashboard_routes(router)  # the page (/) and its assets: public, no data in them
     return router

@@ -4,6 +4,7 @@ endpoints behind the token, a CSRF check and a rate limit."""
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import threading
 from pathlib import Path
@@ -16,6 +17,7 @@ from botkit.errors import UsageError
 __all__ = ["register"]
 
 DEFAULT_PORT = 8750
+SERVE_NICE = 10
 
 
 def _rate(text: str) -> tuple[int, float]:
@@ -41,6 +43,8 @@ def _serve(args: argparse.Namespace) -> int:
 
     count, window = _rate(args.control_rate)
     settings = settings_of(args)
+    if args.nice > 0 and hasattr(os, "nice"):  # the service comes first when CPUs are busy
+        os.nice(args.nice)
     tokens = read_tokens(Path(args.token_file)) if args.token_file else None
     from botkit.app.service import secrets_of
 
@@ -55,6 +59,7 @@ def _serve(args: argparse.Namespace) -> int:
     )
     port = server.server_address[1]
     print(f"serving the status API on http://{args.host}:{port}/api/health", flush=True)
+    print(f"the dashboard: http://{args.host}:{port}/", flush=True)
     if tokens is None:
         logger.warning("no --token-file: anyone on this machine can read the API; no control")
     else:
@@ -77,12 +82,13 @@ def _serve(args: argparse.Namespace) -> int:
 def register(sub: Any) -> None:
     serve = sub.add_parser(
         "serve",
-        help="serve the status API (JSON under /api/) on 127.0.0.1",
+        help="serve the status API (JSON under /api/) and the dashboard (/) on 127.0.0.1",
         description="A separate process reading the journal and the exchange: JSON under /api/"
         " (health, status, strategies, positions, orders, decisions, events, controls;"
         " /api/openapi.json describes them). With --token-file every request needs"
         " 'Authorization: Bearer TOKEN' and the control endpoints (kill switch, halt, cancel,"
-        " flatten) are on; an address beyond loopback needs one.",
+        " flatten) are on; an address beyond loopback needs one. The dashboard page is at /"
+        " (it asks for a token).",
     )
     add_settings_options(serve)
     serve.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
@@ -117,5 +123,14 @@ def register(sub: Any) -> None:
         metavar="SECONDS",
         help="read the exchange at most this often; answers in between reuse the last read"
         " (default 2)",
+    )
+    serve.add_argument(
+        "--nice",
+        type=int,
+        choices=range(20),
+        default=SERVE_NICE,
+        metavar="N",
+        help=f"lower this process's CPU priority by N (0-19, default {SERVE_NICE}): on a busy"
+        " machine the trading service, not the API and its dashboard, gets the CPU",
     )
     serve.set_defaults(handler=_serve)
