@@ -238,9 +238,6 @@ class Router:
     def is_public(self, path: str) -> bool:
         return any(r.public and r.match(path) is not None for r in self.routes)
 
-    def paths(self) -> list[str]:
-        return sorted({r.path for r in self.routes if r.path.startswith("/api/")})
-
 
 class RateLimit:
     """At most ``count`` control requests per ``window_s`` seconds per caller (a sliding
@@ -302,7 +299,10 @@ def _allowed_hosts(host: str, port: int) -> frozenset[str] | None:
     names = {host, "localhost", "127.0.0.1", "[::1]"}
     if ":" in host and not host.startswith("["):
         names.add(f"[{host}]")
-    return frozenset(f"{n.lower()}:{port}" for n in names)
+    hosts = {f"{n.lower()}:{port}" for n in names}
+    if port == 80:  # a browser leaves the default port out of Host
+        hosts |= {n.lower() for n in names}
+    return frozenset(hosts)
 
 
 class Gate:
