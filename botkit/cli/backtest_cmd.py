@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from botkit.backtest.metrics import FIGURE_NAMES
 from botkit.backtest.progress import Progress
+from botkit.cli import compare_cmd
 from botkit.cli.argtypes import TimeArg, interval_arg, time_arg
 from botkit.clock import wall_ms
 from botkit.errors import BotkitError, UsageError
@@ -222,7 +223,9 @@ def _sweep(args: argparse.Namespace, base: BacktestOptions) -> int:
         file=sys.stderr,
     )
     with Progress(len(variants), sys.stderr, label="sweep") as progress:
-        outcomes = run_sweep(base, variants, jobs=jobs, on_done=lambda _o: progress.update())
+        outcomes = run_sweep(
+            base, variants, jobs=jobs, on_done=lambda _o: progress.update(), report=args.report
+        )
     return _print_sweep(args, outcomes, [k for k, _ in axes], figure)
 
 
@@ -230,15 +233,18 @@ def _print_sweep(
     args: argparse.Namespace, outcomes: Sequence[VariantOutcome], keys: list[str], figure: str
 ) -> int:
     from botkit.backtest.sweep import rank, render_table, write_sweep
+    from botkit.backtest.sweep_page import write_sweep_page
 
     ranked = rank(outcomes, figure)
     print(render_table(ranked, keys, figure))
     if args.report is not None:
         try:
             path = write_sweep(ranked, keys, figure, args.report)
+            page = write_sweep_page(ranked, keys, figure, len(outcomes), args.report)
         except OSError as exc:
             raise _write_failed(args.report, exc) from None
         print(f"Table      {path}")
+        print(f"Report     {page}")
     return 0 if any(not o.error for o in outcomes) else 1
 
 
@@ -325,7 +331,8 @@ def register(sub: Any) -> None:
         description="Replay a candle file through the embedded simulator on simulated time, "
         "running the strategies through the same rules, validation, batching and journal as "
         "live. Prints a summary; --report DIR writes summary.json, orders.csv, fills.csv, "
-        "charts and index.html. See docs/backtest.md.",
+        "charts and index.html. 'botkit backtest compare RUN_A RUN_B' compares reports (see "
+        "its --help). See docs/backtest.md.",
     )
     parser.add_argument(
         "--data",
@@ -423,3 +430,4 @@ def register(sub: Any) -> None:
         "processes (local:N); needs the cluster extra: pip install 'botkit[cluster]'",
     )
     parser.set_defaults(handler=_run)
+    compare_cmd.register(parser)
