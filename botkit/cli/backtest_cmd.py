@@ -83,23 +83,23 @@ def _jobs(text: str) -> int:
     return value
 
 
-def _check_report_dir(path: Path, command: str) -> None:
-    """Refuse a ``--report`` folder that could not be written, before anything is loaded: a
-    file, or a missing folder whose nearest existing parent is a file or not writable.
-    ``command`` (``botkit backtest``, ``botkit optimize``) starts the message."""
+def _check_report_dir(path: Path, command: str, option: str = "--report") -> None:
+    """Refuse a ``--report`` folder (or ``option``'s) that could not be written, before
+    anything is loaded: a file, or a missing folder whose nearest existing parent is a file or
+    not writable. ``command`` (``botkit backtest``, ``botkit optimize``) starts the message."""
     if path.exists() and not path.is_dir():
         raise UsageError(
-            f"{command}: --report {path} is a file — name a folder (it is created if missing)"
+            f"{command}: {option} {path} is a file — name a folder (it is created if missing)"
         )
     parent = path
     while not parent.exists() and parent != parent.parent:
         parent = parent.parent
     if not parent.is_dir():
         raise UsageError(
-            f"{command}: --report {path}: cannot create the folder: {parent} is a file"
+            f"{command}: {option} {path}: cannot create the folder: {parent} is a file"
         )
     if not os.access(parent, os.W_OK | os.X_OK):
-        raise UsageError(f"{command}: --report {path}: {parent} is not writable")
+        raise UsageError(f"{command}: {option} {path}: {parent} is not writable")
 
 
 def _make_report_dir(path: Path) -> None:

@@ -9,31 +9,21 @@ is not a report is one line and exit 2.
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
-from botkit.errors import BotkitError, UsageError
+from botkit.errors import BotkitError
 
 __all__ = ["register"]
 
 COMMAND = "botkit backtest compare"
 
 
-def _check_out(path: Path) -> None:
-    if path.exists() and not path.is_dir():
-        raise UsageError(f"{COMMAND}: --out {path} is a file — name a folder (it is created)")
-    parent = path
-    while not parent.exists() and parent != parent.parent:
-        parent = parent.parent
-    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
-        raise UsageError(f"{COMMAND}: --out {path}: cannot create the folder in {parent}")
-
-
 def _compare(args: argparse.Namespace) -> int:
     from botkit.backtest.compare import load_runs, render_compare, write_compare
+    from botkit.cli.backtest_cmd import _check_report_dir  # the same check as --report's
 
     if args.out is not None:
-        _check_out(args.out)
+        _check_report_dir(args.out, COMMAND, "--out")
     runs = load_runs(args.runs)
     print(render_compare(runs))
     if args.out is not None:

@@ -225,3 +225,17 @@ def test_a_sweep_report_links_every_variant_report_with_its_figures(tmp_path: Pa
                   str(tmp_path / "variants/003"))  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "params dip=0.002" in done.stdout
+
+
+def test_an_out_that_is_a_file_is_refused_before_anything_is_read(
+    reports: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    taken = tmp_path / "taken"
+    taken.write_text("x")
+    assert main(["backtest", "compare", *map(str, reports), "--out", str(taken)]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == (
+        f"error: botkit backtest compare: --out {taken} is a file — name a folder (it is created"
+        " if missing)\n"
+    )
