@@ -46,8 +46,12 @@ def chromium_binary() -> Path | None:
     return None
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Browser]:
+    """One browser for the browser tests, closed once they are done: Playwright's sync API
+    holds an asyncio loop as the thread's running loop while it is open, and every later
+    ``asyncio.run()`` in the same process (pytest-xdist runs other tests after these in the
+    same worker) would fail with "cannot be called from a running event loop"."""
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
