@@ -183,24 +183,26 @@ class _Macd:
     """TA-Lib's MACD from talipp's ``EMA``s: the fast EMA starts ``slow − fast`` values late,
     so both averages start on the same candle (talipp's ``MACD`` starts the fast one at once,
     a different seed that takes a hundred candles to fade); line, signal and histogram all
-    appear once the signal has its first value; a fast period longer than the slow one is
-    swapped, as TA-Lib does."""
+    appear once the signal has its first value (the checker refuses a fast period that is not
+    shorter than the slow one)."""
 
-    __slots__ = ("_fast", "_late", "_pick", "_seen", "_signal", "_slow")
+    __slots__ = ("_fast", "_late", "_pick", "_signal", "_slow")
 
     def __init__(self, args: tuple[Decimal, ...], pick: int) -> None:
-        fast, slow = sorted((_n(args, 0), _n(args, 1)))
+        fast, slow = _n(args, 0), _n(args, 1)
         self._fast = _Talipp(EMA(fast))
         self._slow = _Talipp(EMA(slow))
         self._signal = _Talipp(EMA(_n(args, 2)))
         self._late = slow - fast
-        self._seen = 0
+        """Values the fast EMA has still to skip."""
         self._pick = pick
 
     def push(self, x: float) -> float | None:
-        seen = self._seen = self._seen + 1
         slow = self._slow.push(x)
-        fast = self._fast.push(x) if seen > self._late else None
+        if self._late:
+            self._late -= 1
+            return None
+        fast = self._fast.push(x)
         if slow is None or fast is None:
             return None
         line = fast - slow
