@@ -239,3 +239,27 @@ def test_an_out_that_is_a_file_is_refused_before_anything_is_read(
         f"error: botkit backtest compare: --out {taken} is a file — name a folder (it is created"
         " if missing)\n"
     )
+
+
+def test_a_portfolio_sweep_writes_each_variants_account_and_symbol_reports(
+    tmp_path: Path,
+) -> None:
+    eth = tmp_path / "eth.csv"
+    synth = ["data", "synth", "--symbol", "ETH_USDT_PERP", "--start", "2024-01-01",
+             "--candles", "360", "--seed", "8", "--out", str(eth)]  # fmt: skip
+    assert main(synth) == 0
+    follows = ROOT / "strategies" / "portfolio" / "eth-follows-btc.yaml"
+    argv = ["backtest", "--data", f"BTC_USDT_PERP={DATA}", "--data", f"ETH_USDT_PERP={eth}",
+            "--strategies", str(LADDER), str(EXITS), str(follows), "--end",
+            "2024-01-01T06:00:00Z", "--sweep", "dip=0.002,0.003", "--jobs", "1",
+            "--report", str(tmp_path / "rep")]  # fmt: skip
+    assert main(argv) == 0
+    page = (tmp_path / "rep" / "index.html").read_text()
+    for variant in ("variants/001", "variants/002"):
+        folder = tmp_path / "rep" / variant
+        assert f'href="{variant}/index.html"' in page
+        account = json.loads((folder / "summary.json").read_text())
+        assert account["symbol"] == "BTC_USDT_PERP+ETH_USDT_PERP"
+        for symbol in ("BTC_USDT_PERP", "ETH_USDT_PERP"):
+            assert (folder / symbol / "summary.json").is_file()
+            assert account["symbols"][symbol]["report"] == f"{symbol}/index.html"
