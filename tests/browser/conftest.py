@@ -46,12 +46,12 @@ def chromium_binary() -> Path | None:
     return None
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    """One browser for the browser tests, closed once they are done: Playwright's sync API
-    holds an asyncio loop as the thread's running loop while it is open, and every later
-    ``asyncio.run()`` in the same process (pytest-xdist runs other tests after these in the
-    same worker) would fail with "cannot be called from a running event loop"."""
+    """One browser per test module: Playwright's sync API keeps an asyncio event loop running
+    in this thread while it is open, so a longer scope would break every later test of the
+    same process that calls ``asyncio.run`` ("cannot be called from a running event loop");
+    pytest tears a module's fixtures down before it runs another module's test."""
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
