@@ -21,10 +21,10 @@ from pathlib import Path
 from botkit.backtest.bars import CandleSeries
 from botkit.backtest.driver import BacktestRun, replay
 from botkit.backtest.legs import Legs
-from botkit.backtest.metrics import compute_figures
+from botkit.backtest.metrics import compute_figures, result_trades
 from botkit.backtest.portfolio import PortfolioRun, replay_portfolio
 from botkit.backtest.setup import BacktestOptions, Prepared, prepare
-from botkit.backtest.sweep import Variant, VariantOutcome
+from botkit.backtest.sweep import Variant, VariantOutcome, variant_folder
 from botkit.clock import ManualClock
 from botkit.errors import BotkitError
 from botkit.journal import Journal, lock_journal
@@ -225,8 +225,12 @@ def execute(
     return run
 
 
-def run_variant(options: BacktestOptions, index: int = 0) -> VariantOutcome:
+def run_variant(
+    options: BacktestOptions, index: int = 0, report: str | None = None
+) -> VariantOutcome:
     """Run one variant (``options.params``) from scratch; never raises for a botkit error.
+    ``report``: a folder to write the variant's whole report into
+    (:func:`~botkit.backtest.report.write_report`; a failure to write is the variant's error).
 
     A top-level function of plain picklable values: a process pool, or a Ray or Dask task,
     calls it as is. The candle file is loaded once per process (cached)."""
@@ -234,11 +238,28 @@ def run_variant(options: BacktestOptions, index: int = 0) -> VariantOutcome:
         run = execute(prepare(options))
     except BotkitError as exc:
         return VariantOutcome(index, dict(options.params), {}, error=str(exc).splitlines()[0])
-    figures = compute_figures(run.result).as_dict()
-    error = ""
+    trades = result_trades(run.result)
+    computed = compute_figures(run.result, trades)
+    errors = []
     if run.problems:
-        error = f"{sum(run.problems.values()):,} problem(s) in cycles; {run.problem_lines(1)[0]}"
-    return VariantOutcome(index, dict(options.params), figures, run.cycles, error)
+        errors.append(
+            f"{sum(run.problems.values()):,} problem(s) in cycles; {run.problem_lines(1)[0]}"
+        )
+    if report is not None:
+        # matplotlib: only when asked
+        from botkit.backtest.portfolio_report import write_portfolio_report
+        from botkit.backtest.report import write_report
+
+        parts = run.parts if isinstance(run, PortfolioRun) else None
+        try:
+            if parts:
+                write_portfolio_report(run.result, parts, report, computed, trades)
+            else:
+                write_report(run.result, report, computed, trades)
+        except OSError as exc:
+            errors.append(f"cannot write its report to {exc.filename or report}: {exc.strerror}")
+    figures = computed.as_dict()
+    return VariantOutcome(index, dict(options.params), figures, run.cycles, "; ".join(errors))
 
 
 def _quiet_worker() -> None:
@@ -257,24 +278,30 @@ def run_sweep(
     jobs: int | None = None,
     on_done: Callable[[VariantOutcome], None] | None = None,
     executor: PoolExecutor | None = None,
+    report: Path | None = None,
 ) -> list[VariantOutcome]:
     """Run every variant (``base.params`` plus the variant's values); outcomes in grid order.
 
     ``jobs`` processes (default: the number of cores, at most one per variant); ``jobs=1``
     runs in this process. ``executor`` replaces the pool (any :class:`concurrent.futures`
-    executor, e.g. a distributed one)."""
+    executor, e.g. a distributed one). ``report``: each variant's report is written into
+    its folder (:func:`~botkit.backtest.sweep.variant_folder`) of ``report``."""
     options = [replace(base, params={**base.params, **v}) for v in variants]
+    folders: list[str | None] = [
+        None if report is None else str(report / variant_folder(i, len(variants)))
+        for i in range(len(variants))
+    ]
     outcomes: list[VariantOutcome] = []
     workers = max(1, min(jobs or os.cpu_count() or 1, len(options)))
     if executor is None and workers == 1:
         for i, o in enumerate(options):
-            outcomes.append(run_variant(o, i))
+            outcomes.append(run_variant(o, i, folders[i]))
             if on_done is not None:
                 on_done(outcomes[-1])
         return outcomes
     pool = executor or ProcessPoolExecutor(max_workers=workers, initializer=_quiet_worker)
     try:
-        futures = [pool.submit(run_variant, o, i) for i, o in enumerate(options)]
+        futures = [pool.submit(run_variant, o, i, folders[i]) for i, o in enumerate(options)]
         for future in as_completed(futures):
             outcome = future.result()
             outcomes.append(outcome)

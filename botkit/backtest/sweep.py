@@ -33,6 +33,7 @@ __all__ = [
     "MAX_VARIANTS",
     "MIN_VALUE",
     "TABLE_FIGURES",
+    "VARIANTS",
     "Variant",
     "VariantOutcome",
     "check_value",
@@ -42,6 +43,7 @@ __all__ = [
     "parse_sweep",
     "rank",
     "render_table",
+    "variant_folder",
     "write_sweep",
 ]
 
@@ -206,19 +208,33 @@ def render_table(outcomes: Sequence[VariantOutcome], keys: Sequence[str], figure
     return f"ranked by {figure} ({direction} first)\n" + "\n".join(lines)
 
 
+VARIANTS = "variants"
+"""The folder of a sweep's report holding one report folder per variant."""
+
+
+def variant_folder(index: int, count: int) -> str:
+    """``variants/007``: the report folder of the grid's variant ``index`` (from 0) of
+    ``count``, relative to the sweep's report (at least 3 digits, so the names sort)."""
+    return f"{VARIANTS}/{index + 1:0{max(3, len(str(count)))}d}"
+
+
 def write_sweep(
     outcomes: Sequence[VariantOutcome], keys: Sequence[str], figure: str, directory: str | Path
 ) -> Path:
     """``DIR/sweep.csv``: one row per variant in ranked order — rank, the swept values, every
-    figure (:data:`FIGURE_NAMES`), cycles, error."""
+    figure (:data:`FIGURE_NAMES`), cycles, error, its report's folder (when written)."""
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "sweep.csv"
     with path.open("w", encoding="utf-8", newline="") as out:
         writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(["rank", *keys, *FIGURE_NAMES, "cycles", "error", f"ranked_by={figure}"])
+        writer.writerow(
+            ["rank", *keys, *FIGURE_NAMES, "cycles", "error", "report", f"ranked_by={figure}"]
+        )
         for place, o in enumerate(outcomes, 1):
             values = [format(o.params[k], "f") if k in o.params else "" for k in keys]
             figures = ["" if o.figures.get(f) is None else o.figures[f] for f in FIGURE_NAMES]
-            writer.writerow([place, *values, *figures, o.cycles, o.error, ""])
+            report = variant_folder(o.index, len(outcomes))
+            report = report if (folder / report / "summary.json").is_file() else ""
+            writer.writerow([place, *values, *figures, o.cycles, o.error, report, ""])
     return path

@@ -13,6 +13,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from botkit import __version__
 from botkit.errors import BotkitError, ConfigError, UsageError, printable
@@ -43,10 +44,27 @@ killed by a closed pipe reports, so ``set -o pipefail`` scripts see it as usual.
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage mistake raises :class:`UsageError` instead of exiting mid-flight."""
+    """argparse, but a usage mistake raises :class:`UsageError` instead of exiting mid-flight.
+
+    A command may hold nested commands (:attr:`nested`, e.g. ``botkit backtest compare``):
+    when the command's first argument names one, that parser reads the rest instead (the
+    command's own required options do not apply to it)."""
+
+    nested: dict[str, argparse.ArgumentParser]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.nested = {}
 
     def error(self, message: str) -> None:  # type: ignore[override]
         raise UsageError(f"{self.prog}: {printable(message)} (see '{self.prog} --help')")
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        if args and args[0] in self.nested:
+            return self.nested[args[0]].parse_known_args(list(args[1:]), namespace)
+        return super().parse_known_args(args, namespace)
 
 
 def build_parser() -> argparse.ArgumentParser:

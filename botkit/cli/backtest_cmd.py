@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from botkit.backtest.metrics import FIGURE_NAMES
 from botkit.backtest.progress import Progress
+from botkit.cli import compare_cmd
 from botkit.cli.argtypes import TimeArg, interval_arg, time_arg
 from botkit.clock import wall_ms
 from botkit.errors import BotkitError, UsageError
@@ -82,23 +83,23 @@ def _jobs(text: str) -> int:
     return value
 
 
-def _check_report_dir(path: Path, command: str) -> None:
-    """Refuse a ``--report`` folder that could not be written, before anything is loaded: a
-    file, or a missing folder whose nearest existing parent is a file or not writable.
-    ``command`` (``botkit backtest``, ``botkit optimize``) starts the message."""
+def _check_report_dir(path: Path, command: str, option: str = "--report") -> None:
+    """Refuse a ``--report`` folder (or ``option``'s) that could not be written, before
+    anything is loaded: a file, or a missing folder whose nearest existing parent is a file or
+    not writable. ``command`` (``botkit backtest``, ``botkit optimize``) starts the message."""
     if path.exists() and not path.is_dir():
         raise UsageError(
-            f"{command}: --report {path} is a file — name a folder (it is created if missing)"
+            f"{command}: {option} {path} is a file — name a folder (it is created if missing)"
         )
     parent = path
     while not parent.exists() and parent != parent.parent:
         parent = parent.parent
     if not parent.is_dir():
         raise UsageError(
-            f"{command}: --report {path}: cannot create the folder: {parent} is a file"
+            f"{command}: {option} {path}: cannot create the folder: {parent} is a file"
         )
     if not os.access(parent, os.W_OK | os.X_OK):
-        raise UsageError(f"{command}: --report {path}: {parent} is not writable")
+        raise UsageError(f"{command}: {option} {path}: {parent} is not writable")
 
 
 def _make_report_dir(path: Path) -> None:
@@ -232,7 +233,9 @@ def _sweep(args: argparse.Namespace, base: BacktestOptions) -> int:
         file=sys.stderr,
     )
     with Progress(len(variants), sys.stderr, label="sweep") as progress:
-        outcomes = run_sweep(base, variants, jobs=jobs, on_done=lambda _o: progress.update())
+        outcomes = run_sweep(
+            base, variants, jobs=jobs, on_done=lambda _o: progress.update(), report=args.report
+        )
     return _print_sweep(args, outcomes, [k for k, _ in axes], figure)
 
 
@@ -240,15 +243,18 @@ def _print_sweep(
     args: argparse.Namespace, outcomes: Sequence[VariantOutcome], keys: list[str], figure: str
 ) -> int:
     from botkit.backtest.sweep import rank, render_table, write_sweep
+    from botkit.backtest.sweep_page import write_sweep_page
 
     ranked = rank(outcomes, figure)
     print(render_table(ranked, keys, figure))
     if args.report is not None:
         try:
             path = write_sweep(ranked, keys, figure, args.report)
+            page = write_sweep_page(ranked, keys, figure, len(outcomes), args.report)
         except OSError as exc:
             raise _write_failed(args.report, exc) from None
         print(f"Table      {path}")
+        print(f"Report     {page}")
     return 0 if any(not o.error for o in outcomes) else 1
 
 
@@ -340,7 +346,8 @@ def register(sub: Any) -> None:
         description="Replay a candle file through the embedded simulator on simulated time, "
         "running the strategies through the same rules, validation, batching and journal as "
         "live. Prints a summary; --report DIR writes summary.json, orders.csv, fills.csv, "
-        "charts and index.html. See docs/backtest.md.",
+        "charts and index.html. 'botkit backtest compare RUN_A RUN_B' compares reports (see "
+        "its --help). See docs/backtest.md.",
     )
     parser.add_argument(
         "--data",
@@ -439,3 +446,4 @@ def register(sub: Any) -> None:
         "processes (local:N); needs the cluster extra: pip install 'botkit[cluster]'",
     )
     parser.set_defaults(handler=_run)
+    compare_cmd.register(parser)

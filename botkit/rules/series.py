@@ -27,8 +27,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from talipp.indicators import ATR, BB, EMA, MACD, ROC, RSI, SMA, WMA, StdDev
-from talipp.ohlcv import OHLCV
+from talipp.indicators import BB, EMA, ROC, RSI, SMA, SMMA, WMA, StdDev
 
 __all__ = [
     "BASE_FIELDS",
@@ -162,6 +161,57 @@ class _Talipp:
         return self._pick(out) if self._pick is not None else float(out)
 
 
+class _Atr:
+    """TA-Lib's ATR: Wilder's smoothing (talipp's ``SMMA``) of the true range from the second
+    candle on — the first has no previous close, so TA-Lib leaves it out, where talipp's
+    ``ATR`` would count its high − low — the first value the mean of ``n`` true ranges."""
+
+    __slots__ = ("_close", "_smma")
+
+    def __init__(self, n: int) -> None:
+        self._smma = _Talipp(SMMA(n))
+        self._close: float | None = None
+
+    def push(self, bar: Bar) -> float | None:
+        close, self._close = self._close, bar[3]
+        if close is None:
+            return None
+        return self._smma.push(max(bar[1], close) - min(bar[2], close))
+
+
+class _Macd:
+    """TA-Lib's MACD from talipp's ``EMA``s: the fast EMA starts ``slow − fast`` values late,
+    so both averages start on the same candle (talipp's ``MACD`` starts the fast one at once,
+    a different seed that takes a hundred candles to fade); line, signal and histogram all
+    appear once the signal has its first value (the checker refuses a fast period that is not
+    shorter than the slow one)."""
+
+    __slots__ = ("_fast", "_late", "_pick", "_signal", "_slow")
+
+    def __init__(self, args: tuple[Decimal, ...], pick: int) -> None:
+        fast, slow = _n(args, 0), _n(args, 1)
+        self._fast = _Talipp(EMA(fast))
+        self._slow = _Talipp(EMA(slow))
+        self._signal = _Talipp(EMA(_n(args, 2)))
+        self._late = slow - fast
+        """Values the fast EMA has still to skip."""
+        self._pick = pick
+
+    def push(self, x: float) -> float | None:
+        slow = self._slow.push(x)
+        if self._late:
+            self._late -= 1
+            return None
+        fast = self._fast.push(x)
+        if slow is None or fast is None:
+            return None
+        line = fast - slow
+        signal = self._signal.push(line)
+        if signal is None:
+            return None
+        return (line, signal, line - signal)[self._pick]
+
+
 class _Window:
     """highest / lowest / rolling VWAP over the last ``n`` values (kept here: see the module)."""
 
@@ -207,8 +257,8 @@ class Indicator:
     candles: bool = False
 
 
-def _macd(pick: Callable[[Any], float | None]) -> Callable[[tuple[Decimal, ...]], Any]:
-    return lambda a: _Talipp(MACD(_n(a, 0), _n(a, 1), _n(a, 2)), pick)
+def _macd(pick: int) -> Callable[[tuple[Decimal, ...]], Any]:
+    return lambda a: _Macd(a, pick)
 
 
 def _bb(pick: Callable[[Any], float | None]) -> Callable[[tuple[Decimal, ...]], Any]:
@@ -246,11 +296,11 @@ INDICATORS: dict[str, Indicator] = {
     "lowest": Indicator(_SERIES_N, "lowest value of the last N: lowest(low('1h'), 24)",
                         lambda a: _n(a), lambda a: _Window(_n(a), "min")),
     "macd": Indicator(_MACD_ARGS, "MACD line: macd(close('1h'), 12, 26, 9)",
-                      _macd_ready, _macd(lambda v: v.macd), _macd_settle),
+                      _macd_ready, _macd(0), _macd_settle),
     "macd_signal": Indicator(_MACD_ARGS, "MACD signal line: macd_signal(close('1h'), 12, 26, 9)",
-                             _macd_ready, _macd(lambda v: v.signal), _macd_settle),
+                             _macd_ready, _macd(1), _macd_settle),
     "macd_hist": Indicator(_MACD_ARGS, "MACD histogram: macd_hist(close('1h'), 12, 26, 9)",
-                           _macd_ready, _macd(lambda v: v.histogram), _macd_settle),
+                           _macd_ready, _macd(2), _macd_settle),
     "bb_upper": Indicator(_BB_ARGS, "upper Bollinger band: bb_upper(close('1h'), 20, 2)",
                           lambda a: _n(a), _bb(lambda v: v.ub)),
     "bb_middle": Indicator(_BB_ARGS, "middle Bollinger band: bb_middle(close('1h'), 20, 2)",
@@ -259,7 +309,7 @@ INDICATORS: dict[str, Indicator] = {
                           lambda a: _n(a), _bb(lambda v: v.lb)),
     "atr": Indicator(("interval", "period", "symbol?"),
                      "average true range: atr('15m', 14), atr('1h', 14, 'ETH_USDT_PERP')",
-                     lambda a: _n(a), lambda a: _Talipp(ATR(_n(a))), lambda a: 10 * _n(a), True),
+                     lambda a: _n(a) + 1, lambda a: _Atr(_n(a)), lambda a: 10 * _n(a), True),
     "vwap": Indicator(("interval", "period", "symbol?"),
                       "volume-weighted average of hlc3 over N candles: vwap('5m', 12)",
                       lambda a: _n(a), lambda a: _Window(_n(a), "vwap"), candles=True),
@@ -293,11 +343,7 @@ class Series:
         state = self._state
         assert state is not None
         if INDICATORS[self.spec.fn].candles:
-            self.values.append(
-                state.push(
-                    OHLCV(bar[0], bar[1], bar[2], bar[3], bar[4]) if self.spec.fn == "atr" else bar
-                )
-            )
+            self.values.append(state.push(bar))
             return
         x = self._inputs[0].values[-1]
         self.values.append(None if x is None else state.push(x))
