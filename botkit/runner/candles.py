@@ -11,7 +11,8 @@ with one read for all strategies:
   longest look-back its series declare (:attr:`~botkit.rules.series.Spec.lookback`: the warm-up
   derived from the expressions), in pages of at most 100 candles;
 - later, only the candles closed since the last one read (none at all while the interval's
-  current candle is still open).
+  current candle is still open), however many cycles passed without a read (up to
+  :data:`BRIDGE` pages), so a series goes on step by step whatever the reading pattern.
 
 The backtest reads the same way from the simulator, which holds only the candles replayed so
 far: no look-ahead.
@@ -29,6 +30,11 @@ __all__ = ["PAGE", "CandleBook", "Fetch"]
 
 PAGE = 100
 """Candles per read (the largest ``limit`` the client sends)."""
+
+BRIDGE = 50
+"""Pages a feed reads forward to bridge the candles closed since its last read (a rule that
+did not read it for a while); a longer gap (5,000 candles: 3.5 days of minutes) warms it up
+again from its look-back instead."""
 
 Fetch = Callable[[str, str, int | None, int | None, int], list[Candle]]
 """(symbol, interval word, start, end, limit) → candles, oldest first (the exchange's read)."""
@@ -166,10 +172,8 @@ class CandleBook:
         if last is not None and last >= last_closed:
             return  # nothing has closed since the last read
         word = _WORDS[feed.interval]
-        if last is not None and (last_closed - last) // width <= PAGE:
-            fresh = self._fetch(feed.symbol, word, last + width, last_closed, PAGE)
-            self.reads += 1
-            feed.push(fresh, width, now_ms)
+        if last is not None and (last_closed - last) // width <= BRIDGE * PAGE:
+            self._bridge(feed, word, width, last_closed, now_ms)
             return
         feed.build()  # first read, or a gap too long to bridge: warm up again
         pages: list[list[Candle]] = []
@@ -185,6 +189,19 @@ class CandleBook:
             end = page[0].sT - width
         for page in reversed(pages):
             feed.push(page, width, now_ms)
+
+    def _bridge(self, feed: _Feed, word: str, width: int, last_closed: int, now_ms: int) -> None:
+        """Read every candle closed since the feed's last one, oldest first, a page at a time,
+        so its series go on step by step (an indicator's value never depends on how often a
+        rule happened to read it: a rule that short-circuits past it for hours gets the same
+        EMA as one that reads it every minute)."""
+        while feed.last_start is not None and feed.last_start < last_closed:
+            before = feed.last_start
+            fresh = self._fetch(feed.symbol, word, before + width, last_closed, PAGE)
+            self.reads += 1
+            feed.push(fresh, width, now_ms)
+            if feed.last_start == before:
+                return  # the exchange has nothing newer (a gap in its candles)
 
 
 class _CycleCandles:

@@ -182,3 +182,38 @@ def test_vwap_is_the_volume_weighted_typical_price_of_the_last_n(data: Dataset) 
         volume = sum(float(c.qty) for c in window)
         typical = sum(float((c.high + c.low + c.close) / 3) * float(c.qty) for c in window)
         assert float(got) == pytest.approx(typical / volume, rel=1e-12)
+
+
+@pytest.mark.parametrize("data", DATASETS.values(), ids=list(DATASETS))
+def test_a_series_read_rarely_goes_on_as_if_read_every_candle(data: Dataset) -> None:
+    """A rule that short-circuits past its indicator for longer than a page of candles (here
+    150) then reads it gets TA-Lib's value — the series went on step by step over the candles
+    it did not read — not one warmed up again from the look-back."""
+    candles = data.candles
+    width = INTERVALS[data.interval]
+
+    def fetch(
+        symbol: str, word: str, start: int | None, end: int | None, limit: int
+    ) -> list[Candle]:
+        inside = [
+            c for c in candles if (start is None or c.sT >= start) and (end is None or c.sT <= end)
+        ]
+        return inside[:limit] if start is not None else inside[-limit:]
+
+    names = list(data.reference["values"])
+    specs = {name: _spec(name) for name in names}
+    book = CandleBook(fetch)
+    later = len(candles) - 1
+    first = later - 150
+    book.at(candles[first].sT + width, specs.values())
+    for spec in specs.values():
+        book.at(candles[first].sT + width, specs.values()).series(spec)  # read once, then not
+    cycle = book.at(candles[later].sT + width, specs.values())
+    checked = 0
+    for name, spec in specs.items():
+        theirs = data.reference["values"][name][later - data.compared_from]
+        assert theirs is not None, name
+        ours = cycle.series(spec).value(0)
+        assert float(ours) == pytest.approx(theirs, rel=1e-9, abs=1e-9), name
+        checked += 1
+    assert checked == len(names)
