@@ -26,6 +26,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.typing import RcKeyType
 
+from botkit.backtest.columns import equity_columns
 from botkit.backtest.result import BacktestResult, FillRow
 
 __all__ = [
@@ -110,8 +111,8 @@ def _empty(ax: Axes, what: str) -> None:
 
 def draw_charts(result: BacktestResult, folder: Path) -> None:
     """``equity.png``, ``drawdown.png`` and ``price.png`` of ``result`` into ``folder``."""
-    equity = result.equity
-    xs, ys = _line([p.time_ms for p in equity], [p.equity for p in equity])
+    times, values, _ = equity_columns(result.equity)
+    xs, ys = _line(times, values)
     with style.context("default"), mpl.rc_context(_RC):
         _draw_equity(result, xs, ys, folder / "equity.png")
         _draw_drawdown(xs, drawdown_percent(ys, float(result.starting_balance)),

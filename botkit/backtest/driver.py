@@ -31,8 +31,9 @@ from decimal import Decimal
 from typing import Any
 
 from botkit.backtest.bars import Bar, CandleSeries
+from botkit.backtest.columns import EquityCurve
 from botkit.backtest.path import PathPoint, candle_path
-from botkit.backtest.result import BacktestResult, EquityPoint, FillRow, OrderRow, PositionRow
+from botkit.backtest.result import BacktestResult, FillRow, OrderRow, PositionRow
 from botkit.clock import ManualClock
 from botkit.exchange.paging import iter_history
 from botkit.exchange.port import AccountReads
@@ -191,9 +192,9 @@ def _replay(
     engine: SimEngine,
     runner: Runner,
     on_candle: Callable[[], None] | None,
-) -> list[EquityPoint]:
+) -> EquityCurve:
     """The candle loop (see the module doc); returns the equity curve."""
-    equity: list[EquityPoint] = []
+    equity = EquityCurve()
     sample = equity.append
     set_clock = clock.set
     set_mark = engine.set_mark
@@ -216,7 +217,7 @@ def _replay(
                 _count_churn(run, report)
             next_due = runner.next_due_ms()
         exposure = sum([abs(p.qty) for p in positions.values()], _ZERO) if positions else _ZERO
-        sample(EquityPoint(close_ms, equity_now(), exposure))
+        sample(close_ms, equity_now(), exposure)
         if on_candle is not None:
             on_candle()
     return equity
@@ -248,7 +249,7 @@ def _result(
     series: CandleSeries,
     port: AccountReads,
     journal: Journal,
-    equity: list[EquityPoint],
+    equity: EquityCurve,
     meta: Mapping[str, str],
 ) -> BacktestResult:
     """The result from the journal (decisions) and the simulator (fills, positions, money)."""
