@@ -226,8 +226,8 @@ class BarColumns(Sequence[Bar]):
 
 
 class EquityCurve(Sequence[EquityPoint]):
-    """The equity curve as columns: times in one ``array('q')``, the equity values in one list,
-    the exposures in another where equal neighbours share one object (a position held for a
+    """The equity curve as columns: times in one ``array('q')``, the equity values and the
+    exposures in two lists where equal neighbours share one object (a position held for a
     month is one ``Decimal``, not 43,200). About a third of a list of
     :class:`~botkit.backtest.result.EquityPoint` objects; a read-only
     ``Sequence[EquityPoint]`` once sampled (:meth:`append`)."""
@@ -242,7 +242,10 @@ class EquityCurve(Sequence[EquityPoint]):
     def append(self, time_ms: int, equity: Decimal, exposure: Decimal) -> None:
         """Sample the curve at ``time_ms``."""
         self.times.append(time_ms)
-        self.equities.append(equity)
+        equities = self.equities
+        if equities and equities[-1] == equity:  # flat: one object for the whole stretch
+            equity = equities[-1]
+        equities.append(equity)
         kept = self.exposures
         if kept and kept[-1] == exposure:
             exposure = kept[-1]
