@@ -164,7 +164,7 @@ def _loop(data: Path, exits: bool) -> dict[str, Any]:
         high24 = highs[0][1]
         if exits and qty:
             upl = (mark - avg) * qty * CONTRACT
-            im = avg * qty * CONTRACT / LEVERAGE
+            im = mark * qty * CONTRACT / LEVERAGE  # the position margin at the mark
             if upl > im * TAKE or upl < -im * STOP:
                 cash += upl - mark * qty * CONTRACT * taker
                 qty, avg = Decimal(0), Decimal(0)
@@ -176,7 +176,7 @@ def _loop(data: Path, exits: bool) -> dict[str, Any]:
                 orders = [[px, i] for px in wanted]
             else:
                 for k, order in enumerate(orders):
-                    off = abs(order[0] - wanted[k]) / wanted[k]
+                    off = abs(order[0] - wanted[k]) / order[0]  # of the resting price
                     if off > TOLERANCE and i - order[1] >= MIN_REST:
                         orders[k] = [wanted[k], i]
         else:
@@ -214,9 +214,8 @@ def _backtesting(data: Path, exits: bool) -> dict[str, Any]:
             i = len(self.data) - 1
             mark = float(self.data.Close[-1])
             if exits and self.position:
-                entry = self.trades[0].entry_price
                 upl = self.position.pl
-                im = entry * self.position.size / LEVERAGE
+                im = mark * self.position.size / LEVERAGE
                 if upl > im * float(TAKE) or upl < -im * float(STOP):
                     taker_now[0] = True
                     self.exits += 1
@@ -236,10 +235,7 @@ def _backtesting(data: Path, exits: bool) -> dict[str, Any]:
                 else:
                     for k, order in enumerate(sorted(live, key=lambda o: -(o.limit or 0))):
                         px, at = self.placed.get(id(order), (order.limit or 0.0, i))
-                        if (
-                            abs(px - wanted[k]) / wanted[k] > float(TOLERANCE)
-                            and i - at >= MIN_REST
-                        ):
+                        if abs(px - wanted[k]) / px > float(TOLERANCE) and i - at >= MIN_REST:
                             order.cancel()
                             self.buy(size=1, limit=wanted[k])
                             self.placed[id(self.orders[-1])] = (wanted[k], i)
