@@ -44,6 +44,7 @@ TAKE, STOP = Decimal("0.08"), Decimal("0.20")
 TICK, CONTRACT, LEVERAGE = Decimal("0.1"), Decimal("0.001"), 20
 MAKER, TAKER = 0.0002, 0.0006
 CASH = 10_000
+CENT = Decimal("0.01")
 DAY = 1440
 
 
@@ -114,10 +115,10 @@ def main() -> None:
                 ratio = "" if m is mine else f"  botkit {mine.cpu_s / m.cpu_s:5.2f}x its CPU"
                 print(f"{name:14}{m.cpu_s:8.2f} {m.peak_mb:8.0f} {m.fills:7,} "
                       f"{m.final_equity:16.2f}{ratio}")  # fmt: skip
-            peer = rows[1][1]
-            same = peer.fills == mine.fills and abs(peer.final_equity - mine.final_equity) < 1
-            print(f"agree with backtesting.py (fills equal, final equity within 1 USDT): "
-                  f"{'yes' if same else 'NO'}")  # fmt: skip
+            for name, m in rows[1:]:
+                same = m.fills == mine.fills and abs(m.final_equity - mine.final_equity) < CENT
+                print(f"  {name} agrees with botkit (the same fills, final equity within "
+                      f"0.01): {'yes' if same else 'NO'}")  # fmt: skip
     print(
         f"machine        {reference:7.2f} s  for the reference loop (bench_backtest._reference_s)"
     )
