@@ -116,9 +116,10 @@ def main() -> None:
                 print(f"{name:14}{m.cpu_s:8.2f} {m.peak_mb:8.0f} {m.fills:7,} "
                       f"{m.final_equity:16.2f}{ratio}")  # fmt: skip
             for name, m in rows[1:]:
-                same = m.fills == mine.fills and abs(m.final_equity - mine.final_equity) < CENT
-                print(f"  {name} agrees with botkit (the same fills, final equity within "
-                      f"0.01): {'yes' if same else 'NO'}")  # fmt: skip
+                fills = "the same fills" if m.fills == mine.fills else "OTHER FILLS"
+                gap = abs(m.final_equity - mine.final_equity)
+                print(f"  {name} beside botkit: {fills}, final equity "
+                      f"{'equal' if gap < CENT else f'{gap:.2f} apart'}")  # fmt: skip
     print(
         f"machine        {reference:7.2f} s  for the reference loop (bench_backtest._reference_s)"
     )
