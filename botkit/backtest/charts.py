@@ -165,7 +165,7 @@ def _draw_price(result: BacktestResult, path: Path) -> None:
             fx, fy = _line([f.time_ms for f in fills], [f.px for f in fills])
             label = f"{side.lower()} ({len(fills)})"
             ax.scatter(fx, fy, marker=marker, color=color, s=28, zorder=3, label=label)
-    if result.fills or xs:
+    if ax.get_legend_handles_labels()[0]:  # a portfolio's account chart has neither
         ax.legend(loc="upper left", fontsize=8)
     _save(fig, path)
 

@@ -273,9 +273,11 @@ def write_report(
     directory: str | Path,
     figures: Figures | None = None,
     trades: Sequence[Trade] | None = None,
+    extra: Mapping[str, Any] | None = None,
 ) -> list[Path]:
     """Write every report file into ``directory`` (created); returns their paths. ``figures``
-    and ``trades``: the result's, when the caller has them already."""
+    and ``trades``: the result's, when the caller has them already; ``extra``: more keys for
+    ``summary.json`` (a portfolio run's ``symbols``)."""
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
     if trades is None:
@@ -283,6 +285,7 @@ def write_report(
     if figures is None:
         figures = compute_figures(result, trades)
     data = summary_data(result, figures, trades)
+    data.update(extra or {})
     (folder / "summary.json").write_text(
         json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
     )
