@@ -33,7 +33,7 @@ from typing import Any
 from botkit.backtest.bars import Bar, CandleSeries
 from botkit.backtest.columns import EquityCurve
 from botkit.backtest.path import PathPoint, candle_path
-from botkit.backtest.result import BacktestResult, FillRow, OrderRow, PositionRow
+from botkit.backtest.result import BacktestResult, EquityPoint, FillRow, OrderRow, PositionRow
 from botkit.clock import ManualClock
 from botkit.exchange.paging import iter_history
 from botkit.exchange.port import AccountReads
@@ -249,7 +249,7 @@ def _result(
     series: CandleSeries,
     port: AccountReads,
     journal: Journal,
-    equity: EquityCurve,
+    equity: Sequence[EquityPoint],
     meta: Mapping[str, str],
 ) -> BacktestResult:
     """The result from the journal (decisions) and the simulator (fills, positions, money)."""
