@@ -4,7 +4,7 @@ A year of minute candles is half a million bars; as :class:`~botkit.backtest.bar
 of ``Decimal`` it took about 400 MB. Here a series keeps its open times as one ``int64`` array
 and each price column as small integer codes into one shared table of the distinct ``Decimal``
 values (a year of a 0.1-tick market has some 400,000 distinct prices among its 2.1 million),
-or, when most values are distinct, as exact fixed-point keys (coefficient and places) turned
+or, past two million distinct values, as exact fixed-point keys (coefficient and places) turned
 back into ``Decimal`` a chunk at a time. Either way every value comes back as the very
 ``Decimal`` the file spelled (same coefficient, same exponent): results stay identical.
 
@@ -46,8 +46,9 @@ PLACES_BITS = 5
 MAX_KEY_DIGITS = 17
 """Digits a key's coefficient may have (10**17 < 2**58)."""
 
-_TABLE_SHARE = 4
-"""A shared table is used when at most one value in this many is distinct."""
+MAX_TABLE = 1 << 21
+"""A shared table holds at most this many distinct values (some 220 MB of ``Decimal``); more,
+and the keys are kept and turned into ``Decimal`` a chunk at a time."""
 
 IntArray = npt.NDArray[np.int64]
 _new_bar = tuple.__new__
@@ -145,12 +146,12 @@ def _distinct(values: IntArray) -> IntArray:
 
 def share_keys(columns: Sequence[IntArray]) -> list[DecimalColumn]:
     """Columns of fixed-point keys as :class:`DecimalColumn` values sharing one table of their
-    distinct values when they repeat enough, else keeping the keys."""
+    distinct values (at most :data:`MAX_TABLE` of them), else keeping the keys."""
     total = sum(len(c) for c in columns)
     if not total:
         return [DecimalColumn(keys=c) for c in columns]
     distinct = _distinct(np.concatenate([_distinct(c) for c in columns]))
-    if len(distinct) * _TABLE_SHARE > total and len(distinct) > CHUNK:
+    if len(distinct) > MAX_TABLE:
         return [DecimalColumn(keys=c) for c in columns]
     table = decimals_from_keys(distinct.tolist())
     return [
@@ -182,6 +183,14 @@ class BarColumns(Sequence[Bar]):
             DecimalColumn(objects=[b.volume for b in bars]),
         ]
         return cls(times, columns)
+
+    def lows(self, start: int, stop: int) -> list[Decimal]:
+        """The lows of bars ``[start, stop)``."""
+        return self._columns[2].take(start, stop)
+
+    def highs(self, start: int, stop: int) -> list[Decimal]:
+        """The highs of bars ``[start, stop)``."""
+        return self._columns[1].take(start, stop)
 
     @property
     def times(self) -> IntArray:

@@ -31,7 +31,7 @@ from decimal import Decimal
 from typing import Any
 
 from botkit.backtest.bars import Bar, CandleSeries
-from botkit.backtest.columns import EquityCurve
+from botkit.backtest.columns import BarColumns, EquityCurve
 from botkit.backtest.path import PathPoint, candle_path
 from botkit.backtest.result import BacktestResult, EquityPoint, FillRow, OrderRow, PositionRow
 from botkit.clock import ManualClock
@@ -147,9 +147,14 @@ def price_points(
     size = -(-len(bars) * 2 // limit)
     out: list[PathPoint] = []
     for begin in range(0, len(bars), size):
-        chunk = bars[begin : begin + size]
-        low = min(chunk, key=lambda b: b.low)
-        high = max(chunk, key=lambda b: b.high)
+        if isinstance(bars, BarColumns):  # the columns compared, two bars built
+            lows, highs = bars.lows(begin, begin + size), bars.highs(begin, begin + size)
+            low = bars[begin + lows.index(min(lows))]  # the first of equals, as min() keeps
+            high = bars[begin + highs.index(max(highs))]
+        else:
+            chunk = bars[begin : begin + size]
+            low = min(chunk, key=lambda b: b.low)
+            high = max(chunk, key=lambda b: b.high)
         points = {_extreme(low, interval_ms, low.low), _extreme(high, interval_ms, high.high)}
         out.extend(sorted(points))
     return out
