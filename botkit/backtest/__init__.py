@@ -4,7 +4,10 @@ One module, one job (import what you need; nothing heavy happens on ``import bot
 
 * :mod:`~botkit.backtest.bars` — ``Bar`` (one candle), ``CandleSeries``, ``Gap``.
 * :mod:`~botkit.backtest.candles` — ``load_candles``: CSV / JSON lines, checked, located errors.
+* :mod:`~botkit.backtest.candle_fast` — the columnar way in for a plain CSV (numpy, exact).
 * :mod:`~botkit.backtest.candle_parse` — the row parsers behind it (fast and checked paths).
+* :mod:`~botkit.backtest.columns` — ``BarColumns``, ``EquityCurve``: candles and the equity
+  curve in compact columns.
 * :mod:`~botkit.backtest.candle_writer` — ``write_candles``: CSV or JSON lines by extension.
 * :mod:`~botkit.backtest.path` — ``candle_path``: the four price points inside a candle.
 * :mod:`~botkit.backtest.synth` — ``synth_bars``: the seeded synthetic series.

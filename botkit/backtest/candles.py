@@ -21,21 +21,25 @@ is refused too.
 from __future__ import annotations
 
 import gc
-from bisect import bisect_left
-from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from itertools import pairwise
 from pathlib import Path
 from typing import NoReturn
 
+import numpy as np
+import numpy.typing as npt
+
 from botkit.backtest.bars import CSV_COLUMNS, Bar, CandleSeries, Gap
+from botkit.backtest.candle_fast import csv_columns
 from botkit.backtest.candle_parse import Problems, parse_lines
+from botkit.backtest.columns import BarColumns, share_keys
 from botkit.backtest.path import MIN_INTERVAL_MS
 from botkit.errors import ConfigError, DataFileError, Location
 from botkit.timeparse import format_interval, format_time
 
 __all__ = ["CSV_COLUMNS", "Bar", "CandleSeries", "Gap", "load_candles"]
+
+IntArray = npt.NDArray[np.int64]
 
 
 @contextmanager
@@ -51,15 +55,26 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _read(path: Path, problems: Problems) -> tuple[list[Bar], Sequence[int]]:
-    """Parse every row; returns bars and their line numbers (rows with problems left out)."""
+def _read(path: Path, problems: Problems) -> tuple[BarColumns, Sequence[int]]:
+    """Parse every row; returns the candles and their line numbers (rows with problems left
+    out). A plain CSV file goes the columnar way (:mod:`~botkit.backtest.candle_fast`), any
+    other file row by row."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        _refuse(str(path), f"cannot be read ({exc.strerror})", "check the file's permissions")
+    fast = csv_columns(raw)
+    del raw
+    if fast is not None:
+        times, keys = fast
+        return BarColumns(times, share_keys(keys)), range(2, 2 + len(times))
     try:
         with path.open(encoding="utf-8", newline="") as handle:
             lines = handle.readlines()
     except UnicodeDecodeError as exc:
         problems.add(None, f"not UTF-8 text ({exc.reason} at byte {exc.start})",
                      "give a CSV or JSON-lines file")  # fmt: skip
-        return [], []
+        return BarColumns.from_bars([]), []
     if lines:
         lines[0] = lines[0].lstrip("\ufeff")
     first = 0
@@ -70,17 +85,19 @@ def _read(path: Path, problems: Problems) -> tuple[list[Bar], Sequence[int]]:
         last -= 1
     if first == last:
         problems.add(1, "the file has no candles", "write a header and candle rows")
-        return [], []
-    return parse_lines(lines[first:last], first + 1, problems)
+        return BarColumns.from_bars([]), []
+    with _gc_paused():
+        bars, numbers = parse_lines(lines[first:last], first + 1, problems)
+    return BarColumns.from_bars(bars), numbers
 
 
-def _check_order(bars: list[Bar], lines: Sequence[int], problems: Problems) -> None:
-    if not bars:
+def _check_order(times: IntArray, lines: Sequence[int], problems: Problems) -> None:
+    if len(times) < 2 or bool((np.diff(times) > 0).all()):
         return
-    latest, latest_line = bars[0].time_ms, lines[0]
+    stamps = times.tolist()
+    latest, latest_line = stamps[0], lines[0]
     seen_at: dict[int, int] = {}
-    for bar, line in zip(bars[1:], lines[1:], strict=True):
-        t = bar.time_ms
+    for t, line in zip(stamps[1:], lines[1:], strict=True):
         if t > latest:
             latest, latest_line = t, line
             continue
@@ -92,8 +109,8 @@ def _check_order(bars: list[Bar], lines: Sequence[int], problems: Problems) -> N
             )
             continue
         if not seen_at:  # where each time first occurs; built only when a file is out of order
-            for b, n in zip(bars, lines, strict=True):
-                seen_at.setdefault(b.time_ms, n)
+            for s, n in zip(stamps, lines, strict=True):
+                seen_at.setdefault(s, n)
         first = seen_at[t]
         if first < line:
             what = f"duplicate time {format_time(t)} (also at line {first})"
@@ -104,17 +121,16 @@ def _check_order(bars: list[Bar], lines: Sequence[int], problems: Problems) -> N
         problems.add(line, what, "sort the rows by time, one row per candle")
 
 
-def _infer_interval(bars: Sequence[Bar], source: str) -> int:
-    steps = Counter(b.time_ms - a.time_ms for a, b in pairwise(bars))
-    steps.pop(0, None)
-    positive = [(count, -step) for step, count in steps.items() if step > 0]
-    if not positive:
+def _infer_interval(times: IntArray, source: str) -> int:
+    steps = np.diff(times)
+    values, counts = np.unique(steps[steps > 0], return_counts=True)
+    if not len(values):
         _refuse(
             source,
             "cannot infer the candle interval from a single candle",
             "pass the interval (e.g. --interval 1m)",
         )
-    return -max(positive)[1]
+    return int(values[int(np.argmax(counts))])  # the most common; the shortest of a tie
 
 
 def _refuse(source: str, message: str, hint: str) -> NoReturn:
@@ -123,15 +139,14 @@ def _refuse(source: str, message: str, hint: str) -> NoReturn:
 
 
 def _check_steps(
-    bars: Sequence[Bar], lines: Sequence[int], interval: int, problems: Problems
+    times: IntArray, lines: Sequence[int], interval: int, problems: Problems
 ) -> list[Gap]:
     gaps: list[Gap] = []
     label = format_interval(interval)
-    for i in range(1, len(bars)):
-        prev, cur = bars[i - 1].time_ms, bars[i].time_ms
+    for at in np.flatnonzero(np.diff(times) != interval).tolist():
+        i = at + 1
+        prev, cur = int(times[i - 1]), int(times[i])
         step = cur - prev
-        if step == interval:
-            continue
         if step % interval:
             problems.add(
                 lines[i],
@@ -142,10 +157,6 @@ def _check_steps(
             continue
         gaps.append(Gap(prev, cur, step // interval - 1, lines[i]))
     return gaps
-
-
-def _open_time(bar: Bar) -> int:
-    return bar.time_ms
 
 
 def load_candles(
@@ -177,11 +188,11 @@ def load_candles(
             "check the path, or write one with 'botkit data synth' or 'botkit data fetch'",
         )
     problems = Problems(source)
-    with _gc_paused():
-        bars, lines = _read(file, problems)
-    _check_order(bars, lines, problems)
+    bars, lines = _read(file, problems)
+    times = bars.times
+    _check_order(times, lines, problems)
     problems.raise_if_any()
-    interval = interval_ms if interval_ms is not None else _infer_interval(bars, source)
+    interval = interval_ms if interval_ms is not None else _infer_interval(times, source)
     if interval < MIN_INTERVAL_MS:
         _refuse(
             source,
@@ -189,10 +200,10 @@ def load_candles(
             f"{format_interval(MIN_INTERVAL_MS)} the backtest needs (four price points a candle)",
             "use longer candles, e.g. 1m",
         )
-    lo = 0 if start_ms is None else bisect_left(bars, start_ms, key=_open_time)
-    hi = len(bars) if end_ms is None else bisect_left(bars, end_ms, key=_open_time)
+    lo = 0 if start_ms is None else int(np.searchsorted(times, start_ms, side="left"))
+    hi = len(times) if end_ms is None else int(np.searchsorted(times, end_ms, side="left"))
     if lo >= hi:
-        covered = f"{format_time(bars[0].time_ms)} to {format_time(bars[-1].time_ms)}"
+        covered = f"{format_time(int(times[0]))} to {format_time(int(times[-1]))}"
         _refuse(
             source,
             "no candles in the selected period",
@@ -200,7 +211,7 @@ def load_candles(
         )
     selected = bars[lo:hi] if (lo, hi) != (0, len(bars)) else bars
     selected_lines = lines[lo:hi]
-    gaps = _check_steps(selected, selected_lines, interval, problems)
+    gaps = _check_steps(times[lo:hi], selected_lines, interval, problems)
     if gaps and not allow_gaps:
         for gap in gaps:
             problems.add(

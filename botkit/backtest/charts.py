@@ -20,12 +20,15 @@ from typing import Any
 
 import matplotlib as mpl
 import matplotlib.dates as mdates
+import numpy as np
+import numpy.typing as npt
 from matplotlib import style
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.typing import RcKeyType
 
+from botkit.backtest.columns import equity_columns
 from botkit.backtest.result import BacktestResult, FillRow
 
 __all__ = [
@@ -34,6 +37,8 @@ __all__ = [
     "draw_charts",
     "drawdown_percent",
 ]
+
+FloatArray = npt.NDArray[np.float64]
 
 MAX_POINTS = 2000
 _DAY_MS = 86_400_000
@@ -53,39 +58,45 @@ _LINE = "#2c5d8f"
 
 
 def downsample(
-    xs: Sequence[float], ys: Sequence[float], limit: int = MAX_POINTS
+    xs: Sequence[float] | FloatArray, ys: Sequence[float] | FloatArray, limit: int = MAX_POINTS
 ) -> tuple[list[float], list[float]]:
     """At most about ``limit`` points: per bucket the lowest and the highest, in time order."""
     if len(xs) <= limit:
-        return list(xs), list(ys)
+        return [float(x) for x in xs], [float(y) for y in ys]
+    values = np.asarray(ys, dtype=np.float64)
     size = -(-len(xs) * 2 // limit)
     out_x: list[float] = []
     out_y: list[float] = []
     for begin in range(0, len(xs), size):
-        bucket = ys[begin : begin + size]
-        low = begin + bucket.index(min(bucket))
-        high = begin + bucket.index(max(bucket))
+        bucket = values[begin : begin + size]
+        low = begin + int(bucket.argmin())  # the first of equals, as list.index(min()) gives
+        high = begin + int(bucket.argmax())
         for i in sorted({low, high}):
-            out_x.append(xs[i])
-            out_y.append(ys[i])
+            out_x.append(float(xs[i]))
+            out_y.append(float(values[i]))
     return out_x, out_y
 
 
-def _line(times: Sequence[int], values: Iterable[Decimal]) -> tuple[list[float], list[float]]:
+def _line(times: Sequence[int], values: Iterable[Decimal]) -> tuple[FloatArray, FloatArray]:
+    """Chart coordinates as float arrays (8 bytes a point: a year of minutes is 4 MB a line)."""
     # matplotlib date numbers count days from its epoch (1970 unless configured otherwise)
     epoch = float(mdates.date2num(_EPOCH))  # type: ignore[no-untyped-call]
-    return [epoch + t / _DAY_MS for t in times], list(map(float, values))
+    days = np.fromiter(times, dtype=np.int64, count=len(times)) / _DAY_MS
+    ys = np.fromiter(map(float, values), dtype=np.float64)
+    return epoch + days, ys
 
 
-def drawdown_percent(ys: Sequence[float], start: float) -> list[float]:
+def drawdown_percent(ys: Sequence[float] | FloatArray, start: float) -> list[float]:
     """Percent below the running peak (≤ 0), the first peak being ``start``; for drawing."""
-    peak = start
-    out: list[float] = []
-    for y in ys:
-        if y > peak:
-            peak = y
-        out.append((y - peak) / peak * 100.0 if peak > 0 else 0.0)
-    return out
+    return _drawdown(np.asarray(ys, dtype=np.float64), start).tolist()  # type: ignore[no-any-return]
+
+
+def _drawdown(ys: FloatArray, start: float) -> FloatArray:
+    if not len(ys):
+        return ys
+    peak = np.maximum.accumulate(np.maximum(ys, start))
+    safe = np.where(peak > 0, peak, 1.0)
+    return np.where(peak > 0, (ys - peak) / safe * 100.0, 0.0)
 
 
 def _figure(title: str) -> tuple[Figure, Axes]:
@@ -110,18 +121,18 @@ def _empty(ax: Axes, what: str) -> None:
 
 def draw_charts(result: BacktestResult, folder: Path) -> None:
     """``equity.png``, ``drawdown.png`` and ``price.png`` of ``result`` into ``folder``."""
-    equity = result.equity
-    xs, ys = _line([p.time_ms for p in equity], [p.equity for p in equity])
+    times, values, _ = equity_columns(result.equity)
+    xs, ys = _line(times, values)
     with style.context("default"), mpl.rc_context(_RC):
         _draw_equity(result, xs, ys, folder / "equity.png")
-        _draw_drawdown(xs, drawdown_percent(ys, float(result.starting_balance)),
+        _draw_drawdown(xs, _drawdown(ys, float(result.starting_balance)),
                        folder / "drawdown.png")  # fmt: skip
         _draw_price(result, folder / "price.png")
 
 
-def _draw_equity(result: BacktestResult, xs: list[float], ys: list[float], path: Path) -> None:
+def _draw_equity(result: BacktestResult, times: FloatArray, values: FloatArray, path: Path) -> None:
     fig, ax = _figure(f"Equity ({result.currency})")
-    xs, ys = downsample(xs, ys)
+    xs, ys = downsample(times, values)
     if xs:
         ax.plot(xs, ys, color=_LINE, linewidth=1.0)
         ax.axhline(float(result.starting_balance), color="grey", linestyle="--", linewidth=0.8)
@@ -130,9 +141,9 @@ def _draw_equity(result: BacktestResult, xs: list[float], ys: list[float], path:
     _save(fig, path)
 
 
-def _draw_drawdown(xs: list[float], percent: list[float], path: Path) -> None:
+def _draw_drawdown(times: FloatArray, percent: FloatArray, path: Path) -> None:
     fig, ax = _figure("Drawdown (%)")
-    xs, ys = downsample(xs, percent)
+    xs, ys = downsample(times, percent)
     if xs:
         ax.fill_between(xs, ys, 0.0, color=_SELL, alpha=0.35, linewidth=0)
         ax.plot(xs, ys, color=_SELL, linewidth=0.8)

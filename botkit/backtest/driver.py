@@ -31,6 +31,7 @@ from decimal import Decimal
 from typing import Any
 
 from botkit.backtest.bars import Bar, CandleSeries
+from botkit.backtest.columns import BarColumns, EquityCurve
 from botkit.backtest.path import PathPoint, candle_path
 from botkit.backtest.result import BacktestResult, EquityPoint, FillRow, OrderRow, PositionRow
 from botkit.clock import ManualClock
@@ -146,9 +147,14 @@ def price_points(
     size = -(-len(bars) * 2 // limit)
     out: list[PathPoint] = []
     for begin in range(0, len(bars), size):
-        chunk = bars[begin : begin + size]
-        low = min(chunk, key=lambda b: b.low)
-        high = max(chunk, key=lambda b: b.high)
+        if isinstance(bars, BarColumns):  # the columns compared, two bars built
+            lows, highs = bars.lows(begin, begin + size), bars.highs(begin, begin + size)
+            low = bars[begin + lows.index(min(lows))]  # the first of equals, as min() keeps
+            high = bars[begin + highs.index(max(highs))]
+        else:
+            chunk = bars[begin : begin + size]
+            low = min(chunk, key=lambda b: b.low)
+            high = max(chunk, key=lambda b: b.high)
         points = {_extreme(low, interval_ms, low.low), _extreme(high, interval_ms, high.high)}
         out.extend(sorted(points))
     return out
@@ -191,9 +197,9 @@ def _replay(
     engine: SimEngine,
     runner: Runner,
     on_candle: Callable[[], None] | None,
-) -> list[EquityPoint]:
+) -> EquityCurve:
     """The candle loop (see the module doc); returns the equity curve."""
-    equity: list[EquityPoint] = []
+    equity = EquityCurve()
     sample = equity.append
     set_clock = clock.set
     set_mark = engine.set_mark
@@ -216,7 +222,7 @@ def _replay(
                 _count_churn(run, report)
             next_due = runner.next_due_ms()
         exposure = sum([abs(p.qty) for p in positions.values()], _ZERO) if positions else _ZERO
-        sample(EquityPoint(close_ms, equity_now(), exposure))
+        sample(close_ms, equity_now(), exposure)
         if on_candle is not None:
             on_candle()
     return equity
@@ -248,7 +254,7 @@ def _result(
     series: CandleSeries,
     port: AccountReads,
     journal: Journal,
-    equity: list[EquityPoint],
+    equity: Sequence[EquityPoint],
     meta: Mapping[str, str],
 ) -> BacktestResult:
     """The result from the journal (decisions) and the simulator (fills, positions, money)."""

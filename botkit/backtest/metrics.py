@@ -38,10 +38,11 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Decimal
-from itertools import pairwise
+from itertools import chain, islice, pairwise
 
 import numpy as np
 
+from botkit.backtest.columns import equity_columns
 from botkit.backtest.result import BacktestResult, EquityPoint, FillRow
 from botkit.backtest.trades import Trade, build_trades
 from botkit.timeparse import format_time
@@ -216,24 +217,25 @@ def show_figure(name: str, value: str | int | None, percent: str = "%") -> str:
 def _max_drawdown(
     equity: Sequence[EquityPoint], start: Decimal, start_ms: int, end_ms: int
 ) -> tuple[Decimal, Decimal, int | None, int | None, int | None]:
+    times, values, _ = equity_columns(equity)
     peak, peak_ms = start, start_ms
     best: tuple[Decimal, Decimal, int | None, int | None] = (_ZERO, _ZERO, None, None)
     best_ratio = _ZERO
     best_peak = start
-    for point in equity:
-        if point.equity > peak:
-            peak, peak_ms = point.equity, point.time_ms
+    for time_ms, value in zip(times, values, strict=True):
+        if value > peak:
+            peak, peak_ms = value, time_ms
             continue
-        fall = peak - point.equity
+        fall = peak - value
         ratio = fall / peak if peak > 0 else _ZERO
         if fall > 0 and ratio > best_ratio:
             best_ratio, best_peak = ratio, peak
-            best = (ratio, fall, peak_ms, point.time_ms)
+            best = (ratio, fall, peak_ms, time_ms)
     ratio, fall, peak_at, trough_at = best
     duration = None
     if peak_at is not None and trough_at is not None:
         recovered = next(
-            (p.time_ms for p in equity if p.time_ms > trough_at and p.equity >= best_peak),
+            (t for t, v in zip(times, values, strict=True) if t > trough_at and v >= best_peak),
             end_ms,
         )
         duration = recovered - peak_at
@@ -251,9 +253,10 @@ def equity_statistics(
 ) -> tuple[Decimal | None, Decimal | None]:
     """(Sharpe, Sortino) of the returns of ``start`` followed by ``equity`` (see the module
     doc); ``samples_a_year`` annualises."""
-    if len(equity) < 2 or start <= 0 or any(e <= 0 for e in equity[:-1]):
+    if len(equity) < 2 or start <= 0 or any(e <= 0 for e in islice(equity, len(equity) - 1)):
         return None, None
-    returns = np.array([float(b / a - 1) for a, b in pairwise([start, *equity])], dtype=np.float64)
+    steps = pairwise(chain((start,), equity))
+    returns = np.fromiter((float(b / a - 1) for a, b in steps), dtype=np.float64, count=len(equity))
     mean = float(returns.mean())
     scale = math.sqrt(samples_a_year)
     std = float(returns.std(ddof=1))
@@ -310,11 +313,12 @@ def exposure_fraction(equity: Sequence[EquityPoint], start_ms: int, end_ms: int)
     if total <= 0 or not equity:
         return _ZERO
     exposed = 0
-    ends = [p.time_ms for p in equity[1:]]
+    times, _, exposures = equity_columns(equity)
+    ends = list(times[1:])
     ends.append(end_ms)
-    for point, until in zip(equity, ends, strict=True):
-        if point.exposure:
-            begin = point.time_ms if point.time_ms > start_ms else start_ms
+    for time_ms, exposure, until in zip(times, exposures, ends, strict=True):
+        if exposure:
+            begin = time_ms if time_ms > start_ms else start_ms
             until = until if until < end_ms else end_ms
             if until > begin:
                 exposed += until - begin
@@ -337,7 +341,7 @@ def compute_figures(result: BacktestResult, trades: Sequence[Trade] | None = Non
         result.equity, start, result.start_ms, result.end_ms
     )
     samples = YEAR_MS / result.interval_ms if result.interval_ms > 0 else 0.0
-    sharpe, sortino = equity_statistics([p.equity for p in result.equity], start, samples)
+    sharpe, sortino = equity_statistics(equity_columns(result.equity)[1], start, samples)
     annual = _annualised(final, start, period)
     calmar = _ratio(annual, dd) if annual is not None and dd else None
     stats = trade_statistics(trades)

@@ -237,7 +237,13 @@ class PriceSeries:
         return candle
 
     def _close_minute(self, done: MinuteCandle) -> None:
-        self._day.append(done)
+        # the minutes no later read can count (each read's cutoff is past done.sT - 24h) go
+        # now: when nothing reads the 24h figures (a rule gated before them), the window would
+        # otherwise keep every minute of a year-long replay
+        day = self._day
+        if day and day[0].sT <= done.sT - DAY_MS:
+            self._expire(done.sT - DAY_MS)
+        day.append(done)
         if done.tc:  # a minute without trades adds nothing (its qty and amt are exactly 0)
             self._day_qty += done.qty
             self._day_amt += done.amt

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 
 from hypothesis import given, settings
@@ -112,3 +113,30 @@ def test_a_minute_that_started_exactly_24h_ago_has_left_the_window() -> None:
     series.record(Decimal(60), start + MINUTE_MS)
     assert series.day_stats(start + DAY_MS - 1)[:3] == (Decimal(50), Decimal(90), Decimal(50))
     assert series.day_stats(start + DAY_MS)[:3] == (Decimal(60), Decimal(60), Decimal(60))
+
+
+def test_unread_24h_window_keeps_no_more_than_a_day_of_minutes() -> None:
+    """A replay whose rules never reach the 24h figures (gated before them) recorded every
+    minute of a year into the window: it now lets go of what no later read can count, and a
+    read after three days still gives the last 24 hours."""
+    series = PriceSeries(
+        symbol="X",
+        start_px=Decimal(50),
+        tick=Decimal(1),
+        min_px=Decimal(1),
+        max_px=Decimal(100_000),
+        volatility=Decimal(0),
+        seed=1,
+        history_minutes=60,
+        now_ms=T0,
+    )
+    days = 3
+    for minute in range(days * 1440):
+        series.record(Decimal(1000 + minute), T0 + minute * MINUTE_MS)
+    gc.collect()
+    live = sum(type(o) is MinuteCandle for o in gc.get_objects())
+    assert live <= 1440 + 60 + 2
+    now = T0 + (days * 1440 - 1) * MINUTE_MS
+    open_, high, low, *_ = series.day_stats(now)
+    assert (open_, high, low) == (Decimal(1000 + 2 * 1440), Decimal(1000 + 3 * 1440 - 1),
+                                  Decimal(1000 + 2 * 1440))  # fmt: skip
