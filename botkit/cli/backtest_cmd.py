@@ -151,6 +151,8 @@ def _single(args: argparse.Namespace, prepared: Prepared, repeats: Repeats) -> i
     from botkit.app.backtest import backtest_journal, execute
     from botkit.backtest.metrics import compute_figures, result_trades
     from botkit.backtest.report import render_summary, write_report
+    from botkit.backtest.report_indicators import indicator_lines
+    from botkit.backtest.report_page import ChartData
     from botkit.clock import ManualClock
 
     clock = ManualClock(prepared.series.start_ms)
@@ -189,10 +191,15 @@ def _single(args: argparse.Namespace, prepared: Prepared, repeats: Repeats) -> i
         print(f"Journal    {args.journal}")
     if args.report is not None:
         try:
-            write_report(run.result, args.report, figures, trades)
+            series = prepared.series
+            lines, notes = indicator_lines(
+                prepared.strategies, series.bars, series.interval_ms, prepared.symbol
+            )
+            chart = ChartData(prepared.symbol, series.interval_ms, series.bars, lines, notes)
+            write_report(run.result, args.report, figures, trades, chart)
         except OSError as exc:
             raise _write_failed(args.report, exc) from None
-        print(f"Report     {args.report / 'index.html'}")
+        print(f"Report     {args.report / 'index.html'} · {args.report / 'report.html'}")
     return 0
 
 
@@ -325,7 +332,8 @@ def register(sub: Any) -> None:
         description="Replay a candle file through the embedded simulator on simulated time, "
         "running the strategies through the same rules, validation, batching and journal as "
         "live. Prints a summary; --report DIR writes summary.json, orders.csv, fills.csv, "
-        "charts and index.html. See docs/backtest.md.",
+        "trades.csv, report.html (interactive charts and tables) and index.html. See "
+        "docs/backtest.md.",
     )
     parser.add_argument(
         "--data",
