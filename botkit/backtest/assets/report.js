@@ -372,5 +372,11 @@
     fillRows: () => fillsTable.visibleRows(),
     tradeFills: (i) => D.tradeFills[i],
     markers: () => markers.markers(),
+    trade: (i) => ({ number: T[i][0], entry_ms: T[i][5], exit_ms: T[i][6] }),
+    fill: (i) => {
+      const w = D.levels[current].w, t = Math.floor(D.fills[i][0] / 1000);
+      return { clOrdId: D.fills[i][2], time_ms: D.fills[i][0], bucket: t - (t % w) };
+    },
+    count: (name) => ({ orders: D.orders.length, fills: D.fills.length, trades: T.length })[name],
   };
 })();
