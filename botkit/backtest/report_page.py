@@ -42,6 +42,7 @@ from botkit.numbers import plain
 from botkit.timeparse import format_interval, format_time
 
 __all__ = [
+    "COARSEST_BARS",
     "FINEST_BARS",
     "LEVEL_WIDTHS",
     "VISIBLE_BARS",
@@ -258,11 +259,30 @@ def page_data(
             for line in chart.indicators
         ],
         "notes": list(chart.notes),
-        "fills": [_fill_cells(f, index) for f in fills],
-        "orders": [_order_cells(o, index) for o in orders],
-        "trades": [_trade_cells(t) for t in own_trades],
+        "fills": _pack([_fill_cells(f, index) for f in fills], "tvvkvkvkk"),
+        "orders": _pack([_order_cells(o, index) for o in orders], "tvvkkvkkk"),
+        "trades": _pack([_trade_cells(t) for t in own_trades], "vkkkkvvvvvvvvk"),
         "tradeFills": trade_fills(own_trades, fills, symbol),
     }
+
+
+def _pack(rows: Sequence[Sequence[object]], kinds: str) -> dict[str, Any]:
+    """``rows`` by column, smaller: per column ``kinds`` says ``v`` (the values), ``k`` (few
+    distinct values: a dictionary and an index per row) or ``t`` (integers: each the
+    difference from the previous row's, for times in order). The page unpacks them."""
+    columns: list[Any] = []
+    for j, kind in enumerate(kinds):
+        values = [row[j] for row in rows]
+        if kind == "k":
+            words = sorted(set(map(str, values)))
+            at = {w: i for i, w in enumerate(words)}
+            columns.append({"d": words, "i": [at[str(v)] for v in values]})
+        elif kind == "t":
+            ints = [int(str(v)) for v in values]
+            columns.append([b - a for a, b in zip([0, *ints], ints, strict=False)])
+        else:
+            columns.append(values)
+    return {"n": len(rows), "k": kinds, "c": columns}
 
 
 def _fill_cells(f: FillRow, index: dict[str, int]) -> list[object]:

@@ -3,6 +3,20 @@
 (function () {
   "use strict";
   const D = JSON.parse(document.getElementById("report-data").textContent);
+  // the tables come by column (report_page._pack): back to one array per row
+  const unpack = (p) => {
+    const cols = p.c.map((c, j) => {
+      if (p.k[j] === "k") return c.i.map((i) => c.d[i]);
+      if (p.k[j] === "t") { let at = 0; return c.map((x) => (at += x)); }
+      return c;
+    });
+    const rows = new Array(p.n);
+    for (let r = 0; r < p.n; r++) rows[r] = cols.map((col) => col[r]);
+    return rows;
+  };
+  D.fills = unpack(D.fills);
+  D.orders = unpack(D.orders);
+  D.trades = unpack(D.trades);
   const LC = window.LightweightCharts;
   const VISIBLE = 1200;
   const PAGE = 50;
