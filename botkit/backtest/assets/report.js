@@ -161,8 +161,8 @@
       o.series.setData(thinCache.get(key));
     }
     markers.setMarkers(buildMarkers(L));
-    document.getElementById("level").textContent =
-      `candles of ${fmtWidth(L.w)} (${n.toLocaleString("en")} at this level; zoom in for finer ones down to ${fmtWidth(D.levels[0].w)})`;
+    document.getElementById("level").textContent = `candles of ${fmtWidth(L.w)} (${n.toLocaleString("en")} at this level; `
+      + (i > 0 ? `zoom in for finer ones, down to ${fmtWidth(D.levels[0].w)})` : "the finest kept)");
     if (range) chart.timeScale().setVisibleRange(range);
   }
 
@@ -237,7 +237,7 @@
     tip.hidden = false;
     const bw = box.clientWidth;
     const x = param.point.x + 16;
-    tip.style.left = (x + 440 > bw ? Math.max(0, param.point.x - 456) : x) + "px";
+    tip.style.left = (x + 470 > bw ? Math.max(0, param.point.x - 486) : x) + "px";
     tip.style.top = Math.max(0, param.point.y - 10) + "px";
   });
 
