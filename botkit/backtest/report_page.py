@@ -250,6 +250,7 @@ def page_data(
         "symbol": symbol,
         "currency": result.currency,
         "interval": chart.interval_ms // 1000,
+        "visible": VISIBLE_BARS,
         "start": float(result.starting_balance),
         "summary": summary,
         "rules": rules,

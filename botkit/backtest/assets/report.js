@@ -18,7 +18,7 @@
   D.orders = unpack(D.orders);
   D.trades = unpack(D.trades);
   const LC = window.LightweightCharts;
-  const VISIBLE = 1200;
+  const VISIBLE = D.visible;
   const PAGE = 50;
   const PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf",
                    "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22"];
