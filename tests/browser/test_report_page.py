@@ -169,3 +169,19 @@ def test_tables_sort_filter_and_page_through_every_row(
     assert all("stop-loss" in r for r in rows)
     assert "(of " in (page.text_content("#trades .count") or "")
     assert page_errors == []
+
+
+def test_a_run_without_prices_or_orders_still_opens(
+    page: Page, page_errors: list[str], tmp_path: Path
+) -> None:
+    from decimal import Decimal
+
+    from botkit.backtest.report import write_report
+    from botkit.backtest.result import BacktestResult
+
+    t0 = 1_704_067_200_000
+    empty = BacktestResult("BTC_USDT_PERP", 60_000, t0, t0 + 60_000, 0, Decimal(100))
+    write_report(empty, tmp_path)
+    open_report(page, tmp_path)
+    assert page.text_content("#orders .count") == "no row of 0"
+    assert page_errors == []
