@@ -123,12 +123,15 @@
       const q = Number(f[5]);
       g.n += 1; g.pxq += Number(f[4]) * q; g.q += q;
     });
+    // at the file's own candles a marker sits at its fill's price; on wider candles (each
+    // covering many fills) under (buys) and over (sells) the candle, so the price stays visible
+    const exact = w <= D.interval;
     const out = [];
     for (const g of groups.values()) {
       const buy = g.side.toUpperCase() === "BUY";
       out.push({
         time: g.time,
-        position: buy ? "atPriceTop" : "atPriceBottom",
+        position: exact ? (buy ? "atPriceTop" : "atPriceBottom") : (buy ? "belowBar" : "aboveBar"),
         price: g.q ? g.pxq / g.q : 0,
         shape: g.sel ? "circle" : buy ? "arrowUp" : "arrowDown",
         color: g.sel ? "#000000" : ruleColor(g.rule),
