@@ -20,7 +20,9 @@ from pathlib import Path
 
 from botkit.backtest.bars import CandleSeries
 from botkit.backtest.driver import BacktestRun, replay
+from botkit.backtest.legs import Legs
 from botkit.backtest.metrics import compute_figures
+from botkit.backtest.portfolio import PortfolioRun, replay_portfolio
 from botkit.backtest.setup import BacktestOptions, Prepared, prepare
 from botkit.backtest.sweep import Variant, VariantOutcome
 from botkit.clock import ManualClock
@@ -31,6 +33,7 @@ from botkit.rules.store import ReloadReport, StrategyStore
 from botkit.runner.cycle import EvaluationRecords, Runner
 from botkit.runner.execution import LiveExecution
 from botkit.runner.orders import Executor
+from botkit.runner.quiet import QuietCycles
 from botkit.runner.reader import ReadPolicy, SnapshotReader
 from botkit.sim.config import SimConfig
 from botkit.sim.engine import SimEngine
@@ -94,13 +97,25 @@ def make_runner(
     journal: Journal,
     strategies: Sequence[Strategy],
     evaluations: EvaluationRecords = "changes",
+    skip_quiet: bool = True,
 ) -> Runner:
     """The live :class:`Runner` on the in-process simulator: live execution (every order
     journaled, then placed), the default read policy, a fixed store, simulated time (the
     simulator's clock; nothing sleeps) and no rate limit between batches. Rule evaluations
     are journaled when they change (``evaluations``, see :class:`Runner`): a year of minute
-    cycles would otherwise write a row per rule per minute that nobody reads."""
+    cycles would otherwise write a row per rule per minute that nobody reads.
+
+    ``skip_quiet`` (with ``changes``): the cycles that provably change nothing are skipped
+    (:mod:`botkit.runner.quiet`): the same orders, fills, equity and journal rows, without the
+    cycle rows of the cycles skipped. The simulator's change counters say when the book moved."""
     executor = Executor(port, journal, sleep=_no_sleep, batch_rate=None)
+    engine = port.engine
+    quiet = None
+    if skip_quiet and evaluations == "changes":
+        quiet = QuietCycles(
+            book_rev=lambda: (engine.matcher.rev, engine.settings_rev),
+            open_orders=port.open_orders,
+        )
     return Runner(
         port=port,
         store=FixedStore(strategies),
@@ -109,6 +124,7 @@ def make_runner(
         now_ms=port.engine.clock.now_ms,
         reader=SnapshotReader(port, ReadPolicy(), sleep=_no_sleep),
         evaluations=evaluations,
+        quiet=quiet,
     )
 
 
@@ -123,15 +139,21 @@ def run_backtest(
     meta: Mapping[str, str] | None = None,
     on_candle: Callable[[], None] | None = None,
     evaluations: EvaluationRecords = "changes",
+    skip_quiet: bool = True,
+    legs: Legs = (),
 ) -> BacktestRun:
-    """Replay ``series`` for ``strategies`` on a simulator built from ``config``.
+    """Replay ``series`` for ``strategies`` on a simulator built from ``config`` — or, given
+    ``legs``, every symbol's candles in lockstep on one account
+    (:func:`~botkit.backtest.portfolio.replay_portfolio`, a
+    :class:`~botkit.backtest.portfolio.PortfolioRun`).
 
     ``config`` should use the ``static`` price model and an instrument ``symbol`` whose start
     price is the first open (:func:`~botkit.backtest.setup.backtest_sim_config` does both).
     ``journal`` defaults to :func:`backtest_journal` in memory, closed at the end; a given
     journal must run on ``clock`` and is left open. ``on_candle()`` is called after each
     candle. ``evaluations``: which rule evaluations are journaled (``all`` or
-    ``changes``, see :class:`~botkit.runner.cycle.Runner`).
+    ``changes``, see :class:`~botkit.runner.cycle.Runner`); ``skip_quiet``: skip the cycles
+    that provably change nothing (see :func:`make_runner`).
     """
     clock = clock if clock is not None else ManualClock(series.start_ms)
     clock.set(series.start_ms)
@@ -140,8 +162,20 @@ def run_backtest(
     owned = journal is None
     if journal is None:
         journal = backtest_journal(":memory:", clock)
-    runner = make_runner(port, journal, strategies, evaluations)
+    runner = make_runner(port, journal, strategies, evaluations, skip_quiet)
     try:
+        if legs:
+            return replay_portfolio(
+                legs,
+                runner,
+                engine=engine,
+                port=port,
+                clock=clock,
+                journal=journal,
+                meta=meta,
+                on_candle=on_candle,
+                strategy_symbols={s.name: s.symbol for s in strategies},
+            )
         return replay(
             series,
             runner,
@@ -179,9 +213,12 @@ def execute(
         meta=p.meta,
         on_candle=on_candle,
         evaluations=evaluations,
+        legs=p.legs,
     )
     if p.notes:
         run.result = dataclasses.replace(run.result, notes=p.notes)
+        if isinstance(run, PortfolioRun):
+            run.parts = {k: dataclasses.replace(r, notes=p.notes) for k, r in run.parts.items()}
     return run
 
 

@@ -298,7 +298,7 @@ def trade_statistics(trades: Sequence[Trade]) -> dict[str, Decimal | int | None]
 
 def result_trades(result: BacktestResult) -> list[Trade]:
     """The round trips of ``result`` (:func:`~botkit.backtest.trades.build_trades`)."""
-    marks = {result.symbol: result.mark} if result.mark is not None else {}
+    marks = {result.symbol: result.mark} if result.mark is not None else dict(result.marks)
     return build_trades(
         result.fills, end_ms=result.end_ms, marks=marks, default_symbol=result.symbol
     )

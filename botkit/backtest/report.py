@@ -290,12 +290,14 @@ def write_report(
     directory: str | Path,
     figures: Figures | None = None,
     trades: Sequence[Trade] | None = None,
+    extra: Mapping[str, Any] | None = None,
     chart: ChartData | None = None,
 ) -> list[Path]:
     """Write every report file into ``directory`` (created); returns their paths. ``figures``
-    and ``trades``: the result's, when the caller has them already; ``chart``: the candles
-    (and indicators) of the symbol to draw — without it, candles rebuilt from the result's
-    price points (:func:`chart_from_prices`)."""
+    and ``trades``: the result's, when the caller has them already; ``extra``: more keys for
+    ``summary.json`` (a portfolio run's ``symbols``); ``chart``: the candles (and indicators)
+    of the symbol to draw — without it, candles rebuilt from the result's price points
+    (:func:`chart_from_prices`)."""
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
     if trades is None:
@@ -303,6 +305,7 @@ def write_report(
     if figures is None:
         figures = compute_figures(result, trades)
     data = summary_data(result, figures, trades)
+    data.update(extra or {})
     (folder / "summary.json").write_text(
         json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
     )

@@ -238,13 +238,13 @@ def page_data(
 ) -> dict[str, Any]:
     """Everything the page's script reads, JSON-ready."""
     symbol = chart.symbol
-    fills = [f for f in result.fills if not f.symbol or f.symbol == symbol]
-    orders = [o for o in result.orders if not o.symbol or o.symbol == symbol]
-    own_trades = [t for t in trades if not t.symbol or t.symbol == symbol]
+    fills = result.fills  # every row in the tables; the chart marks its own symbol's
+    orders = result.orders
+    own = [f for f in fills if not f.symbol or f.symbol == symbol]
     rules = sorted({_label(f.strategy, f.rule) for f in fills}
                    | {_label(o.strategy, o.rule) for o in orders})  # fmt: skip
     index = {r: i for i, r in enumerate(rules)}
-    lv = levels(chart.bars, chart.interval_ms, result.equity, result.starting_balance, fills)
+    lv = levels(chart.bars, chart.interval_ms, result.equity, result.starting_balance, own)
     finest = lv[0].width_ms
     return {
         "symbol": symbol,
@@ -260,10 +260,10 @@ def page_data(
             for line in chart.indicators
         ],
         "notes": list(chart.notes),
-        "fills": _pack([_fill_cells(f, index) for f in fills], "tvvkvkvkk"),
+        "fills": _pack([_fill_cells(f, index, symbol) for f in fills], "tvvkvkvkkk"),
         "orders": _pack([_order_cells(o, index) for o in orders], "tvvkkvkkk"),
-        "trades": _pack([_trade_cells(t) for t in own_trades], "vkkkkvvvvvvvvk"),
-        "tradeFills": trade_fills(own_trades, fills, symbol),
+        "trades": _pack([_trade_cells(t, symbol) for t in trades], "vkkkkvvvvvvvvkk"),
+        "tradeFills": trade_fills(trades, fills, symbol),
     }
 
 
@@ -286,9 +286,9 @@ def _pack(rows: Sequence[Sequence[object]], kinds: str) -> dict[str, Any]:
     return {"n": len(rows), "k": kinds, "c": columns}
 
 
-def _fill_cells(f: FillRow, index: dict[str, int]) -> list[object]:
+def _fill_cells(f: FillRow, index: dict[str, int], symbol: str) -> list[object]:
     return [f.time_ms, index[_label(f.strategy, f.rule)], f.cl_ord_id, f.side, _dec(f.px),
-            _dec(f.qty), _dec(f.fee), f.role, f.pos_side]  # fmt: skip
+            _dec(f.qty), _dec(f.fee), f.role, f.pos_side, f.symbol or symbol]  # fmt: skip
 
 
 def _order_cells(o: OrderRow, index: dict[str, int]) -> list[object]:
@@ -297,11 +297,11 @@ def _order_cells(o: OrderRow, index: dict[str, int]) -> list[object]:
             _dec(o.px), _dec(o.sz), o.outcome, why]  # fmt: skip
 
 
-def _trade_cells(t: Trade) -> list[object]:
+def _trade_cells(t: Trade, symbol: str) -> list[object]:
     closed = t.exit.label() if t.status == "closed" else ""
     return [t.number, t.side, t.status, t.entry.label(), closed, t.entry_ms, t.exit_ms,
             _dec(t.qty), _dec(t.entry_px), _dec(t.exit_px), t.fills, _dec(t.fees), _dec(t.net),
-            t.pos_side]  # fmt: skip
+            t.pos_side, t.symbol or symbol]  # fmt: skip
 
 
 def _thin(points: Sequence[tuple[int, float]], width_ms: int) -> list[list[float]]:

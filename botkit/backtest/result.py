@@ -164,6 +164,9 @@ class BacktestResult:
     fees: Decimal = _ZERO
     mark: Decimal | None = None
     """The price at the end (the last candle's close): what a trade still open is valued at."""
+    marks: Mapping[str, Decimal] = field(default_factory=dict)
+    """A portfolio run's price at the end per symbol (each file's last close; ``mark`` is then
+    ``None``): what its trades still open are valued at."""
     by_rule: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     """Per ``strategy/rule``: orders ``placed`` (the exchange accepted them), ``cancelled`` (by
     a cancel action, a ``keep:`` reconcile or a removed file) and ``replaced`` (a kept order

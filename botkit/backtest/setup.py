@@ -20,6 +20,7 @@ from pathlib import Path
 
 from botkit.backtest.bars import CandleSeries
 from botkit.backtest.candles import load_candles
+from botkit.backtest.legs import Legs, align_legs, check_symbols
 from botkit.clock import ManualClock
 from botkit.errors import StrategyFileError, UsageError
 from botkit.exchange.models import Instrument
@@ -65,6 +66,9 @@ class BacktestOptions:
     params: Mapping[str, Decimal] = field(default_factory=dict)
     """Overrides of strategies' ``params:``: ``name`` (every strategy defining it) or
     ``strategy.name`` (that strategy only)."""
+    legs: tuple[tuple[str, Path], ...] = ()
+    """A portfolio run: one candle file per symbol (``--data SYMBOL=FILE``, repeated;
+    :mod:`botkit.backtest.legs`); ``data`` is then the first of them. Empty: one symbol."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,11 +83,15 @@ class Prepared:
     warnings: tuple[str, ...] = ()
     """What the user should know before the run starts (strategies left out by ``--symbol``,
     a strategy asking to run more often than the candles allow); kept in the result's notes."""
+    legs: Legs = ()
+    """A portfolio run's candles per symbol, on one timeline (``series`` is the first's,
+    ``symbol`` the symbols joined by ``+``); empty for a one-symbol run."""
 
     @property
     def notes(self) -> tuple[str, ...]:
         """The result's notes: the gaps allowed through, then :attr:`warnings`."""
-        return (*gap_notes(self.series), *self.warnings)
+        gaps = [line for _, s in self.legs or (("", self.series),) for line in gap_notes(s)]
+        return (*gaps, *self.warnings)
 
 
 GAP_LINES = 10
@@ -130,12 +138,27 @@ def load_series(options: BacktestOptions) -> CandleSeries:
     the period: an optimisation's train and test windows, up to 16, each load once): sweep
     variants in one process share one load."""
     o = options
+    return _load_file(o, o.data, o.start_ms, o.end_ms)
+
+
+def _load_file(options: BacktestOptions, path: Path, start: int | None, end: int | None
+               ) -> CandleSeries:  # fmt: skip
+    """The candles of ``path`` in [start, end) with the options' interval and gaps, cached."""
     try:
-        stat = o.data.stat()
+        stat = path.stat()
         version: tuple[int, int] | None = (stat.st_mtime_ns, stat.st_size)
     except OSError:
         version = None  # load_candles says what is wrong with the path
-    return _cached_series(str(o.data), o.interval_ms, o.start_ms, o.end_ms, o.allow_gaps, version)
+    o = options
+    return _cached_series(str(path), o.interval_ms, start, end, o.allow_gaps, version)
+
+
+def load_legs(options: BacktestOptions) -> tuple[Legs, list[str]]:
+    """A portfolio run's candles per symbol on one timeline, and the notes of files cut to the
+    common period (:func:`~botkit.backtest.legs.align_legs`), each file loaded once (cached)."""
+    return align_legs(
+        functools.partial(_load_file, options), options.legs, options.start_ms, options.end_ms
+    )
 
 
 def _instrument_models(config: SimConfig) -> dict[str, Instrument]:
@@ -286,24 +309,30 @@ def backtest_sim_config(
     balance: Decimal | None = None,
     fees: tuple[Decimal, Decimal] | None = None,
     seed: int | None = None,
+    more: Mapping[str, Decimal] | None = None,
 ) -> SimConfig:
     """``base`` for a replay: static prices, only the ``symbol`` instrument (the others would be
-    read every cycle for nothing) starting at ``first_price``, no faults, and the balance, fees
-    and seed given (else the config's)."""
-    inst = base.instrument(symbol)
-    if inst is None:
-        known = ", ".join(i.symbol for i in base.instruments)
-        raise UsageError(
-            f"{symbol} is not an instrument of the simulator config (it has {known}) — add it "
-            "to the config passed with --sim-config"
-        )
-    if not inst.minPx <= first_price <= inst.maxPx:
-        raise UsageError(
-            f"the data starts at {first_price}, outside {symbol}'s price range "
-            f"[{inst.minPx}, {inst.maxPx}] in the simulator config — widen minPx/maxPx"
-        )
+    read every cycle for nothing) starting at ``first_price`` — and a portfolio run's ``more``
+    symbols, each at its first price —, no faults, and the balance, fees and seed given (else
+    the config's)."""
+    firsts = {symbol: first_price, **(more or {})}
+    instruments = []
+    for name, price in firsts.items():
+        inst = base.instrument(name)
+        if inst is None:
+            known = ", ".join(i.symbol for i in base.instruments)
+            raise UsageError(
+                f"{name} is not an instrument of the simulator config (it has {known}) — add "
+                "it to the config passed with --sim-config"
+            )
+        if not inst.minPx <= price <= inst.maxPx:
+            raise UsageError(
+                f"the data starts at {price}, outside {name}'s price range "
+                f"[{inst.minPx}, {inst.maxPx}] in the simulator config — widen minPx/maxPx"
+            )
+        instruments.append(inst.model_copy(update={"start_px": price}))
     update: dict[str, object] = {
-        "instruments": [inst.model_copy(update={"start_px": first_price})],
+        "instruments": instruments,
         "prices": base.prices.model_copy(update={"model": "static"}),
         "faults": [],
     }
@@ -336,19 +365,54 @@ def _describe(options: BacktestOptions, config: SimConfig, series: CandleSeries)
 
 
 def _check_one_symbol(strategies: Sequence[Strategy]) -> None:
-    """A backtest replays one symbol's candles: a strategy reading another's is refused up
-    front (else every cycle would fail its read)."""
+    """A one-file backtest replays one symbol's candles: a strategy reading another's is
+    refused up front (else every cycle would fail its read) with the portfolio form to use."""
     for strategy in strategies:
         if strategy.other_symbols:
-            names = ", ".join(sorted(strategy.other_symbols))
+            others = sorted(strategy.other_symbols)
             raise UsageError(
-                f"{strategy.name} reads {names} as well as {strategy.symbol}, and a backtest"
-                " replays one symbol's candles — run it on paper (botkit paper) to try it"
+                f"{strategy.name} reads {', '.join(others)} as well as {strategy.symbol}: give"
+                f" each symbol its candles, --data {strategy.symbol}=FILE --data {others[0]}"
+                "=FILE (docs/backtest.md, Portfolio backtests)"
             )
+
+
+def _prepare_portfolio(options: BacktestOptions) -> Prepared:
+    """:func:`prepare` for several symbols (``options.legs``): one file per symbol, every
+    strategy runs, the simulator holds every symbol's instrument."""
+    if options.symbol is not None:
+        raise UsageError(
+            f"--symbol {options.symbol}: with --data SYMBOL=FILE every file names its symbol "
+            "— leave --symbol out"
+        )
+    base = load_sim_config(options.sim_config)
+    legs, cut = load_legs(options)
+    strategies = load_strategies(options.strategies, _instrument_models(base), options.params)
+    check_symbols(strategies, legs, [i.symbol for i in base.instruments])
+    (symbol, first), *others = legs
+    config = backtest_sim_config(
+        base,
+        symbol=symbol,
+        first_price=first.bars[0].open,
+        balance=options.balance,
+        fees=options.fees,
+        seed=options.seed,
+        more={name: series.bars[0].open for name, series in others},
+    )
+    warnings = (*cut, *_cadence_warnings(strategies, first.interval_ms))
+    meta = _describe(options, config, first)
+    meta["data"] = ", ".join(f"{name}={series.source}" for name, series in legs)
+    if any(series.gaps for _, series in legs):
+        counts = "; ".join(f"{name}: {_gap_count(s)}" for name, s in legs if s.gaps)
+        meta["gaps"] = f"{counts} — marks held at the last close (listed in the notes)"
+    label = "+".join(name for name, _ in legs)
+    return Prepared(first, strategies, config, label, meta, warnings, legs)
 
 
 def prepare(options: BacktestOptions) -> Prepared:
     """Check and load everything ``options`` names (see the module doc)."""
+    if options.legs:
+        return _prepare_portfolio(options)
     base = load_sim_config(options.sim_config)
     series = load_series(options)
     loaded = load_strategies(options.strategies, _instrument_models(base), options.params)

@@ -23,6 +23,7 @@ from botkit.clock import wall_ms
 from botkit.errors import BotkitError, UsageError
 
 if TYPE_CHECKING:  # the backtest itself is imported when the command runs
+    from botkit.backtest.report_page import ChartData
     from botkit.backtest.setup import BacktestOptions, Prepared
     from botkit.backtest.sweep import Variant, VariantOutcome
     from botkit.service.repeats import Repeats
@@ -124,6 +125,7 @@ def _warn(lines: Sequence[str]) -> None:
 
 
 def _options(args: argparse.Namespace) -> BacktestOptions:
+    from botkit.backtest.legs import parse_data
     from botkit.backtest.setup import BacktestOptions
 
     now = wall_ms()
@@ -131,8 +133,10 @@ def _options(args: argparse.Namespace) -> BacktestOptions:
     if start is not None and end is not None and end <= start:
         raise UsageError("botkit backtest: --end must be after --start")
     params = dict(args.param or [])
+    data, legs = parse_data(args.data)
     return BacktestOptions(
-        data=args.data,
+        data=data,
+        legs=legs,
         strategies=tuple(args.strategies),
         start_ms=start,
         end_ms=end,
@@ -147,12 +151,23 @@ def _options(args: argparse.Namespace) -> BacktestOptions:
     )
 
 
+def _charts(prepared: Prepared) -> list[ChartData]:
+    """What each symbol's report.html draws: its candles and the strategies' indicators."""
+    from botkit.backtest.report_indicators import indicator_lines
+    from botkit.backtest.report_page import ChartData
+
+    out = []
+    for symbol, series in prepared.legs or ((prepared.symbol, prepared.series),):
+        lines, notes = indicator_lines(prepared.strategies, series.bars, series.interval_ms, symbol)
+        out.append(ChartData(symbol, series.interval_ms, series.bars, lines, notes))
+    return out
+
+
 def _single(args: argparse.Namespace, prepared: Prepared, repeats: Repeats) -> int:
     from botkit.app.backtest import backtest_journal, execute
     from botkit.backtest.metrics import compute_figures, result_trades
+    from botkit.backtest.portfolio_report import render_parts, write_portfolio_report
     from botkit.backtest.report import render_summary, write_report
-    from botkit.backtest.report_indicators import indicator_lines
-    from botkit.backtest.report_page import ChartData
     from botkit.clock import ManualClock
 
     clock = ManualClock(prepared.series.start_ms)
@@ -189,14 +204,16 @@ def _single(args: argparse.Namespace, prepared: Prepared, repeats: Repeats) -> i
             print(f"           {line}")
     if args.journal is not None:
         print(f"Journal    {args.journal}")
+    parts = getattr(run, "parts", None)
+    if parts:
+        print(render_parts(run.result, parts, figures))
     if args.report is not None:
         try:
-            series = prepared.series
-            lines, notes = indicator_lines(
-                prepared.strategies, series.bars, series.interval_ms, prepared.symbol
-            )
-            chart = ChartData(prepared.symbol, series.interval_ms, series.bars, lines, notes)
-            write_report(run.result, args.report, figures, trades, chart)
+            charts = _charts(prepared)
+            if parts:
+                write_portfolio_report(run.result, parts, args.report, figures, trades, charts)
+            else:
+                write_report(run.result, args.report, figures, trades, chart=charts[0])
         except OSError as exc:
             raise _write_failed(args.report, exc) from None
         print(f"Report     {args.report / 'index.html'} · {args.report / 'report.html'}")
@@ -313,6 +330,11 @@ def _backtest(args: argparse.Namespace, repeats: Repeats) -> int:
             f"botkit backtest: --cluster {args.cluster} runs the variants of a --sweep — add "
             "--sweep KEY=V1,V2,... or leave --cluster out"
         )
+    if args.cluster is not None and base.legs:
+        raise UsageError(
+            "botkit backtest: --cluster ships one candle file to the workers — run a sweep "
+            "of several --data SYMBOL=FILE on this machine (leave --cluster out)"
+        )
     if args.cluster is not None and args.jobs is not None:
         raise UsageError(
             "botkit backtest: --jobs sizes the local process pool; with --cluster the workers "
@@ -337,10 +359,11 @@ def register(sub: Any) -> None:
     )
     parser.add_argument(
         "--data",
-        type=Path,
         required=True,
-        metavar="FILE",
-        help="candle file (CSV or JSON lines; docs/backtest.md)",
+        action="append",
+        metavar="FILE|SYMBOL=FILE",
+        help="candle file (CSV or JSON lines; docs/backtest.md); a portfolio of several "
+        "symbols on one account: one SYMBOL=FILE per symbol, repeated",
     )
     parser.add_argument(
         "--strategies",

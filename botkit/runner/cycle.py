@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import operator
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Literal
@@ -55,6 +55,7 @@ from botkit.runner.killswitch import Controls, controls
 from botkit.runner.orders import ExecutionReport
 from botkit.runner.orphans import OrphanReport
 from botkit.runner.ownership import Ownership, apply_on_delete
+from botkit.runner.quiet import QuietCycles
 from botkit.runner.reader import Needs, SnapshotReader, needs_of
 from botkit.runner.shared import SharedIdWatch
 from botkit.snapshot import Part, Snapshot
@@ -102,6 +103,9 @@ class CycleReport:
     """What start-up did with the open orders no loaded strategy owns (the first cycle)."""
     desired: tuple[RuleDiff, ...] = ()
     """What each ``keep:`` rule's reconcile decided (kept, placed, cancelled, replaced, why)."""
+    quiet: bool = False
+    """The cycle was skipped: provably it would have read, decided and journaled nothing new
+    (:mod:`botkit.runner.quiet`; backtests only)."""
 
     @property
     def ok(self) -> bool:
@@ -176,6 +180,9 @@ class Runner:
     that are no longer loaded get their ``on_delete`` (see :mod:`botkit.runner.orphans`), and
     the open orders no loaded strategy owns are journaled (``orders_not_owned``) then and
     whenever a cycle's read of the open orders finds them changed.
+
+    ``quiet``: skip the cycles that provably change nothing (:mod:`botkit.runner.quiet`: the
+    backtest's; needs ``evaluations="changes"``, no ``orphans``, no halt or kill-switch file).
     """
 
     def __init__(
@@ -194,6 +201,7 @@ class Runner:
         evaluations: EvaluationRecords = "all",
         band_margin_bps: Decimal = DEFAULT_BAND_MARGIN_BPS,
         orphans: bool = False,
+        quiet: QuietCycles | None = None,
     ) -> None:
         self.port = port
         self.store = store
@@ -217,6 +225,15 @@ class Runner:
         if evaluations not in ("all", "changes"):
             raise ValueError(f"evaluations must be 'all' or 'changes', got {evaluations!r}")
         self._changes = _Changes() if evaluations == "changes" else None
+        if quiet is not None and (
+            evaluations != "changes" or orphans or self.guards.halt_file
+            or self.guards.kill_switch_file
+        ):  # fmt: skip
+            raise ValueError(
+                "quiet cycles are skipped only when evaluations are journaled as 'changes', "
+                "without orphan bookkeeping and without halt or kill-switch files"
+            )
+        self.quiet = quiet
         if not Decimal(0) <= band_margin_bps < Decimal(10_000):
             raise ValueError(f"band_margin_bps must be in 0..10000, got {band_margin_bps}")
         self.band_margin = band_margin_bps / Decimal(10_000)
@@ -347,6 +364,14 @@ class Runner:
             return CycleReport(
                 now_ms=now, reload=reload, seconds=self._monotonic() - started, orphans=orphans
             )
+        quiet = self.quiet
+        rev: Hashable = None
+        if quiet is not None:
+            if quiet.holds(due, now):  # nothing to read, decide or journal: see runner.quiet
+                for strategy in due:
+                    next_due[strategy.name] = strategy.next_due_ms(now)
+                return CycleReport(now_ms=now, reload=reload, quiet=True)
+            rev = quiet.mark()
         cycle_id = self.journal.begin_cycle(
             dry=self.execution.dry, clock_offset_ms=self.clock_offset_ms()
         )
@@ -359,6 +384,8 @@ class Runner:
             self.journal.end_cycle(cycle_id, error=f"unexpected: {type(exc).__name__}: {exc}")
             raise
         self.journal.end_cycle(cycle_id, error=report.error)
+        if quiet is not None:
+            quiet.observe(due, report.evaluations, now, rev, failed=bool(report.error))
         self._observe(report, report.seconds)
         return report if orphans is None else replace(report, orphans=orphans)
 

@@ -84,7 +84,8 @@ def test_a_strategy_reading_another_symbol_is_refused_before_the_run(
     assert main(["backtest", "--data", str(data), "--strategies", str(strategy)]) == 2
     captured = capsys.readouterr()
     assert captured.err.strip() == (
-        "error: peek reads ETH_USDT_PERP as well as BTC_USDT_PERP, and a backtest replays one"
-        " symbol's candles — run it on paper (botkit paper) to try it"
+        "error: peek reads ETH_USDT_PERP as well as BTC_USDT_PERP: give each symbol its"
+        " candles, --data BTC_USDT_PERP=FILE --data ETH_USDT_PERP=FILE (docs/backtest.md,"
+        " Portfolio backtests)"
     )
     assert captured.out == ""

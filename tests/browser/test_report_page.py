@@ -157,10 +157,10 @@ def test_tables_sort_filter_and_page_through_every_row(
     assert last_page == orders - (orders - 1) // 50 * 50
     # sort the trades by net PnL, both ways
     page.click("#trades th:has-text('net PnL')")
-    nets = [float(t) for t in page.locator("#trades tbody tr td:last-child").all_text_contents()]
+    nets = [float(t) for t in page.locator("#trades tbody tr td:nth-child(14)").all_text_contents()]
     assert nets == sorted(nets)
     page.click("#trades th:has-text('net PnL')")
-    nets = [float(t) for t in page.locator("#trades tbody tr td:last-child").all_text_contents()]
+    nets = [float(t) for t in page.locator("#trades tbody tr td:nth-child(14)").all_text_contents()]
     assert nets == sorted(nets, reverse=True)
     # filter
     page.fill("#trades input", "stop-loss")
@@ -184,4 +184,32 @@ def test_a_run_without_prices_or_orders_still_opens(
     write_report(empty, tmp_path)
     open_report(page, tmp_path)
     assert page.text_content("#orders .count") == "no row of 0"
+    assert page_errors == []
+
+
+def test_a_portfolio_has_a_page_per_symbol_and_one_for_the_account(
+    page: Page, page_errors: list[str], tmp_path: Path
+) -> None:
+    eth = tmp_path / "eth.csv"
+    synth = [sys.executable, "-m", "botkit", "data", "synth", "--start", "2024-01-01",
+             "--candles", "1440", "--seed", "8", "--start-price", "3000", "--symbol",
+             "ETH_USDT_PERP", "--out", str(eth)]  # fmt: skip
+    subprocess.run(synth, cwd=ROOT, capture_output=True, check=True, timeout=120)
+    argv = [sys.executable, "-m", "botkit", "backtest", "--data",
+            "BTC_USDT_PERP=data/btc-synth-7d.csv", "--data", f"ETH_USDT_PERP={eth}",
+            "--strategies", *PAIR, "strategies/eth-margin-sized.yaml", "--end", "2024-01-02",
+            "--report", str(tmp_path / "rep")]  # fmt: skip
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    open_report(page, tmp_path / "rep" / "ETH_USDT_PERP")
+    assert (
+        page.text_content("h1")
+        == "Backtest ETH_USDT_PERP 1m 2024-01-01T00:00:00Z → 2024-01-02T00:00:00Z"
+    )
+    assert "eth-margin-sized/enter-long" in (page.text_content("#legend") or "")
+    assert "btc-" not in (page.text_content("#legend") or "")
+    open_report(page, tmp_path / "rep")  # the account: every symbol's rows, one symbol's chart
+    page.fill("#fills input", "ETH_USDT_PERP")
+    assert page.locator("#fills tbody tr").count() > 0
+    assert "the chart shows BTC_USDT_PERP" in (page.text_content("#notes") or "")
     assert page_errors == []

@@ -201,7 +201,7 @@ def test_any_command_line_exits_with_a_code_and_at_most_one_error_line(
         assert exit_code == 0
         return
     capsys.readouterr()
-    with within(30.0, " ".join(argv)):
+    with within(30.0, " ".join(argv), wall=True):
         try:
             code = main(argv)
         except SystemExit as exc:

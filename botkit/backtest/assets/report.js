@@ -114,6 +114,7 @@
     const w = L.w;
     const groups = new Map();
     D.fills.forEach((f, i) => {
+      if (f[9] !== D.symbol) return;  // a portfolio's account page: the chart is one symbol's
       const t = Math.floor(f[0] / 1000);
       const k = t - (t % w);
       const sel = selected.has(i);
@@ -218,14 +219,17 @@
     const t = param.time;
     const j = lowerBound(L.t, t, (x) => x);
     if (j >= L.t.length || L.t[j] !== t) { tip.hidden = true; return; }
-    const a = lowerBound(D.fills, t * 1000, (f) => f[0]);
-    const b = lowerBound(D.fills, (t + L.w) * 1000, (f) => f[0]);
+    const from = lowerBound(D.fills, t * 1000, (f) => f[0]);
+    const to = lowerBound(D.fills, (t + L.w) * 1000, (f) => f[0]);
+    const here = [];
+    for (let i = from; i < to; i++) if (D.fills[i][9] === D.symbol) here.push(i);
+    const a = 0, b = here.length;
     let html = `<b>${iso(t * 1000)}</b> (${fmtWidth(L.w)}) O ${L.o[j]} H ${L.h[j]} L ${L.l[j]} C ${L.c[j]}<br>`
       + `position ${L.pos[j]} · equity ${L.eq[j]} · drawdown ${L.dd[j]} %`;
     if (b > a) {
       html += `<br><b>${b - a} fill${b - a > 1 ? "s" : ""}</b><table>`;
       for (let i = a; i < Math.min(b, a + 8); i++) {
-        const f = D.fills[i];
+        const f = D.fills[here[i]];
         const oi = orderByClOrdId.get(f[2]);
         const o = oi === undefined ? null : D.orders[oi];
         html += `<tr><td style="color:${ruleColor(f[1])}">■ ${esc(D.rules[f[1]])}</td><td>${esc(f[3])} ${esc(f[5])} @ ${esc(f[4])}</td>`
@@ -331,6 +335,7 @@
     { name: "fee", show: str(6), key: num(6), num: true },
     { name: "role", show: str(7), key: str(7) },
     { name: "posSide", show: str(8), key: str(8) },
+    { name: "symbol", show: str(9), key: str(9) },
   ], D.fills, {
     click: (i) => showRange(D.fills[i][0], D.fills[i][0]),
     mark: (i) => selected.has(i),
@@ -350,6 +355,7 @@
     { name: "fills", show: str(10), key: num(10), num: true },
     { name: "fees", show: str(11), key: num(11), num: true },
     { name: "net PnL", show: str(12), key: num(12), num: true },
+    { name: "symbol", show: str(14), key: str(14) },
   ], T, {
     click: (i) => selectTrade(i),
     mark: (i) => i === selectedTrade,

@@ -1,0 +1,234 @@
+"""What can change a rule's outcome, from its compiled expressions — and until when it cannot.
+
+Pure: no I/O, no clock. A compiled condition (:class:`~botkit.rules.expr.Expr`) is a function
+of the environment values it reads (each a flattened context access such as ``position.qty``
+or a series such as ``ema(close('15m'), 20)``) and of nothing else: its operators and functions
+are Decimal arithmetic, its time is the ``now`` value. Each value belongs to one **input**:
+
+- ``constant`` — ``instrument.*`` (the instrument's limits); ``params`` are folded at load;
+- ``book`` — what only an order placed, cancelled or filled (or a setting changed) moves: the
+  position's size, side, entry, leverage, realized PnL and fees (``position.qty``, ``.size``,
+  ``.is_open``, ``.is_long``, ``.is_short``, ``.availQty``, ``.openAvgPx``, ``.lever``,
+  ``.pnl``, ``.fee``, the same under ``positions.long|short|net``, ``positions.count``), and the
+  resting orders counted (``strategy.open_orders|open_buys|open_sells``, ``rule.open_orders``);
+- ``candles`` — a candle series or indicator, of its ``(symbol, interval)``: it moves only
+  when a candle of that interval closes;
+- ``market`` — prices, the account's figures, unrealized PnL and margins (``price.*``,
+  ``account.*``, ``position.upl``, ``.markPx``, ``.im``, …): they may move with every mark;
+- ``time`` — ``now``, ages and windows (``position.age``, ``rule.*``, ``history.*``,
+  ``strategy.oldest_open_ago``), and other symbols (``symbols.*``).
+
+A value of the last two is **unbounded**: it may differ at every evaluation.
+
+:func:`dependencies` lists, for each rule, the inputs its condition reads and the gates that can
+hold it (``enabled``, ``keep_open``, ``cooldown``, ``max_fires``) — the static answer.
+:func:`quiet_until` is the dynamic one the backtest's skip uses: given a rule's status at an
+evaluation and the values it read then, either "this status cannot change until the book
+changes or a candle of these intervals closes" (:class:`Quiet`) or ``None`` (evaluate it
+again). For a condition that was false it evaluates the condition again over **only** the
+bounded values it read (``constant``, ``book``, ``candles``), refusing every other read: when
+that evaluation gives false, the real one gives false too for as long as those values stay the
+same — the same function of the same values, whatever the prices do. So ``position.qty == 0
+and price.mark < x`` is quiet while a position is held (the first operand decides), and needs
+evaluating every time while flat (the price decides).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from botkit.rules.firing import RuleStatus
+from botkit.rules.model import Rule, Strategy
+from botkit.rules.series import INTERVALS, SERIES_FUNCTIONS
+
+__all__ = [
+    "FOREVER",
+    "Input",
+    "Quiet",
+    "RuleDeps",
+    "dependencies",
+    "input_of",
+    "quiet_until",
+]
+
+
+class Input(StrEnum):
+    """Where a value an expression reads comes from, by how often it can change."""
+
+    CONSTANT = "constant"
+    BOOK = "book"
+    CANDLES = "candles"
+    MARKET = "market"
+    TIME = "time"
+
+    @property
+    def bounded(self) -> bool:
+        """Whether the value stays the same until an event the replay can see (an order,
+        fill or setting change; a candle closing)."""
+        return self in _BOUNDED
+
+
+_BOUNDED = frozenset({Input.CONSTANT, Input.BOOK, Input.CANDLES})
+
+_POSITION_BOOK = frozenset(
+    {"qty", "size", "is_open", "is_long", "is_short", "availQty", "openAvgPx", "lever",
+     "pnl", "fee"}
+)  # fmt: skip
+"""Position fields that only an execution (or a leverage change) moves."""
+_ORDER_COUNTS = frozenset({"open_orders", "open_buys", "open_sells"})
+_QUOTED = re.compile(r"""['"]([^'"]*)['"]""")
+
+
+@functools.lru_cache(maxsize=4096)
+def input_of(key: str) -> tuple[Input, frozenset[str]]:
+    """The input an environment key (as the compiler names it: ``position.qty@BOTH``,
+    ``price.mark``, ``ema(close('15m'), 20)``) reads, and for ``candles`` the intervals it
+    names. An unknown key is ``time`` (unbounded): never assumed to stand still."""
+    display = key.split("@", 1)[0]
+    head = display.split("(", 1)[0]
+    if head in SERIES_FUNCTIONS:  # a series value: its intervals are quoted literals
+        intervals = frozenset(w for w in _QUOTED.findall(display) if w in INTERVALS)
+        return (Input.CANDLES, intervals) if intervals else (Input.TIME, frozenset())
+    path = head.split(".")
+    root, rest = path[0], path[1:]
+    if root == "instrument":
+        return Input.CONSTANT, frozenset()
+    if root == "positions" and rest and rest[0] in ("long", "short", "net"):
+        root, rest = "position", rest[1:]
+    if root == "position":
+        kind = Input.BOOK if len(rest) == 1 and rest[0] in _POSITION_BOOK else Input.MARKET
+        return kind, frozenset()
+    if root == "positions":
+        return (Input.BOOK if rest == ["count"] else Input.MARKET), frozenset()
+    if root == "strategy" and len(rest) == 1 and rest[0] in _ORDER_COUNTS:
+        return Input.BOOK, frozenset()
+    if root == "rule" and rest == ["open_orders"]:
+        return Input.BOOK, frozenset()
+    if root in ("price", "account"):
+        return Input.MARKET, frozenset()
+    return Input.TIME, frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class RuleDeps:
+    """A rule's condition's inputs (environment key → input), the intervals of the candle
+    series it reads, and the gates besides the condition that can hold it back."""
+
+    rule: str
+    inputs: Mapping[str, Input]
+    intervals: frozenset[str]
+    gates: tuple[str, ...]
+
+    @property
+    def bounded(self) -> bool:
+        """Whether every value the condition can read is bounded (see :class:`Input`)."""
+        return all(i.bounded for i in self.inputs.values())
+
+
+def dependencies(strategy: Strategy) -> tuple[RuleDeps, ...]:
+    """Each rule's :class:`RuleDeps`, in rule order."""
+    out = []
+    for rule in strategy.rules:
+        names: Iterable[str] = rule.when.names if rule.when is not None else ()
+        inputs: dict[str, Input] = {}
+        intervals: set[str] = set()
+        for key in names:
+            kind, words = input_of(key)
+            inputs[key] = kind
+            intervals |= words
+        gates = tuple(
+            name
+            for name, on in (
+                ("enabled", not rule.enabled),
+                ("keep_open", rule.keep_open),
+                ("cooldown", rule.cooldown_ms > 0),
+                ("max_fires", rule.max_fires is not None),
+            )
+            if on
+        )
+        out.append(RuleDeps(rule.name, inputs, frozenset(intervals), gates))
+    return tuple(out)
+
+
+@dataclass(frozen=True, slots=True)
+class Quiet:
+    """A rule's status stays the same until the book changes (``book``) or a candle of one of
+    ``intervals_ms`` closes; neither: for good (a disabled rule, a constant false condition)."""
+
+    book: bool = False
+    intervals_ms: frozenset[int] = frozenset()
+
+    def __or__(self, other: Quiet) -> Quiet:
+        return Quiet(self.book or other.book, self.intervals_ms | other.intervals_ms)
+
+
+FOREVER = Quiet()
+
+
+class _Unknown(Exception):
+    """A value the partial evaluation does not know (unbounded, or not read last time)."""
+
+
+class _Known(dict[str, Any]):
+    """The bounded values of the last evaluation; any other read raises :class:`_Unknown`.
+    Records the keys read, in order."""
+
+    __slots__ = ("read",)
+
+    def __init__(self, values: Mapping[str, Any]) -> None:
+        super().__init__(values)
+        self.read: list[str] = []
+
+    def __getitem__(self, key: str) -> Any:
+        self.read.append(key)
+        return super().__getitem__(key)
+
+    def __missing__(self, key: str) -> Any:
+        raise _Unknown(key)
+
+
+def quiet_until(rule: Rule, status: RuleStatus, values: Mapping[str, Any]) -> Quiet | None:
+    """Until when ``rule`` keeps ``status`` (its status at an evaluation that read ``values``,
+    environment key → value), or None when it may change at the next evaluation.
+
+    Sound because, with no fire of the rule in between (a fire needs an evaluation):
+    ``disabled`` is fixed by the loaded file; ``keep_open`` holds while the rule's orders rest,
+    which only the book changes; after ``condition_false`` every gate was open and none can
+    close without a fire (keep_open needs an order of the rule, same_slot and cooldown a fire,
+    and max_fires' window only lets fires out), so the status is the condition's, which is the
+    same function of the same values. Any other status (fired, declared, nothing to do, an
+    error, warming up, a cooldown or max_fires that will open) is evaluated again."""
+    if status is RuleStatus.DISABLED:
+        return FOREVER
+    if status is RuleStatus.KEEP_OPEN:
+        return Quiet(book=True)
+    if status is not RuleStatus.CONDITION_FALSE or rule.when is None:
+        return None
+    when = rule.when
+    if when.const is not None:
+        return None if when.const else FOREVER
+    known: dict[str, Any] = {}
+    intervals: dict[str, frozenset[str]] = {}
+    for key, value in values.items():
+        kind, words = input_of(key)
+        if kind.bounded:
+            known[key] = value
+            intervals[key] = words
+    env = _Known(known)
+    try:
+        holds = bool(when.fn(env))
+    except Exception:  # an unknown value, or a failing expression: evaluate it
+        return None
+    if holds:  # cannot happen with the same values; never trust it
+        return None
+    book = False
+    read: set[str] = set()
+    for key in env.read:
+        book = book or input_of(key)[0] is Input.BOOK
+        read |= intervals[key]
+    return Quiet(book, frozenset(INTERVALS[w] for w in read))

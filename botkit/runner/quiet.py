@@ -1,0 +1,152 @@
+"""Quiet cycles: skipping a cycle that provably changes nothing (the backtest's replay).
+
+After each cycle the runner ran, :meth:`QuietCycles.observe` asks
+:func:`~botkit.rules.deps.quiet_until` of every rule of every strategy the cycle evaluated:
+until when its status cannot change. A strategy is **quiet** when every one of its rules is
+(each gated by a fixed ``enabled: false``, a resting order under ``keep_open``, or a condition
+that the bounded values it read keep false) and none of its kept orders rests (a ``keep:`` rule
+whose condition is false would cancel them). Its verdict holds until the book changes (the
+account's orders, positions and settings: ``book_rev``, the simulator's change counters, read
+before the cycle) or a candle of an interval it reads closes.
+
+:meth:`QuietCycles.holds` says, for the strategies due at a cycle, that every one of them is
+quiet and nothing its verdict waits for happened since: the cycle would read, evaluate and
+decide exactly what the last one did — the same statuses (so a runner journaling only changes
+writes no evaluation row), no fire, no intent, no reconcile decision, no order. The runner then
+only moves the strategies' next run times on (:meth:`~botkit.runner.cycle.Runner.run_cycle`):
+no read, no evaluation, no plan, and no cycle row in the journal. The orders, fills, equity and
+every evaluation, event and order row are those of the run without the skip
+(``tests/runner/test_quiet_property.py`` compares them for random strategies and prices).
+
+Only for a runner that journals evaluation changes (with ``all`` every cycle writes a row per
+rule), whose controls cannot change between cycles (no halt or kill-switch file), and whose
+book only this runner and the matching of its own orders move: the backtest's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from botkit.exchange.models import OpenOrder
+from botkit.rules import Evaluation, Strategy, parse_client_order_id
+from botkit.rules.deps import Quiet, quiet_until
+
+__all__ = ["QuietCycles", "strategy_quiet"]
+
+
+def strategy_quiet(strategy: Strategy, evaluation: Evaluation) -> Quiet | None:
+    """Until when every rule of ``strategy`` keeps its status of ``evaluation`` (see
+    :func:`~botkit.rules.deps.quiet_until`), or None when one of them may change."""
+    verdict = Quiet()
+    for rule, result in zip(strategy.rules, evaluation.results, strict=True):
+        values: dict[str, Any] = {}
+        if rule.input_names:
+            by_display = dict(result.values)
+            for key, display in rule.input_names:
+                if display in by_display:
+                    values[key] = by_display[display]
+        quiet = quiet_until(rule, result.status, values)
+        if quiet is None:
+            return None
+        verdict = verdict | quiet
+    return verdict
+
+
+@dataclass(frozen=True, slots=True)
+class _Verdict:
+    strategy: Strategy
+    rev: Hashable
+    at_ms: int
+    book: bool
+    intervals_ms: tuple[int, ...]
+
+
+class QuietCycles:
+    """The quiet verdicts of the strategies (see the module doc).
+
+    ``book_rev()``: a value that changes whenever an order, a position or an account setting
+    does (the simulator's ``(matcher.rev, settings_rev)``); ``open_orders()``: the open orders
+    now (to see that no kept order of a quiet strategy rests)."""
+
+    __slots__ = ("_book_rev", "_open_orders", "_verdicts", "skipped")
+
+    def __init__(
+        self, book_rev: Callable[[], Hashable], open_orders: Callable[[], Sequence[OpenOrder]]
+    ) -> None:
+        self._book_rev = book_rev
+        self._open_orders = open_orders
+        self._verdicts: dict[str, _Verdict] = {}
+        self.skipped = 0
+        """Cycles skipped so far."""
+
+    def mark(self) -> Hashable:
+        """The book's revision before a cycle runs (hand it to :meth:`observe`)."""
+        return self._book_rev()
+
+    def holds(self, due: Sequence[Strategy], now_ms: int) -> bool:
+        """Whether a cycle of ``due`` at ``now_ms`` would provably change nothing."""
+        verdicts = self._verdicts
+        rev: Hashable = None
+        for strategy in due:
+            verdict = verdicts.get(strategy.name)
+            if verdict is None or verdict.strategy is not strategy:
+                return False
+            if verdict.book:
+                if rev is None:
+                    rev = self._book_rev()
+                if rev != verdict.rev:
+                    return False
+            at = verdict.at_ms
+            for width in verdict.intervals_ms:
+                if now_ms // width != at // width:
+                    return False
+        self.skipped += 1
+        return True
+
+    def observe(
+        self,
+        due: Sequence[Strategy],
+        evaluations: Sequence[Evaluation],
+        now_ms: int,
+        rev: Hashable,
+        failed: bool,
+    ) -> None:
+        """Take the verdicts of a cycle that ran at ``now_ms`` (``rev``: :meth:`mark` before
+        it; ``failed``: its read failed); strategies it did not evaluate lose theirs."""
+        verdicts = self._verdicts
+        for strategy in due:
+            verdicts.pop(strategy.name, None)
+        if failed:
+            return
+        by_name = {s.name: s for s in due}
+        open_orders: Sequence[OpenOrder] | None = None
+        for evaluation in evaluations:
+            found = by_name.get(evaluation.strategy)
+            if found is None or found.version != evaluation.version:
+                continue
+            strategy = found
+            quiet = strategy_quiet(strategy, evaluation)
+            if quiet is None:
+                continue
+            if open_orders is None:
+                open_orders = self._open_orders()
+            if _kept_orders_rest(strategy, open_orders):
+                continue
+            verdicts[strategy.name] = _Verdict(
+                strategy, rev, now_ms, quiet.book, tuple(sorted(quiet.intervals_ms))
+            )
+
+
+def _kept_orders_rest(strategy: Strategy, orders: Sequence[OpenOrder]) -> bool:
+    """Whether an order of one of the strategy's ``keep:`` rules (or any kept order of it)
+    rests: the reconcile would act on it."""
+    kept_tags = {rule.tag for rule in strategy.rules if rule.keep is not None}
+    for order in orders:
+        parsed = parse_client_order_id(order.clOrdId) if order.clOrdId else None
+        if parsed is None or parsed.strategy_tag != strategy.tag:
+            continue
+        if parsed.kept or parsed.rule_tag in kept_tags:
+            return True
+    return False
