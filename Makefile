@@ -13,7 +13,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install test lint typecheck unit demo bench reliability audit clean
+.PHONY: install test lint typecheck unit demo bench reliability audit assets assets-check clean
 
 $(BIN)/python:
 	$(if $(PYTHON),,$(error $(NO_PYTHON)))
@@ -59,6 +59,16 @@ reliability: install
 # Known vulnerabilities of the installed dependencies (pip-audit; needs https://pypi.org).
 audit: install
 	$(BIN)/python -m tests.reliability.audit
+
+# The dashboard's vendored assets (botkit/app/dashboard/static/dashboard.{js,css}) rebuilt from
+# frontend/ with the locked npm versions (needs Node.js and npm; users of the package do not).
+assets:
+	scripts/build-assets
+
+# Rebuild and fail if the committed assets differ (they must be reproducible byte for byte).
+assets-check: assets
+	@git diff --quiet -- botkit/app/dashboard/static || { git diff --stat -- botkit/app/dashboard/static; \
+	  echo "the built assets differ from the committed ones: commit them, or find what is not reproducible"; exit 1; }
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .import_linter_cache build dist

@@ -199,9 +199,11 @@ def execute(
     clock: ManualClock | None = None,
     on_candle: Callable[[], None] | None = None,
     evaluations: EvaluationRecords = "changes",
+    skip_quiet: bool = True,
 ) -> BacktestRun:
     """Run a prepared backtest (journal in memory unless one is given, on ``clock``); the
-    result carries the prepared run's :attr:`~Prepared.notes`."""
+    result carries the prepared run's :attr:`~Prepared.notes`. ``evaluations`` and
+    ``skip_quiet`` as for :func:`run_backtest`."""
     p = prepared
     run = run_backtest(
         p.series,
@@ -214,6 +216,7 @@ def execute(
         on_candle=on_candle,
         evaluations=evaluations,
         legs=p.legs,
+        skip_quiet=skip_quiet,
     )
     if p.notes:
         run.result = dataclasses.replace(run.result, notes=p.notes)

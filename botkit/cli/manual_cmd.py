@@ -33,28 +33,11 @@ class _Refused(BotkitError):
 
 def _selection(args: argparse.Namespace, parts: Assembly, *, positions: bool) -> Selection:
     """The selection of the arguments, checked against the exchange and the strategy files."""
-    from botkit.runner.manual import Selection
+    from botkit.app.control import selection_of
 
-    command = args.command_name
-    if args.symbol is not None:
-        known = parts.runner.reader.instruments(parts.runner.now_ms())
-        if args.symbol not in known:
-            raise UsageError(
-                f"botkit {command}: no instrument {args.symbol!r} at the exchange"
-                " — see 'botkit exchange instruments'"
-            )
-        return Selection(symbol=args.symbol)
-    if args.strategy is not None:
-        parts.runner.store.refresh(None)
-        loaded = parts.runner.store.strategies.get(args.strategy)
-        if loaded is None and positions:
-            raise UsageError(
-                f"botkit {command}: no strategy {args.strategy!r} is loaded from"
-                f" {parts.runner.store.paths[0]} — its positions are not known; use --symbol"
-            )
-        symbols = None if loaded is None else frozenset(loaded.symbols)
-        return Selection(strategy=args.strategy, symbols=symbols)
-    return Selection()
+    return selection_of(
+        parts, args.command_name, strategy=args.strategy, symbol=args.symbol, positions=positions
+    )
 
 
 def _unknown_strategy(name: str, parts: Any) -> str:
@@ -85,29 +68,10 @@ def _confirm(args: argparse.Namespace) -> bool:
 
 
 def _print_result(command: str, result: Result, dry: bool) -> None:
-    from botkit.journal import Outcome
+    from botkit.app.control import result_lines
 
-    if result.cancel is not None:
-        print(f"{'dry run: would ' if dry else ''}{result.cancel.detail}")
-    for row in result.rows:
-        code = f" {row.code}" if row.code not in (None, 200) else ""
-        why = f" — {'; '.join(row.reasons)}" if row.reasons else ""
-        outcome = row.outcome.value if row.outcome is not None else "unsettled"
-        msg = f" {row.msg}" if row.msg and row.outcome is not Outcome.ACCEPTED else ""
-        print(
-            f"{row.cl_ord_id} {row.symbol} {row.side} {row.sz or row.intent_sz} MARKET"
-            f" reduce-only: {outcome}{code}{msg}{why}"
-        )
-    for order in result.still_open:
-        print(f"still open: {order.clOrdId or order.ordId} {order.symbol}")
-    for position in result.still_held:
-        print(f"still held: {position.symbol} {position.posSide.value} {position.qty}")
-    if dry:
-        print(f"dry run: botkit {command} sent nothing (dry_run is set)")
-    elif result.ok:
-        print(f"botkit {command}: done")
-    else:
-        print(f"botkit {command}: NOT complete — see above and 'botkit journal tail'")
+    for line in result_lines(command, result, dry):
+        print(line)
 
 
 def _handle(args: argparse.Namespace) -> int:
@@ -160,6 +124,29 @@ def _run(args: argparse.Namespace) -> int:
         return EXIT_REFUSED
 
 
+def _control(args: argparse.Namespace) -> int:
+    """``botkit control kill-switch|halt engage|release``: the stop control's file, written
+    with who asked (``--by``, else the user's login name); the service journals the change
+    at its next cycle. ``botkit serve``'s control endpoints run the same code."""
+    import getpass
+
+    from botkit.app.control import Control, ControlRefused, state, switch
+
+    settings = settings_of(args)
+    which: Control = "kill_switch" if args.control == "kill-switch" else "halt"
+    if args.action == "show":
+        reason = state(settings)[which]
+        print(f"{args.control}: {'ENGAGED — ' + reason if reason else 'off'}")
+        return 0
+    by = args.by or f"cli:{getpass.getuser()}"
+    try:
+        print(switch(settings, which, engage=args.action == "engage", by=by))
+    except ControlRefused as exc:
+        print(f"error: botkit control: {exc}", file=sys.stderr)
+        return EXIT_REFUSED
+    return 0
+
+
 def _parser(sub: Any, name: str, help_text: str, description: str) -> None:
     parser: argparse.ArgumentParser = sub.add_parser(name, help=help_text, description=description)
     which = parser.add_mutually_exclusive_group(required=True)
@@ -174,6 +161,18 @@ def _parser(sub: Any, name: str, help_text: str, description: str) -> None:
 
 
 def register(sub: Any) -> None:
+    control = sub.add_parser(
+        "control",
+        help="engage or release the kill switch or the halt (their files)",
+        description="Write or remove kill_switch_file / halt_file (the settings name them) with"
+        " who asked; the service applies and journals the change at its next cycle. A control"
+        " held on by its setting (kill_switch = true) is released only by the setting.",
+    )
+    control.add_argument("control", choices=["kill-switch", "halt"])
+    control.add_argument("action", choices=["engage", "release", "show"])
+    control.add_argument("--by", metavar="NAME", help="who asks (default: cli:LOGIN)")
+    add_settings_options(control)
+    control.set_defaults(handler=_control)
     _parser(
         sub,
         "cancel",

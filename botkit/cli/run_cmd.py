@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -90,6 +91,7 @@ def format_cycle(report: CycleReport) -> str:
 def _run(args: argparse.Namespace) -> int:
     from loguru import logger
 
+    from botkit.app.control import run_requests
     from botkit.app.notifications import CycleNotes, journal_owner
     from botkit.app.service import assemble, install_signal_handlers, reload_guards, service_loop
     from botkit.clock import Stop
@@ -163,6 +165,7 @@ def _run(args: argparse.Namespace) -> int:
             if parts.dry:
                 print(format_cycle(report), flush=True)
             notes.after_cycle(report)
+            run_requests(parts, settings)  # cancel / flatten filed through botkit serve
 
         loop = service_loop(
             parts, notifier=notifier, stop=stop, on_reload=reload_settings, on_cycle=show
@@ -208,12 +211,34 @@ def _plan(args: argparse.Namespace) -> int:
             for error in report.reload.errors:
                 print(f"error: {error}", file=sys.stderr)
         if report.cycle_id is None:
-            if report.orphans is not None:
+            if report.orphans is not None and not args.json:
                 print("\n".join(report.orphans.lines()))
             print("no strategy loaded: nothing to plan", file=sys.stderr)
             return 1
-        print(format_cycle(report))
+        if args.json:
+            print(json.dumps(_plan_json(report, parts.journal), indent=2))
+        else:
+            print(format_cycle(report))
         return 1 if report.error else 0
+
+
+def _plan_json(report: CycleReport, journal: Any) -> dict[str, Any]:
+    """``botkit plan --json``: the shapes of ``/api/strategies`` (each strategy's evaluation)
+    and ``/api/decisions`` (each order with its rounding, refusals and outcome, as journaled)."""
+    from botkit.app.api_read import evaluation_json, order_json
+    from botkit.journal import OrderFilter
+
+    orders = journal.orders(OrderFilter(cycle_id=report.cycle_id))
+    return {
+        "cycle_id": report.cycle_id,
+        "now_ms": report.now_ms,
+        "dry": True,
+        "error": report.error or None,
+        "strategy_errors": dict(report.strategy_errors),
+        "evaluations": [evaluation_json(e, report.cycle_id) for e in report.evaluations],
+        "orders": [order_json(o) for o in orders],
+        "batches": None if report.plan is None else len(report.plan.batches),
+    }
 
 
 def _status(args: argparse.Namespace) -> int:
@@ -221,6 +246,12 @@ def _status(args: argparse.Namespace) -> int:
     from botkit.app.status import health
 
     settings = settings_of(args)
+    if args.json:  # the answer of /api/status
+        from botkit.app.api_read import status_json
+
+        body = status_json(settings, args.max_age)
+        print(json.dumps(body, indent=2))
+        return 0 if body["healthy"] else 1
     now = health(settings, args.max_age)
     ctl = now.controls
     if ctl.engaged:  # first, whatever the journal says: the operator must see it
@@ -321,6 +352,9 @@ def register(sub: Any) -> None:
         "Nothing is sent; the plan is journaled as a dry run.",
     )
     add_settings_options(plan)
+    plan.add_argument(
+        "--json", action="store_true", help="print JSON (the shapes of the status API)"
+    )
     plan.set_defaults(handler=_plan)
 
     status = sub.add_parser(
@@ -336,4 +370,5 @@ def register(sub: Any) -> None:
         metavar="SECONDS",
         help=f"a last cycle older than this is unhealthy (default {HEALTHY_AFTER_S})",
     )
+    status.add_argument("--json", action="store_true", help="print JSON (what /api/status answers)")
     status.set_defaults(handler=_status)

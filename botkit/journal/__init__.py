@@ -24,11 +24,13 @@ from botkit.journal.records import (
     TripRecord,
 )
 from botkit.journal.schema import SCHEMA_VERSION
+from botkit.journal.views import EvaluationRecord
 
 __all__ = [
     "SCHEMA_VERSION",
     "CycleSummary",
     "Evaluated",
+    "EvaluationRecord",
     "EventRecord",
     "Journal",
     "JournalLock",

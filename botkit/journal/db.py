@@ -31,7 +31,7 @@ from typing import Any, Literal
 
 from botkit.errors import JournalError, JournalUntrusted, printable
 from botkit.intents import Activity
-from botkit.journal import queries, strategies, writes
+from botkit.journal import queries, strategies, views, writes
 from botkit.journal.conn import RedactingConnection, is_corrupt, journal_failure, untrusted
 from botkit.journal.lock import JournalLock, create_private, identity
 from botkit.journal.pending import Pending
@@ -49,6 +49,7 @@ from botkit.journal.records import (
 )
 from botkit.journal.schema import MIGRATIONS, SCHEMA_VERSION
 from botkit.journal.tx import Transaction, write_failed
+from botkit.journal.views import EvaluationRecord
 from botkit.journal.writes import TripLike
 from botkit.redaction import Redactor
 
@@ -592,6 +593,20 @@ class Journal:
     def last_event_id(self) -> int:
         with self._read() as conn:
             return queries.last_event_id(conn)
+
+    def latest_evaluations(self, *, include_dry: bool = False) -> list[EvaluationRecord]:
+        """The newest journaled evaluation of every (strategy, rule) (the status API)."""
+        with self._read() as conn:
+            return views.latest_evaluations(conn, include_dry=include_dry)
+
+    def recent_evaluations(
+        self, *, limit: int = 100, fired_only: bool = False, include_dry: bool = False
+    ) -> list[EvaluationRecord]:
+        """The ``limit`` newest journaled evaluations, newest first (the status API)."""
+        with self._read() as conn:
+            return views.recent_evaluations(
+                conn, limit=limit, fired_only=fired_only, include_dry=include_dry
+            )
 
     def cycles(
         self,

@@ -24,8 +24,9 @@ A value of the last two is **unbounded**: it may differ at every evaluation.
 hold it (``enabled``, ``keep_open``, ``cooldown``, ``max_fires``) — the static answer.
 :func:`quiet_until` is the dynamic one the backtest's skip uses: given a rule's status at an
 evaluation and the values it read then, either "this status cannot change until the book
-changes or a candle of these intervals closes" (:class:`Quiet`) or ``None`` (evaluate it
-again). For a condition that was false it evaluates the condition again over **only** the
+changes, a candle of these intervals closes or this time comes" (:class:`Quiet`) or ``None``
+(evaluate it again). A cooldown or ``max_fires`` gate holds until a time the rule's fires
+say. For a condition that was false it evaluates the condition again over **only** the
 bounded values it read (``constant``, ``book``, ``candles``), refusing every other read: when
 that evaluation gives false, the real one gives false too for as long as those values stay the
 same — the same function of the same values, whatever the prices do. So ``position.qty == 0
@@ -42,6 +43,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from botkit.intents import RuleActivity
 from botkit.rules.firing import RuleStatus
 from botkit.rules.model import Rule, Strategy
 from botkit.rules.series import INTERVALS, SERIES_FUNCTIONS
@@ -157,14 +159,19 @@ def dependencies(strategy: Strategy) -> tuple[RuleDeps, ...]:
 
 @dataclass(frozen=True, slots=True)
 class Quiet:
-    """A rule's status stays the same until the book changes (``book``) or a candle of one of
-    ``intervals_ms`` closes; neither: for good (a disabled rule, a constant false condition)."""
+    """A rule's status stays the same until the book changes (``book``), a candle of one of
+    ``intervals_ms`` closes, or the time reaches ``until_ms`` (a cooldown or max_fires gate
+    opens); none of them: for good (a disabled rule, a constant false condition)."""
 
     book: bool = False
     intervals_ms: frozenset[int] = frozenset()
+    until_ms: int | None = None
 
     def __or__(self, other: Quiet) -> Quiet:
-        return Quiet(self.book or other.book, self.intervals_ms | other.intervals_ms)
+        until = self.until_ms
+        if until is None or (other.until_ms is not None and other.until_ms < until):
+            until = other.until_ms
+        return Quiet(self.book or other.book, self.intervals_ms | other.intervals_ms, until)
 
 
 FOREVER = Quiet()
@@ -192,21 +199,45 @@ class _Known(dict[str, Any]):
         raise _Unknown(key)
 
 
-def quiet_until(rule: Rule, status: RuleStatus, values: Mapping[str, Any]) -> Quiet | None:
-    """Until when ``rule`` keeps ``status`` (its status at an evaluation that read ``values``,
-    environment key → value), or None when it may change at the next evaluation.
+def quiet_until(
+    rule: Rule,
+    status: RuleStatus,
+    values: Mapping[str, Any],
+    activity: RuleActivity | None = None,
+    now_ms: int = 0,
+) -> Quiet | None:
+    """Until when ``rule`` keeps ``status`` (its status at an evaluation at ``now_ms`` that read
+    ``values``, environment key → value, with the rule's ``activity``), or None when it may
+    change at the next evaluation.
 
     Sound because, with no fire of the rule in between (a fire needs an evaluation):
     ``disabled`` is fixed by the loaded file; ``keep_open`` holds while the rule's orders rest,
-    which only the book changes; after ``condition_false`` every gate was open and none can
-    close without a fire (keep_open needs an order of the rule, same_slot and cooldown a fire,
-    and max_fires' window only lets fires out), so the status is the condition's, which is the
-    same function of the same values. Any other status (fired, declared, nothing to do, an
-    error, warming up, a cooldown or max_fires that will open) is evaluated again."""
+    which only the book changes; ``cooldown`` holds until the last fire plus the cooldown, and
+    ``max_fires`` until enough fires have left its window (the gates before them were open and
+    stay so: keep_open needs an order of the rule, same_slot a fire); after ``condition_false``
+    every gate was open and none can close without a fire (max_fires' window only lets fires
+    out), so the status is the condition's, which is the same function of the same values. Any
+    other status (fired, declared, nothing to do, an error, warming up) is evaluated again."""
     if status is RuleStatus.DISABLED:
         return FOREVER
     if status is RuleStatus.KEEP_OPEN:
         return Quiet(book=True)
+    if status is RuleStatus.COOLDOWN:
+        last = activity.last_fire_ms if activity is not None else None
+        if last is None or not rule.cooldown_ms or last + rule.cooldown_ms <= now_ms:
+            return None
+        return Quiet(until_ms=last + rule.cooldown_ms)
+    if status is RuleStatus.MAX_FIRES:
+        limit = rule.max_fires
+        if limit is None or activity is None:
+            return None
+        since = now_ms - limit.per_ms
+        fires = sorted(t for t in activity.fire_times_ms if since < t <= now_ms)
+        if len(fires) < limit.count:
+            return None
+        # the gate holds while the oldest of the newest `count` fires is inside the window
+        until = fires[len(fires) - limit.count] + limit.per_ms
+        return Quiet(until_ms=until) if until > now_ms else None
     if status is not RuleStatus.CONDITION_FALSE or rule.when is None:
         return None
     when = rule.when

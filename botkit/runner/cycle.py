@@ -385,7 +385,7 @@ class Runner:
             raise
         self.journal.end_cycle(cycle_id, error=report.error)
         if quiet is not None:
-            quiet.observe(due, report.evaluations, now, rev, failed=bool(report.error))
+            quiet.observe(due, report.evaluations, now, rev, bool(report.error), self._activity_of)
         self._observe(report, report.seconds)
         return report if orphans is None else replace(report, orphans=orphans)
 

@@ -53,8 +53,22 @@ def _file_reason(what: str, setting: str, file: str | None, resume: str) -> str 
             f" ({exc.strerror or type(exc).__name__}) — fix {setting}"
         )
     if engaged:
-        return f"{what} file {path} exists — remove it to {resume}"
+        return f"{what} file {path} exists{_who(path)} — remove it to {resume}"
     return None
+
+
+def _who(path: Path) -> str:
+    """`` (engaged by NAME at TIME)`` when the file says who engaged it (``botkit control``
+    and ``botkit serve`` write that line), so the journaled change names who asked; else ""."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(200)
+    except OSError:
+        return ""
+    line = head.split(b"\n", 1)[0].decode("ascii", "replace").strip()
+    if not line.startswith("engaged by ") or not line.isprintable():
+        return ""
+    return f" ({line[:120]})"
 
 
 def kill_switch_reason(guards: GuardSettings) -> str | None:

@@ -3,11 +3,12 @@
 After each cycle the runner ran, :meth:`QuietCycles.observe` asks
 :func:`~botkit.rules.deps.quiet_until` of every rule of every strategy the cycle evaluated:
 until when its status cannot change. A strategy is **quiet** when every one of its rules is
-(each gated by a fixed ``enabled: false``, a resting order under ``keep_open``, or a condition
-that the bounded values it read keep false) and none of its kept orders rests (a ``keep:`` rule
-whose condition is false would cancel them). Its verdict holds until the book changes (the
-account's orders, positions and settings: ``book_rev``, the simulator's change counters, read
-before the cycle) or a candle of an interval it reads closes.
+(each gated by a fixed ``enabled: false``, a resting order under ``keep_open``, a cooldown or
+``max_fires`` that opens at a known time, or a condition that the bounded values it read keep
+false) and none of its kept orders rests (a ``keep:`` rule whose condition is false would
+cancel them). Its verdict holds until the book changes (the account's orders, positions and
+settings: ``book_rev``, the simulator's change counters, read before the cycle), a candle of
+an interval it reads closes, or the first of its gates opens.
 
 :meth:`QuietCycles.holds` says, for the strategies due at a cycle, that every one of them is
 quiet and nothing its verdict waits for happened since: the cycle would read, evaluate and
@@ -30,16 +31,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from botkit.exchange.models import OpenOrder
-from botkit.rules import Evaluation, Strategy, parse_client_order_id
+from botkit.intents import Activity
+from botkit.rules import Evaluation, RuleStatus, Strategy, parse_client_order_id
 from botkit.rules.deps import Quiet, quiet_until
 
 __all__ = ["QuietCycles", "strategy_quiet"]
 
 
-def strategy_quiet(strategy: Strategy, evaluation: Evaluation) -> Quiet | None:
+def strategy_quiet(
+    strategy: Strategy, evaluation: Evaluation, activity: Activity | None = None
+) -> Quiet | None:
     """Until when every rule of ``strategy`` keeps its status of ``evaluation`` (see
-    :func:`~botkit.rules.deps.quiet_until`), or None when one of them may change."""
+    :func:`~botkit.rules.deps.quiet_until`; ``activity``: the strategy's rule activity, for
+    the cooldown and max_fires gates), or None when one of them may change."""
     verdict = Quiet()
+    now_ms = evaluation.now_ms
     for rule, result in zip(strategy.rules, evaluation.results, strict=True):
         values: dict[str, Any] = {}
         if rule.input_names:
@@ -47,7 +53,8 @@ def strategy_quiet(strategy: Strategy, evaluation: Evaluation) -> Quiet | None:
             for key, display in rule.input_names:
                 if display in by_display:
                     values[key] = by_display[display]
-        quiet = quiet_until(rule, result.status, values)
+        done = activity.get(rule.name) if activity else None
+        quiet = quiet_until(rule, result.status, values, done, now_ms)
         if quiet is None:
             return None
         verdict = verdict | quiet
@@ -61,6 +68,7 @@ class _Verdict:
     at_ms: int
     book: bool
     intervals_ms: tuple[int, ...]
+    until_ms: int | None
 
 
 class QuietCycles:
@@ -98,6 +106,8 @@ class QuietCycles:
                     rev = self._book_rev()
                 if rev != verdict.rev:
                     return False
+            if verdict.until_ms is not None and now_ms >= verdict.until_ms:
+                return False
             at = verdict.at_ms
             for width in verdict.intervals_ms:
                 if now_ms // width != at // width:
@@ -112,9 +122,11 @@ class QuietCycles:
         now_ms: int,
         rev: Hashable,
         failed: bool,
+        activity_of: Callable[[Strategy], Activity] | None = None,
     ) -> None:
         """Take the verdicts of a cycle that ran at ``now_ms`` (``rev``: :meth:`mark` before
-        it; ``failed``: its read failed); strategies it did not evaluate lose theirs."""
+        it; ``failed``: its read failed; ``activity_of``: a strategy's rule activity now);
+        strategies it did not evaluate lose theirs."""
         verdicts = self._verdicts
         for strategy in due:
             verdicts.pop(strategy.name, None)
@@ -127,7 +139,12 @@ class QuietCycles:
             if found is None or found.version != evaluation.version:
                 continue
             strategy = found
-            quiet = strategy_quiet(strategy, evaluation)
+            activity = None
+            if activity_of is not None and any(
+                r.status in _TIMED for r in evaluation.results
+            ):  # fmt: skip
+                activity = activity_of(strategy)
+            quiet = strategy_quiet(strategy, evaluation, activity)
             if quiet is None:
                 continue
             if open_orders is None:
@@ -135,8 +152,12 @@ class QuietCycles:
             if _kept_orders_rest(strategy, open_orders):
                 continue
             verdicts[strategy.name] = _Verdict(
-                strategy, rev, now_ms, quiet.book, tuple(sorted(quiet.intervals_ms))
+                strategy, rev, now_ms, quiet.book, tuple(sorted(quiet.intervals_ms)), quiet.until_ms
             )
+
+
+_TIMED = (RuleStatus.COOLDOWN, RuleStatus.MAX_FIRES)
+"""Statuses that hold until a time the rule's activity says."""
 
 
 def _kept_orders_rest(strategy: Strategy, orders: Sequence[OpenOrder]) -> bool:

@@ -46,8 +46,12 @@ def chromium_binary() -> Path | None:
     return None
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
+    """One browser per test module: Playwright's sync API keeps an asyncio event loop running
+    in this thread while it is open, so a longer scope would break every later test of the
+    same process that calls ``asyncio.run`` ("cannot be called from a running event loop");
+    pytest tears a module's fixtures down before it runs another module's test."""
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:

@@ -1,0 +1,276 @@
+"""Skipping quiet cycles changes nothing: random strategies over random candles, with and
+without the skip (botkit.runner.quiet), give the same orders, fills, equity and journal rows.
+
+The strategies are drawn from the language: conditions combine atoms of every input kind
+(the book: position size and open orders; constants; the market: prices, the account, the
+unrealized PnL; time: ``now``, ages, windows, rule activity, history; candles and indicators
+on 1m and 5m; an expression that fails while flat) with ``and`` / ``or`` / ``not``; actions
+place limit and market orders and ladders, close, cancel, or keep a ladder; gates are
+cooldowns, max_fires, keep_open and disabled rules. Every journal row is compared — orders,
+evaluations, events, guard trips, strategies — with its cycle named by the cycle's time (the
+skip leaves the quiet cycles' own rows out, so their ids differ); every cycle the skipping run
+journaled is one the other run journaled, and every cycle it left out holds no row at all.
+
+``make test`` runs a handful of examples; ``HYPOTHESIS_PROFILE=reliability`` thirty times more.
+"""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
+
+from botkit.app.backtest import backtest_journal, execute
+from botkit.backtest.setup import BacktestOptions, prepare
+from botkit.clock import ManualClock
+from tests.fuzz.profiles import FUZZ, examples
+
+T0 = 1_704_067_200_000
+MINUTE = 60_000
+
+BOOK = [
+    "position.qty == 0",
+    "position.qty != 0",
+    "position.qty > 0",
+    "position.qty < 0",
+    "position.size >= 2",
+    "position.is_open",
+    "not position.is_long",
+    "strategy.open_orders == 0",
+    "strategy.open_buys > 0",
+    "strategy.open_sells == 0",
+    "rule.open_orders == 0",
+    "position.openAvgPx > price.mark",
+    "positions.count == 0",
+    "position.availQty > 0",
+    "position.pnl >= 0",
+    "position.fee > 0",
+]
+CONSTANT = ["instrument.tSz > 0", "instrument.lotSz > 1", "true", "false"]
+MARKET = [
+    "price.mark < price.high_24h * 0.999",
+    "price.mark > price.low_24h * 1.001",
+    "account.availMgn > 9990",
+    "position.upl > 0",
+    "position.upl < 0",
+    "account.upl < 0",
+    "price.bid > 0",
+]
+TIME = [
+    "now % 300000 < 120000",
+    "position.age > 180000",
+    "rule.fires('10m') < 2",
+    "rule.last_fire_ago > 120000",
+    "history.fills.count('30m') < 3",
+    "strategy.oldest_open_ago > 180000",
+]
+CANDLES = [
+    "close('1m') > open('1m')",
+    "sma(close('1m'), 3) < price.mark",
+    "rsi(close('1m'), 5) < 50",
+    "close('5m') > sma(close('5m'), 2)",
+    "crosses_above(close('1m'), sma(close('1m'), 4))",
+    "prev(close('5m'), 1) < close('5m')",
+    "high('1m') - low('1m') > 5",
+]
+FAILING = ["1 / position.qty > 0"]  # division by zero while flat: an error status
+
+atoms = st.sampled_from(BOOK + CONSTANT + MARKET + TIME + CANDLES + FAILING)
+anything = st.recursive(
+    atoms,
+    lambda inner: st.one_of(
+        st.tuples(inner, st.sampled_from(["and", "or"]), inner).map(
+            lambda t: f"({t[0]}) {t[1]} ({t[2]})"
+        ),
+        inner.map(lambda c: f"not ({c})"),
+    ),
+    max_leaves=4,
+)
+moving = st.sampled_from(MARKET + TIME + CANDLES + FAILING)
+gated = st.tuples(
+    st.sampled_from(BOOK), st.sampled_from(["and", "or"]), st.one_of(moving, moving, anything)
+).map(lambda t: f"{t[0]} {t[1]} ({t[2]})")
+conditions = st.one_of(gated, gated, gated, anything)
+"""Conditions, mostly a book atom and a moving part (as most strategies gate on the position
+and decide on the market)."""
+
+ACTIONS = [
+    "place: {order: {side: BUY, px: price.mark * 0.999, sz: 1}}",
+    "place: {order: {side: SELL, px: price.mark * 1.001, sz: 1}}",
+    "place: {order: {side: BUY, type: MARKET, sz: 1}}",
+    "place: {order: {side: SELL, type: MARKET, sz: 1}}",
+    "place: {ladder: {side: BUY, count: 3, from_px: price.mark * 0.999,"
+    " step_px: price.mark * 0.001, sz: 1}}",
+    "close: {}",
+    "cancel: {}",
+    "keep: {ladder: {side: BUY, count: 2, from_px: price.mark * 0.998,"
+    " step_px: price.mark * 0.001, sz: 1}, tolerance: 10 bps}",
+]
+GATES = ["", "cooldown: 3m", "max_fires: {count: 2, per: 10m}", "keep_open: true",
+         "enabled: false"]  # fmt: skip
+
+
+@st.composite
+def rules(draw: st.DrawFn, index: int) -> str:
+    action = draw(st.sampled_from(ACTIONS))
+    gate = draw(st.sampled_from(GATES))
+    if action.startswith(("keep", "close", "cancel")) and gate == "keep_open: true":
+        gate = ""
+    if action.startswith("keep") and gate.startswith(("cooldown", "max_fires")):
+        gate = ""
+    lines = [f"  - name: r{index}", f"    when: {draw(conditions)}", f"    {action}"]
+    if gate:
+        lines.append(f"    {gate}")
+    return "\n".join(lines)
+
+
+@st.composite
+def strategy_files(draw: st.DrawFn, name: str) -> str:
+    count = draw(st.integers(1, 2))
+    every = draw(st.sampled_from(["1m", "1m", "2m"]))
+    body = "\n".join(draw(rules(i)) for i in range(count))
+    return (
+        f"strategy: {name}\nsymbol: BTC_USDT_PERP\nevery: {every}\n"
+        "risk: {max_orders_per_cycle: 10, max_position: 6}\n"
+        f"rules:\n{body}\n"
+    )
+
+
+def _candles(seed: int, count: int, swing: int) -> str:
+    """A CSV of ``count`` minute candles: a random walk with wicks of up to ``swing`` bps."""
+    rng = random.Random(seed)
+    rows = ["time,open,high,low,close,volume"]
+    price = Decimal(60000)
+    for i in range(count):
+        open_ = price
+        close = (open_ * (1 + Decimal(rng.randint(-swing, swing)) / 10_000)).quantize(
+            Decimal("0.1")
+        )
+        wick = Decimal(rng.randint(0, swing)) / 10_000
+        high = (max(open_, close) * (1 + wick)).quantize(Decimal("0.1"))
+        low = (min(open_, close) * (1 - wick)).quantize(Decimal("0.1"))
+        rows.append(f"{T0 + i * MINUTE},{open_},{high},{low},{close},1")
+        price = close
+    return "\n".join(rows) + "\n"
+
+
+def _journal_rows(path: Path) -> tuple[dict[str, list[Any]], dict[int, tuple[Any, ...]]]:
+    """Every row of every table but ``cycles``, its ``cycle_id`` replaced by the cycle's start
+    time; and the cycles by start time."""
+    db = sqlite3.connect(path)
+    try:
+        starts = {r[0]: r[1] for r in db.execute("SELECT id, started_ms FROM cycles")}
+        cycles = {r[1]: r[2:] for r in db.execute("SELECT * FROM cycles")}
+        tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        rows: dict[str, list[Any]] = {}
+        for table in sorted(tables):
+            if table == "cycles" or table.startswith("sqlite_"):
+                continue
+            cursor = db.execute(f"SELECT * FROM {table} ORDER BY rowid")  # noqa: S608
+            names = [d[0] for d in cursor.description]
+            out = []
+            for row in cursor:
+                record = dict(zip(names, row, strict=True))
+                if "cycle_id" in record:
+                    record["cycle_id"] = starts.get(record["cycle_id"], record["cycle_id"])
+                out.append(record)
+            rows[table] = out
+        return rows, cycles
+    finally:
+        db.close()
+
+
+def _run(tmp: Path, data: Path, files: list[Path], skip: bool) -> tuple[Any, ...]:
+    prepared = prepare(BacktestOptions(data=data, strategies=tuple(files)))
+    clock = ManualClock(prepared.series.start_ms)
+    path = tmp / f"journal-{skip}.sqlite"
+    journal = backtest_journal(path, clock)
+    try:
+        run = execute(prepared, journal=journal, clock=clock, skip_quiet=skip)
+    finally:
+        journal.close()
+    rows, cycles = _journal_rows(path)
+    return run, rows, cycles
+
+
+def _same_with_and_without_the_skip(
+    tmp: Path, texts: list[str], seed: int, count: int, swing: int
+) -> None:
+    data = tmp / "candles.csv"
+    data.write_text(_candles(seed, count, swing))
+    files = []
+    for i, text in enumerate(texts):
+        path = tmp / f"s{i}.yaml"
+        path.write_text(text)
+        files.append(path)
+    plain, plain_rows, plain_cycles = _run(tmp, data, files, skip=False)
+    quick, quick_rows, quick_cycles = _run(tmp, data, files, skip=True)
+    event(f"cycles skipped: {'some' if len(quick_cycles) < len(plain_cycles) else 'none'}")
+
+    a, b = plain.result, quick.result
+    assert b.orders == a.orders
+    assert b.fills == a.fills
+    assert b.equity == a.equity
+    assert b.final_positions == a.final_positions
+    assert (b.realized_pnl, b.unrealized_pnl, b.fees) == (a.realized_pnl, a.unrealized_pnl, a.fees)
+    assert (quick.cycles, quick.cancelled, quick.replaced) == (
+        plain.cycles,
+        plain.cancelled,
+        plain.replaced,
+    )
+    assert quick.problems == plain.problems
+    for table, rows in plain_rows.items():
+        assert quick_rows[table] == rows, table
+    for started, row in quick_cycles.items():  # each cycle it journaled, the other did alike
+        assert plain_cycles[started] == row
+    referenced = {r["cycle_id"] for rows in plain_rows.values() for r in rows if r.get("cycle_id")}
+    assert not referenced - set(quick_cycles), "a skipped cycle journaled something"
+
+
+@given(
+    texts=st.tuples(strategy_files("alpha"), st.none() | strategy_files("beta")),
+    seed=st.integers(0, 10_000),
+    count=st.integers(40, 120),
+    swing=st.sampled_from([10, 30, 80]),
+)
+@settings(FUZZ, max_examples=examples(12))
+def test_skipping_quiet_cycles_changes_no_order_fill_equity_or_journal_row(
+    texts: tuple[str, str | None], seed: int, count: int, swing: int, tmp_path_factory: Any
+) -> None:
+    tmp = tmp_path_factory.mktemp("quiet")
+    _same_with_and_without_the_skip(tmp, [t for t in texts if t], seed, count, swing)
+
+
+FLAT_TRUE = ["position.qty == 0", "strategy.open_orders == 0", "positions.count == 0"]
+FLAT_FALSE = ["position.qty != 0", "position.is_open", "strategy.open_buys > 0"]
+one_rule = st.one_of(
+    st.tuples(st.sampled_from(FLAT_TRUE), st.just("and"), moving),
+    st.tuples(st.sampled_from(FLAT_FALSE), st.just("or"), moving),
+).map(lambda t: f"{t[0]} {t[1]} ({t[2]})")
+
+
+@given(
+    condition=one_rule,
+    action=st.sampled_from(ACTIONS[:5]),
+    seed=st.integers(0, 10_000),
+    count=st.integers(30, 90),
+    swing=st.sampled_from([10, 30, 80]),
+)
+@settings(FUZZ, max_examples=examples(12))
+def test_one_rule_whose_moving_part_decides_while_flat_is_never_skipped_wrongly(
+    condition: str, action: str, seed: int, count: int, swing: int, tmp_path_factory: Any
+) -> None:
+    """The common shape, one rule alone: a book gate that lets the moving part (a price, a
+    time, a candle, a failing expression) decide while flat; so every kind of input is the one
+    that must wake the rule up."""
+    text = (
+        "strategy: solo\nsymbol: BTC_USDT_PERP\nevery: 1m\n"
+        "risk: {max_orders_per_cycle: 10, max_position: 6}\n"
+        f"rules:\n  - name: r0\n    when: {condition}\n    {action}\n"
+    )
+    _same_with_and_without_the_skip(tmp_path_factory.mktemp("solo"), [text], seed, count, swing)
