@@ -14,7 +14,8 @@ One module, one job (import what you need; nothing heavy happens on ``import bot
 * :mod:`~botkit.backtest.fetch` — ``fetch_candles``: paged download through the client.
 * :mod:`~botkit.backtest.result` — ``BacktestResult`` and its rows: what a run produced.
 * :mod:`~botkit.backtest.metrics` — ``compute_figures``: return, drawdown, exposure, counts.
-* :mod:`~botkit.backtest.report` — ``write_report`` / ``render_summary`` (+ ``report_html``,
-  ``charts``: the page and the PNGs; matplotlib is imported only there).
+* :mod:`~botkit.backtest.report` — ``write_report`` / ``render_summary`` (+ ``report_html``:
+  the overview page; ``report_page``: the interactive ``report.html`` with the vendored charting
+  library in ``assets/``; ``report_indicators``: the strategies' indicators for it).
 * :mod:`~botkit.backtest.progress` — ``Progress``: a stderr progress bar for terminals.
 """

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from botkit.backtest.metrics import Figures, compute_figures, result_trades
 from botkit.backtest.report import write_report
+from botkit.backtest.report_page import ChartData
 from botkit.backtest.result import BacktestResult
 from botkit.backtest.trades import Trade
 
@@ -60,14 +61,25 @@ def write_portfolio_report(
     directory: str | Path,
     figures: Figures | None = None,
     trades: Sequence[Trade] | None = None,
+    charts: Sequence[ChartData] = (),
 ) -> list[Path]:
     """Write the account's report into ``directory`` and each symbol's into
-    ``directory/SYMBOL`` (see the module doc); returns the paths written."""
+    ``directory/SYMBOL`` (see the module doc); returns the paths written. ``charts``: the
+    candles each symbol's ``report.html`` draws (the account's draws the first symbol's, with
+    every symbol's rows in its tables)."""
     folder = Path(directory)
+    by_symbol = {c.symbol: c for c in charts}
     symbols: dict[str, object] = {}
     written: list[Path] = []
     for symbol, (fig, part_trades) in part_figures(parts).items():
-        written += write_report(parts[symbol], folder / symbol, fig, part_trades)
+        chart = by_symbol.get(symbol)
+        written += write_report(parts[symbol], folder / symbol, fig, part_trades, chart=chart)
         symbols[symbol] = {"report": f"{symbol}/index.html", "figures": fig.as_dict()}
     extra = {"symbols": symbols}
-    return write_report(account, folder, figures, trades, extra=extra) + written
+    first = None
+    if charts:
+        others = ", ".join(f"{c.symbol}/report.html" for c in charts)
+        note = f"the chart shows {charts[0].symbol}; each symbol's own page: {others}"
+        first = ChartData(charts[0].symbol, charts[0].interval_ms, charts[0].bars,
+                          charts[0].indicators, (note, *charts[0].notes))  # fmt: skip
+    return write_report(account, folder, figures, trades, extra=extra, chart=first) + written

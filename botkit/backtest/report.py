@@ -4,10 +4,11 @@
 net PnL per rule and strategy, the counts by reason and code, the final positions, the run's
 description, its notes: gaps allowed through, warnings), ``orders.csv``, ``fills.csv`` (each fill
 with the strategy and rule of its order), ``trades.csv`` (the round trips of
-:mod:`botkit.backtest.trades`), ``equity.png``, ``drawdown.png``, ``price.png`` (price with buys ▲
-and sells ▼) and ``index.html``, which shows them together and links the rest; it needs nothing
-outside the folder. Every file is a pure function of the
-:class:`~botkit.backtest.result.BacktestResult`: the same result gives the same bytes.
+:mod:`botkit.backtest.trades`), ``report.html`` (the interactive charts and every trade, order
+and fill: :mod:`botkit.backtest.report_page`) and ``index.html``, the overview that links the
+rest; nothing outside the folder is needed. Every file is a pure function of the
+:class:`~botkit.backtest.result.BacktestResult` and the candles it replayed: the same run gives
+the same bytes.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from botkit.backtest import charts
+from botkit.backtest.bars import Bar
 from botkit.backtest.metrics import (
     Figures,
     compute_figures,
@@ -28,6 +29,7 @@ from botkit.backtest.metrics import (
     show_figure,
 )
 from botkit.backtest.report_html import render_html
+from botkit.backtest.report_page import ChartData, render_page
 from botkit.backtest.result import BacktestResult, FillRow, OrderRow
 from botkit.backtest.trades import RuleRow, Trade, attribute
 from botkit.timeparse import format_interval, format_time
@@ -37,6 +39,7 @@ __all__ = [
     "ORDER_COLUMNS",
     "REPORT_FILES",
     "TRADE_COLUMNS",
+    "chart_from_prices",
     "render_rules",
     "render_summary",
     "summary_data",
@@ -48,9 +51,7 @@ REPORT_FILES = (
     "orders.csv",
     "fills.csv",
     "trades.csv",
-    "equity.png",
-    "drawdown.png",
-    "price.png",
+    "report.html",
     "index.html",
 )
 ORDER_COLUMNS = ("time", "time_ms", "strategy", "rule", "clOrdId", "symbol", "side", "type",
@@ -268,16 +269,35 @@ def _trade_row(t: Trade) -> list[object]:
     ]  # fmt: skip
 
 
+def chart_from_prices(result: BacktestResult) -> ChartData:
+    """Candles rebuilt from the result's price points (one candle per interval: the points'
+    first, highest, lowest and last), for a caller without the candles themselves."""
+    width = result.interval_ms or 60_000
+    bars: list[Bar] = []
+    for t, px in result.prices:
+        start = t - t % width
+        if bars and bars[-1].time_ms == start:
+            last = bars[-1]
+            bars[-1] = Bar(start, last.open, max(last.high, px), min(last.low, px), px,
+                           last.volume)  # fmt: skip
+        else:
+            bars.append(Bar(start, px, px, px, px, Decimal(0)))
+    return ChartData(result.symbol, width, bars)
+
+
 def write_report(
     result: BacktestResult,
     directory: str | Path,
     figures: Figures | None = None,
     trades: Sequence[Trade] | None = None,
     extra: Mapping[str, Any] | None = None,
+    chart: ChartData | None = None,
 ) -> list[Path]:
     """Write every report file into ``directory`` (created); returns their paths. ``figures``
     and ``trades``: the result's, when the caller has them already; ``extra``: more keys for
-    ``summary.json`` (a portfolio run's ``symbols``)."""
+    ``summary.json`` (a portfolio run's ``symbols``); ``chart``: the candles (and indicators)
+    of the symbol to draw — without it, candles rebuilt from the result's price points
+    (:func:`chart_from_prices`)."""
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
     if trades is None:
@@ -292,7 +312,15 @@ def write_report(
     _write_csv(folder / "orders.csv", ORDER_COLUMNS, map(_order_row, result.orders))
     _write_csv(folder / "fills.csv", FILL_COLUMNS, (_fill_row(f, result) for f in result.fills))
     _write_csv(folder / "trades.csv", TRADE_COLUMNS, map(_trade_row, trades))
-    charts.draw_charts(result, folder)
-    html = render_html(result, figures, render_summary(result, figures, trades), trades)
+    summary = render_summary(result, figures, trades)
+    page = render_page(
+        result,
+        chart if chart is not None else chart_from_prices(result),
+        trades,
+        summary,
+        links=("index.html", "summary.json", "trades.csv", "orders.csv", "fills.csv"),
+    )
+    (folder / "report.html").write_text(page, encoding="utf-8")
+    html = render_html(result, figures, summary, trades)
     (folder / "index.html").write_text(html, encoding="utf-8")
     return [folder / name for name in REPORT_FILES]

@@ -1,11 +1,11 @@
-"""``index.html`` of a backtest report: one self-contained page over the other report files.
+"""``index.html`` of a backtest report: the overview over the other report files.
 
 It shows the summary, the figures (percentages, times and durations as such), the trades' net PnL by
 the rule that opened and that closed them and by strategy, the run's description and notes (gaps,
-warnings), the counts by reason and code, the final positions, the three charts (``equity.png``,
-``drawdown.png``, ``price.png``, linked relatively) and the first trades, orders and fills, and
-links ``summary.json``, ``orders.csv``, ``fills.csv`` and ``trades.csv``. Inline CSS only: no
-script, no font, no CDN — it opens from the folder offline. Every text is HTML-escaped.
+warnings), the counts by reason and code and the final positions, and links ``report.html`` (the
+interactive charts and every trade, order and fill), ``summary.json``, ``orders.csv``,
+``fills.csv`` and ``trades.csv``. Inline CSS only: no script, no font, no CDN — it opens from the
+folder offline. Every text is HTML-escaped.
 """
 
 from __future__ import annotations
@@ -14,16 +14,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
 from html import escape
 
-from botkit.backtest.metrics import Figures, format_duration, show_figure
-from botkit.backtest.result import BacktestResult, FillRow, OrderRow, PositionRow
+from botkit.backtest.metrics import Figures, show_figure
+from botkit.backtest.result import BacktestResult, PositionRow
 from botkit.backtest.trades import RuleRow, Trade, attribute
 from botkit.numbers import plain
 from botkit.timeparse import format_interval, format_time
 
-__all__ = ["TABLE_ROWS", "render_html"]
-
-TABLE_ROWS = 200
-"""Orders and fills shown on the page; the CSV files hold them all."""
+__all__ = ["render_html"]
 
 _STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1060px;
@@ -33,7 +30,7 @@ pre { background: #f4f6f8; padding: .8em; overflow-x: auto; }
 table { border-collapse: collapse; margin: .4em 0; }
 th, td { border-bottom: 1px solid #dde2e7; padding: .2em .7em; text-align: left; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; }
-img { width: 100%; max-width: 1000px; display: block; margin: .6em 0; }
+.big { font-size: 1.1em; }
 .muted { color: #6b7785; }
 """.strip()
 
@@ -61,36 +58,11 @@ def _dec(value: Decimal | None) -> str:
 
 
 _POSITION_HEAD = ("symbol", "posSide", "qty", "avgPx", "unrealized PnL")
-_ORDER_HEAD = ("time", "strategy", "rule", "clOrdId", "side", "type", "px", "sz", "outcome",
-               "code / reasons")  # fmt: skip
-_FILL_HEAD = ("time", "clOrdId", "side", "px", "qty", "fee", "role", "strategy", "rule")
-_TRADE_HEAD = ("#", "side", "status", "opened by", "closed by", "entry", "exit", "holding",
-               "qty", "entry px", "exit px", "fills", "fees", "net PnL")  # fmt: skip
 _RULE_HEAD = ("rule", "trades", "win rate", "net PnL", "fees")
 
 
 def _position_row(p: PositionRow) -> list[object]:
     return [p.symbol, p.pos_side, _dec(p.qty), _dec(p.avg_px), _dec(p.unrealized_pnl)]
-
-
-def _order_row(o: OrderRow) -> list[object]:
-    why = "; ".join(o.reasons) or " ".join(x for x in (o.code, o.msg) if x)
-    return [
-        format_time(o.time_ms), o.strategy, o.rule, o.cl_ord_id, o.side, o.type, _dec(o.px),
-        _dec(o.sz), o.outcome, why,
-    ]  # fmt: skip
-
-
-def _fill_row(f: FillRow) -> list[object]:
-    return [format_time(f.time_ms), f.cl_ord_id, f.side, _dec(f.px), _dec(f.qty), _dec(f.fee),
-            f.role, f.strategy, f.rule]  # fmt: skip
-
-
-def _trade_row(t: Trade) -> list[object]:
-    closed = t.exit.label() if t.status == "closed" else "-"
-    return [t.number, t.side, t.status, t.entry.label(), closed, format_time(t.entry_ms),
-            format_time(t.exit_ms), format_duration(t.holding_ms), _dec(t.qty), _dec(t.entry_px),
-            _dec(t.exit_px), t.fills, _dec(t.fees), _dec(t.net)]  # fmt: skip
 
 
 def _rules(rows: Sequence[RuleRow], empty: str) -> str:
@@ -115,9 +87,6 @@ def render_html(
     )
     refused = sorted(result.refused_by_reason.items(), key=lambda kv: (-kv[1], kv[0]))
     rejected = sorted(result.rejected_by_code.items(), key=lambda kv: (-kv[1], kv[0]))
-    orders = result.orders[:TABLE_ROWS]
-    fills = result.fills[:TABLE_ROWS]
-    shown_trades = trades[:TABLE_ROWS]
     raw = figures.as_dict()
     parts = [
         "<!DOCTYPE html>",
@@ -128,14 +97,12 @@ def render_html(
         "<body>",
         f"<h1>{escape(title)}</h1>",
         f"<pre>{escape(summary)}</pre>",
+        '<p class="big"><a href="report.html">Charts, and every trade, order and fill</a>'
+        f" ({len(trades):,} trades, {len(result.orders):,} orders, {len(result.fills):,} fills:"
+        " candles with the indicators and the fills by rule, position, equity, drawdown; zoom,"
+        " sort, filter)</p>",
         '<p>Files: <a href="summary.json">summary.json</a> · <a href="orders.csv">orders.csv</a>'
         ' · <a href="fills.csv">fills.csv</a> · <a href="trades.csv">trades.csv</a></p>',
-        "<h2>Equity</h2>",
-        '<img src="equity.png" alt="equity curve">',
-        "<h2>Drawdown</h2>",
-        '<img src="drawdown.png" alt="drawdown from the running peak">',
-        "<h2>Price and fills</h2>",
-        '<img src="price.png" alt="price with buys and sells marked">',
         "<h2>Figures</h2>",
         _pairs({k: show_figure(k, v, " %") for k, v in raw.items()}, "no figures"),
         "<h2>Net PnL by rule</h2>",
@@ -159,15 +126,6 @@ def render_html(
         _table(_POSITION_HEAD, [_position_row(p) for p in result.final_positions])
         if result.final_positions
         else '<p class="muted">flat at the end</p>',
-        f"<h2>Trades ({len(trades):,})</h2>",
-        _shown(len(shown_trades), len(trades), "trades.csv"),
-        _table(_TRADE_HEAD, [_trade_row(t) for t in shown_trades]),
-        f"<h2>Orders ({len(result.orders):,})</h2>",
-        _shown(len(orders), len(result.orders), "orders.csv"),
-        _table(_ORDER_HEAD, [_order_row(o) for o in orders]),
-        f"<h2>Fills ({len(result.fills):,})</h2>",
-        _shown(len(fills), len(result.fills), "fills.csv"),
-        _table(_FILL_HEAD, [_fill_row(f) for f in fills]),
         "</body>",
         "</html>",
         "",
@@ -180,12 +138,3 @@ def _notes(notes: Sequence[str]) -> str:
         return '<p class="muted">nothing to note: no gaps, no warnings</p>'
     items = "\n".join(f"<li>{escape(n)}</li>" for n in notes)
     return f"<ul>\n{items}\n</ul>"
-
-
-def _shown(shown: int, total: int, file: str) -> str:
-    if shown >= total:
-        return ""
-    return (
-        f'<p class="muted">The first {shown:,} of {total:,}; all of them are in '
-        f'<a href="{file}">{file}</a>.</p>'
-    )

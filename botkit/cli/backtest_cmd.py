@@ -24,6 +24,7 @@ from botkit.clock import wall_ms
 from botkit.errors import BotkitError, UsageError
 
 if TYPE_CHECKING:  # the backtest itself is imported when the command runs
+    from botkit.backtest.report_page import ChartData
     from botkit.backtest.setup import BacktestOptions, Prepared
     from botkit.backtest.sweep import Variant, VariantOutcome
     from botkit.service.repeats import Repeats
@@ -151,6 +152,18 @@ def _options(args: argparse.Namespace) -> BacktestOptions:
     )
 
 
+def _charts(prepared: Prepared) -> list[ChartData]:
+    """What each symbol's report.html draws: its candles and the strategies' indicators."""
+    from botkit.backtest.report_indicators import indicator_lines
+    from botkit.backtest.report_page import ChartData
+
+    out = []
+    for symbol, series in prepared.legs or ((prepared.symbol, prepared.series),):
+        lines, notes = indicator_lines(prepared.strategies, series.bars, series.interval_ms, symbol)
+        out.append(ChartData(symbol, series.interval_ms, series.bars, lines, notes))
+    return out
+
+
 def _single(args: argparse.Namespace, prepared: Prepared, repeats: Repeats) -> int:
     from botkit.app.backtest import backtest_journal, execute
     from botkit.backtest.metrics import compute_figures, result_trades
@@ -197,13 +210,14 @@ def _single(args: argparse.Namespace, prepared: Prepared, repeats: Repeats) -> i
         print(render_parts(run.result, parts, figures))
     if args.report is not None:
         try:
+            charts = _charts(prepared)
             if parts:
-                write_portfolio_report(run.result, parts, args.report, figures, trades)
+                write_portfolio_report(run.result, parts, args.report, figures, trades, charts)
             else:
-                write_report(run.result, args.report, figures, trades)
+                write_report(run.result, args.report, figures, trades, chart=charts[0])
         except OSError as exc:
             raise _write_failed(args.report, exc) from None
-        print(f"Report     {args.report / 'index.html'}")
+        print(f"Report     {args.report / 'index.html'} · {args.report / 'report.html'}")
     return 0
 
 
@@ -346,8 +360,9 @@ def register(sub: Any) -> None:
         description="Replay a candle file through the embedded simulator on simulated time, "
         "running the strategies through the same rules, validation, batching and journal as "
         "live. Prints a summary; --report DIR writes summary.json, orders.csv, fills.csv, "
-        "charts and index.html. 'botkit backtest compare RUN_A RUN_B' compares reports (see "
-        "its --help). See docs/backtest.md.",
+        "trades.csv, report.html (interactive charts and tables) and index.html. "
+        "'botkit backtest compare RUN_A RUN_B' compares reports (see its --help). "
+        "See docs/backtest.md.",
     )
     parser.add_argument(
         "--data",

@@ -6,15 +6,16 @@ import csv
 import dataclasses
 import json
 import re
-import struct
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
+from botkit.backtest.bars import Bar
 from botkit.backtest.report import REPORT_FILES, render_summary, write_report
-from botkit.backtest.report_html import TABLE_ROWS
+from botkit.backtest.report_page import COARSEST_BARS, FINEST_BARS, levels, trade_fills
 from botkit.backtest.result import BacktestResult, EquityPoint, FillRow, OrderRow, PositionRow
+from botkit.backtest.trades import build_trades
 
 D = Decimal
 T0 = 1_704_067_200_000
@@ -129,33 +130,95 @@ def test_fills_csv_has_one_row_per_fill(report: Path) -> None:
     assert rows[1]["symbol"] == "BTC_USDT_PERP"  # filled in from the result
 
 
-@pytest.mark.parametrize("name", ["equity.png", "drawdown.png", "price.png"])
-def test_charts_are_pngs_without_software_or_time_stamps(report: Path, name: str) -> None:
-    data = (report / name).read_bytes()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    width, height = struct.unpack(">II", data[16:24])
-    assert (width, height) == (1000, 360)
-    assert b"Software" not in data
-    assert b"tIME" not in data
-
-
 def test_html_links_only_files_of_the_report(report: Path) -> None:
     html = (report / "index.html").read_text(encoding="utf-8")
     targets = re.findall(r'(?:src|href)="([^"]+)"', html)
-    assert sorted(set(targets)) == ["drawdown.png", "equity.png", "fills.csv", "orders.csv",
-                                    "price.png", "summary.json", "trades.csv"]  # fmt: skip
+    assert sorted(set(targets)) == ["fills.csv", "orders.csv", "report.html", "summary.json",
+                                    "trades.csv"]  # fmt: skip
     assert all((report / t).is_file() for t in targets)
     assert "http" not in html
     assert "<script" not in html
-    assert "grid&lt;1&gt;" in html  # every text is escaped
-    assert "price below band; size &lt; min" in html
 
 
-def test_html_shows_only_the_first_orders_and_points_to_the_csv(tmp_path: Path) -> None:
-    write_report(sample_result(orders=TABLE_ROWS + 5), tmp_path)
-    html = (tmp_path / "index.html").read_text(encoding="utf-8")
-    assert f"The first {TABLE_ROWS} of {TABLE_ROWS + 5}" in html
-    assert html.count("<tr><td>2024-") == TABLE_ROWS + 2  # orders shown + 2 fills
+def _page_data(folder: Path) -> dict[str, object]:
+    html = (folder / "report.html").read_text(encoding="utf-8")
+    found = re.search(r'<script id="report-data" type="application/json">(.*?)</script>', html)
+    assert found is not None
+    data: dict[str, object] = json.loads(found.group(1))
+    return data
+
+
+def _rows(packed: object) -> list[list[object]]:
+    """A table of the page's data as rows (the page's script unpacks it the same way)."""
+    assert isinstance(packed, dict)
+    columns = []
+    for kind, column in zip(packed["k"], packed["c"], strict=True):
+        if kind == "k":
+            columns.append([column["d"][i] for i in column["i"]])
+        elif kind == "t":
+            at, out = 0, []
+            for step in column:
+                at += step
+                out.append(at)
+            columns.append(out)
+        else:
+            columns.append(column)
+    return [list(row) for row in zip(*columns, strict=True)]
+
+
+def test_report_page_is_self_contained(report: Path) -> None:
+    html = (report / "report.html").read_text(encoding="utf-8")
+    tags = re.sub(r"(<script[^>]*>).*?</script>", r"\1</script>", html, flags=re.S)
+    assert re.findall(r"<script[^>]*>", tags) == [
+        '<script id="report-data" type="application/json">',
+        "<script>",
+        "<script>",
+    ]  # every script inline: no CDN, opens offline
+    assert "src=" not in tags
+    assert "<link" not in tags
+    targets = re.findall(r'href="([^"]+)"', tags)
+    assert sorted(set(targets)) == ["fills.csv", "index.html", "orders.csv", "summary.json",
+                                    "trades.csv"]  # fmt: skip
+    assert "TradingView Lightweight Charts" in html  # the library, inlined with its licence line
+    # the data cannot close its script element early, whatever a strategy is called
+    assert html.count("</script>") == html.count("<script")
+
+
+def test_report_page_holds_every_order_and_fill(tmp_path: Path) -> None:
+    write_report(sample_result(orders=505), tmp_path)
+    data = _page_data(tmp_path)
+    orders = _rows(data["orders"])
+    assert len(orders) == 505  # every row, however many (the page pages them)
+    assert orders[2][-1] == "price below band; size < min"
+    assert data["rules"] == ["(unknown)", "grid<1>/buy_dip", "grid<1>/take_profit", "s/r"]
+    fills = _rows(data["fills"])
+    assert fills[0][:7] == [T0 + 100 * M + 20_000, 0, "g1buy", "BUY", "30010.5", "0.01", "0.06"]
+
+
+def test_report_page_levels_keep_the_extremes(report: Path) -> None:
+    levels = _page_data(report)["levels"]
+    assert isinstance(levels, list)
+    assert [lv["w"] for lv in levels] == [60, 300]  # 600 minutes: 120 five-minute candles
+    finest, coarse = levels[0], levels[-1]
+    assert len(finest["t"]) == 600
+    # each wide candle keeps the highest high and the lowest low of the minutes it covers
+    assert max(coarse["h"]) == max(finest["h"])
+    assert min(coarse["l"]) == min(finest["l"])
+    assert min(coarse["dd"]) == min(finest["dd"])
+    assert max(map(abs, coarse["pos"])) == max(map(abs, finest["pos"])) == 0.01
+
+
+def test_a_long_run_keeps_its_finest_level_small_and_its_spike() -> None:
+    n = 100_800  # 70 days of minutes: more than FINEST_BARS
+    bars = [Bar(T0 + i * M, D(100), D(101), D(99), D(100), D(1)) for i in range(n)]
+    bars[77_777] = Bar(T0 + 77_777 * M, D(100), D(250), D(40), D(100), D(1))
+    built = levels(bars, M)
+    widths = [lv.width_ms for lv in built]
+    assert widths == [300_000, 900_000, 3_600_000, 14_400_000, 86_400_000]
+    assert len(built[0]) == n // 5 <= FINEST_BARS
+    assert len(built[-1]) == 70 <= COARSEST_BARS
+    for lv in built:  # the one spike is in every level
+        assert (max(lv.h), min(lv.low)) == (250.0, 40.0)
 
 
 def test_empty_run_still_writes_every_file(tmp_path: Path) -> None:
@@ -199,3 +262,22 @@ def test_printed_counts_have_thousands_separators_like_the_money() -> None:
     lines = render_summary(result).splitlines()
     assert lines[1].startswith("Orders     placed 2 · filled 2 · refused 1,201 · rejected 1 ")
     assert lines[2].startswith("Refused    min_size 12,345 · ")
+
+
+def test_each_trade_links_to_the_fills_that_made_it() -> None:
+    def fill(t: int, side: str, qty: str, cl: str, pos_side: str = "BOTH") -> FillRow:
+        return FillRow(T0 + t * M, cl, side, D(100), D(qty), D(0), "taker", "BTC_USDT_PERP",
+                       pos_side=pos_side)  # fmt: skip
+
+    fills = [
+        fill(1, "BUY", "1", "a"), fill(2, "BUY", "1", "b"),  # a long in two rungs
+        fill(3, "SELL", "3", "c"),  # closes it and opens a short of 1 (through zero)
+        fill(3, "BUY", "2", "h", "LONG"),  # a hedge leg of its own at the same time
+        fill(4, "BUY", "1", "d"),  # closes the short
+        fill(5, "SELL", "2", "i", "LONG"),
+    ]  # fmt: skip
+    trades = build_trades(fills, end_ms=T0 + 10 * M)
+    linked = trade_fills(trades, fills, "BTC_USDT_PERP")
+    by_fills = {t.number: [fills[i].cl_ord_id for i in own]
+                for t, own in zip(trades, linked, strict=True)}  # fmt: skip
+    assert by_fills == {1: ["a", "b", "c"], 2: ["c", "d"], 3: ["h", "i"]}

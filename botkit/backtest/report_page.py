@@ -1,0 +1,364 @@
+"""``report.html``: the interactive backtest report, one self-contained file.
+
+The page draws, on one shared time axis, the candles with the strategies' indicators
+(:mod:`botkit.backtest.report_indicators`) and the fills marked by rule (hover: the fills of
+the candle with their orders' details), the position, the equity and the drawdown; wheel or
+drag zooms and pans. Below: the trade list, the order list and the fill list, each sortable (click a
+heading) and filterable (a text box), paged in the page so every row is there; clicking a
+trade shows its fills (the fill list keeps only them, the chart zooms to the trade and rings
+them).
+
+**Downsampling that keeps the extremes.** The candles are aggregated into levels of wider
+candles (5 m, 15 m, 1 h, 4 h, 1 d, 1 w: open of the first, highest high, lowest low, close
+of the last), the equity to its last value per bucket, the drawdown to its deepest and the
+position to its largest size, so no spike disappears at any zoom. The page draws the finest
+level with at most about :data:`VISIBLE_BARS` candles in view and switches as one zooms. The
+finest level kept is the file's interval when the run has at most :data:`FINEST_BARS`
+candles, else the first level under it (a year of minutes: 15 m; its minutes are in the
+CSV files and the journal). Fills are marked one per candle, rule and side at the level drawn.
+
+**Self-contained and reproducible.** Lightweight Charts (TradingView, Apache-2.0; vendored
+from npm by ``web/report/vendor.sh`` into ``botkit/backtest/assets``) and the page's own
+script are inlined: no CDN, no font, it opens offline from anywhere. The data is one JSON
+block; the page has no time stamp and no random id, so the same result gives the same bytes.
+Numbers the tables show are the exact decimals; the charts draw floats.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from html import escape
+from importlib import resources
+from typing import Any
+
+from botkit.backtest.bars import Bar
+from botkit.backtest.report_indicators import IndicatorLine
+from botkit.backtest.result import BacktestResult, EquityPoint, FillRow, OrderRow
+from botkit.backtest.trades import Trade
+from botkit.numbers import plain
+from botkit.timeparse import format_interval, format_time
+
+__all__ = [
+    "COARSEST_BARS",
+    "FINEST_BARS",
+    "LEVEL_WIDTHS",
+    "VISIBLE_BARS",
+    "ChartData",
+    "levels",
+    "render_page",
+    "trade_fills",
+]
+
+FINEST_BARS = 60_000
+"""The most candles the finest level keeps (about six weeks of minutes)."""
+VISIBLE_BARS = 1_200
+"""About the most candles drawn at once; the page picks the level to stay under it."""
+COARSEST_BARS = 400
+"""Levels are added until the whole run fits in this many candles."""
+LEVEL_WIDTHS = (
+    60_000, 300_000, 900_000, 3_600_000, 14_400_000, 86_400_000, 604_800_000,
+)  # fmt: skip
+"""The candle widths (ms) the page may draw: 1m, 5m, 15m, 1h, 4h, 1d, 1w."""
+
+_ASSETS = resources.files("botkit.backtest") / "assets"
+_LIBRARY = "lightweight-charts.standalone.production.js"
+
+
+@dataclass(frozen=True, slots=True)
+class ChartData:
+    """What the charts of one symbol are drawn from: its candles (of ``interval_ms``) and
+    the indicators over them, with a note per indicator that could not be drawn."""
+
+    symbol: str
+    interval_ms: int
+    bars: Sequence[Bar]
+    indicators: Sequence[IndicatorLine] = ()
+    notes: Sequence[str] = field(default_factory=tuple)
+
+
+@dataclass(slots=True)
+class _Level:
+    width_ms: int
+    t: list[int] = field(default_factory=list)
+    o: list[float] = field(default_factory=list)
+    h: list[float] = field(default_factory=list)
+    low: list[float] = field(default_factory=list)
+    c: list[float] = field(default_factory=list)
+    eq: list[float] = field(default_factory=list)
+    dd: list[float] = field(default_factory=list)
+    pos: list[float] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.t)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "w": self.width_ms // 1000,
+            "t": [x // 1000 for x in self.t],
+            "o": self.o, "h": self.h, "l": self.low, "c": self.c,
+            "eq": [round(x, 4) for x in self.eq],
+            "dd": [round(x, 4) for x in self.dd],
+            "pos": self.pos,
+        }  # fmt: skip
+
+
+def _base(
+    bars: Sequence[Bar],
+    interval_ms: int,
+    equity: Sequence[EquityPoint],
+    start_balance: float,
+    fills: Sequence[FillRow],
+) -> _Level:
+    """One row per candle: its prices, the equity at its close, the deepest drawdown (percent
+    below the running peak) and the largest net position (buys − sells) during it."""
+    level = _Level(interval_ms)
+    peak = start_balance
+    eq_now = start_balance
+    dd_now = 0.0
+    ei, n_eq = 0, len(equity)
+    fi, n_fills = 0, len(fills)
+    position = Decimal(0)
+    for bar in bars:
+        end = bar.time_ms + interval_ms
+        worst = dd_now
+        while ei < n_eq and equity[ei].time_ms <= end:
+            eq_now = float(equity[ei].equity)
+            ei += 1
+            if eq_now > peak:
+                peak = eq_now
+            dd_now = (eq_now - peak) / peak * 100.0 if peak > 0 else 0.0
+            if dd_now < worst:
+                worst = dd_now
+        most = position
+        while fi < n_fills and fills[fi].time_ms < end:
+            f = fills[fi]
+            fi += 1
+            position += f.qty if f.side.upper() == "BUY" else -f.qty
+            if abs(position) > abs(most):
+                most = position
+        level.t.append(bar.time_ms)
+        level.o.append(float(bar.open))
+        level.h.append(float(bar.high))
+        level.low.append(float(bar.low))
+        level.c.append(float(bar.close))
+        level.eq.append(eq_now)
+        level.dd.append(worst)
+        level.pos.append(float(most))
+    return level
+
+
+def _coarser(src: _Level, width_ms: int) -> _Level:
+    out = _Level(width_ms)
+    key = None
+    for i, t in enumerate(src.t):
+        k = t - t % width_ms
+        if k != key:
+            key = k
+            out.t.append(k)
+            out.o.append(src.o[i])
+            out.h.append(src.h[i])
+            out.low.append(src.low[i])
+            out.c.append(src.c[i])
+            out.eq.append(src.eq[i])
+            out.dd.append(src.dd[i])
+            out.pos.append(src.pos[i])
+            continue
+        if src.h[i] > out.h[-1]:
+            out.h[-1] = src.h[i]
+        if src.low[i] < out.low[-1]:
+            out.low[-1] = src.low[i]
+        out.c[-1] = src.c[i]
+        out.eq[-1] = src.eq[i]
+        if src.dd[i] < out.dd[-1]:
+            out.dd[-1] = src.dd[i]
+        if abs(src.pos[i]) > abs(out.pos[-1]):
+            out.pos[-1] = src.pos[i]
+    return out
+
+
+def levels(
+    bars: Sequence[Bar],
+    interval_ms: int,
+    equity: Sequence[EquityPoint] = (),
+    start_balance: Decimal = Decimal(0),
+    fills: Sequence[FillRow] = (),
+) -> list[_Level]:
+    """The aggregation levels of the module doc, finest first (see :data:`FINEST_BARS`)."""
+    base = _base(bars, interval_ms, equity, float(start_balance), fills)
+    if not bars:
+        return [base]
+    span = bars[-1].time_ms + interval_ms - bars[0].time_ms
+    widths = [w for w in LEVEL_WIDTHS if w > interval_ms and w % interval_ms == 0]
+    out = [base]
+    while widths and len(out[0]) > FINEST_BARS:
+        out = [_coarser(base, widths.pop(0))]
+    while widths and span // out[-1].width_ms > COARSEST_BARS:
+        out.append(_coarser(out[-1], widths.pop(0)))
+    return out
+
+
+def trade_fills(trades: Sequence[Trade], fills: Sequence[FillRow], symbol: str) -> list[list[int]]:
+    """For each trade, the indexes in ``fills`` of the fills that made it: per symbol and
+    position side the trades take the fills in turn, ``Trade.fills`` each; a fill through zero
+    (one-way) ends one trade and opens the next, so it is in both."""
+    by_key: dict[tuple[str, str], list[int]] = {}
+    for i, f in enumerate(fills):
+        if f.qty > 0:
+            by_key.setdefault((f.symbol or symbol, f.pos_side or "BOTH"), []).append(i)
+    cursor: dict[tuple[str, str], int] = {}
+    out: list[list[int]] = []
+    for t in trades:
+        key = (t.symbol or symbol, t.pos_side or "BOTH")
+        own = by_key.get(key, [])
+        p = cursor.get(key, 0)
+        if (
+            p > 0
+            and (p >= len(own) or fills[own[p]].time_ms != t.entry_ms)
+            and (fills[own[p - 1]].time_ms == t.entry_ms)
+        ):
+            p -= 1  # the previous trade's last fill went through zero and opened this one
+        out.append(own[p : p + t.fills])
+        cursor[key] = p + t.fills
+    return out
+
+
+def _dec(value: Decimal | None) -> str:
+    return "" if value is None else plain(value)
+
+
+def _label(strategy: str, rule: str) -> str:
+    return f"{strategy}/{rule}" if strategy or rule else "(unknown)"
+
+
+def page_data(
+    result: BacktestResult, chart: ChartData, trades: Sequence[Trade], summary: str
+) -> dict[str, Any]:
+    """Everything the page's script reads, JSON-ready."""
+    symbol = chart.symbol
+    fills = result.fills  # every row in the tables; the chart marks its own symbol's
+    orders = result.orders
+    own = [f for f in fills if not f.symbol or f.symbol == symbol]
+    rules = sorted({_label(f.strategy, f.rule) for f in fills}
+                   | {_label(o.strategy, o.rule) for o in orders})  # fmt: skip
+    index = {r: i for i, r in enumerate(rules)}
+    lv = levels(chart.bars, chart.interval_ms, result.equity, result.starting_balance, own)
+    finest = lv[0].width_ms
+    return {
+        "symbol": symbol,
+        "currency": result.currency,
+        "interval": chart.interval_ms // 1000,
+        "visible": VISIBLE_BARS,
+        "start": float(result.starting_balance),
+        "summary": summary,
+        "rules": rules,
+        "levels": [level.as_json() for level in lv],
+        "indicators": [
+            {"label": line.label, "overlay": line.overlay, "points": _thin(line.points, finest)}
+            for line in chart.indicators
+        ],
+        "notes": list(chart.notes),
+        "fills": _pack([_fill_cells(f, index, symbol) for f in fills], "tvvkvkvkkk"),
+        "orders": _pack([_order_cells(o, index) for o in orders], "tvvkkvkkk"),
+        "trades": _pack([_trade_cells(t, symbol) for t in trades], "vkkkkvvvvvvvvkk"),
+        "tradeFills": trade_fills(trades, fills, symbol),
+    }
+
+
+def _pack(rows: Sequence[Sequence[object]], kinds: str) -> dict[str, Any]:
+    """``rows`` by column, smaller: per column ``kinds`` says ``v`` (the values), ``k`` (few
+    distinct values: a dictionary and an index per row) or ``t`` (integers: each the
+    difference from the previous row's, for times in order). The page unpacks them."""
+    columns: list[Any] = []
+    for j, kind in enumerate(kinds):
+        values = [row[j] for row in rows]
+        if kind == "k":
+            words = sorted(set(map(str, values)))
+            at = {w: i for i, w in enumerate(words)}
+            columns.append({"d": words, "i": [at[str(v)] for v in values]})
+        elif kind == "t":
+            ints = [int(str(v)) for v in values]
+            columns.append([b - a for a, b in zip([0, *ints], ints, strict=False)])
+        else:
+            columns.append(values)
+    return {"n": len(rows), "k": kinds, "c": columns}
+
+
+def _fill_cells(f: FillRow, index: dict[str, int], symbol: str) -> list[object]:
+    return [f.time_ms, index[_label(f.strategy, f.rule)], f.cl_ord_id, f.side, _dec(f.px),
+            _dec(f.qty), _dec(f.fee), f.role, f.pos_side, f.symbol or symbol]  # fmt: skip
+
+
+def _order_cells(o: OrderRow, index: dict[str, int]) -> list[object]:
+    why = "; ".join(o.reasons) or " ".join(x for x in (o.code, o.msg) if x)
+    return [o.time_ms, index[_label(o.strategy, o.rule)], o.cl_ord_id, o.side, o.type,
+            _dec(o.px), _dec(o.sz), o.outcome, why]  # fmt: skip
+
+
+def _trade_cells(t: Trade, symbol: str) -> list[object]:
+    closed = t.exit.label() if t.status == "closed" else ""
+    return [t.number, t.side, t.status, t.entry.label(), closed, t.entry_ms, t.exit_ms,
+            _dec(t.qty), _dec(t.entry_px), _dec(t.exit_px), t.fills, _dec(t.fees), _dec(t.net),
+            t.pos_side, t.symbol or symbol]  # fmt: skip
+
+
+def _thin(points: Sequence[tuple[int, float]], width_ms: int) -> list[list[float]]:
+    """The points at most one per ``width_ms`` bucket (the last), times in seconds."""
+    out: list[list[float]] = []
+    last = None
+    for t, v in points:
+        k = t - t % width_ms
+        if k == last:
+            out[-1][1] = v
+        else:
+            out.append([k // 1000, v])
+            last = k
+    return out
+
+
+def _asset(name: str) -> str:
+    return (_ASSETS / name).read_text(encoding="utf-8")
+
+
+def _script_json(data: dict[str, Any]) -> str:
+    text = json.dumps(data, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    # inside <script>: no "</" (a closing tag) and no U+2028/2029 surprises
+    return text.replace("</", "<\\/").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def render_page(
+    result: BacktestResult,
+    chart: ChartData,
+    trades: Sequence[Trade] = (),
+    summary: str = "",
+    links: Iterable[str] = (),
+) -> str:
+    """The page of ``result`` for ``chart``'s symbol (``summary``: the printed summary;
+    ``links``: report files to link, relative)."""
+    title = (
+        f"Backtest {chart.symbol} {format_interval(chart.interval_ms)} "
+        f"{format_time(result.start_ms)} → {format_time(result.end_ms)}"
+    )
+    data = page_data(result, chart, trades, summary)
+    files = " · ".join(f'<a href="{escape(name)}">{escape(name)}</a>' for name in links)
+    return "\n".join([
+        "<!DOCTYPE html>",
+        '<html lang="en">',
+        '<head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{escape(title)}</title>",
+        f"<style>\n{_asset('report.css')}</style>",
+        "</head>",
+        "<body>",
+        f"<h1>{escape(title)}</h1>",
+        f'<p class="files">{files}</p>' if files else "",
+        _asset("report.html"),
+        f'<script id="report-data" type="application/json">{_script_json(data)}</script>',
+        f"<script>\n{_asset(_LIBRARY)}</script>",
+        f"<script>\n{_asset('report.js')}</script>",
+        "</body>",
+        "</html>",
+        "",
+    ])  # fmt: skip
