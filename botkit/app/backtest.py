@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor as PoolExecutor
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import replace
+from decimal import Decimal
 from pathlib import Path
 
 from botkit.backtest.bars import CandleSeries
@@ -88,6 +89,19 @@ class FixedStore(StrategyStore):
 _NOTHING = ReloadReport()
 
 
+def _rechecked_prices(port: SimPort, symbol: str) -> dict[str, Decimal]:
+    """The :data:`~botkit.rules.deps.RECHECKED` prices of ``symbol`` as a cycle's expression
+    context would read them now (``price.mark``, ``price.last``: the ticker's, as Decimal)."""
+    found: dict[str, Decimal] = {}
+    for ticker in port.tickers(symbol):
+        if ticker.s == symbol:
+            if ticker.mPx is not None:
+                found["price.mark"] = Decimal(ticker.mPx)
+            if ticker.c is not None:
+                found["price.last"] = Decimal(ticker.c)
+    return found
+
+
 def _no_sleep(_seconds: float) -> None:
     """Simulated time does not wait (the in-process simulator never asks for a retry)."""
 
@@ -115,6 +129,7 @@ def make_runner(
         quiet = QuietCycles(
             book_rev=lambda: (engine.matcher.rev, engine.settings_rev),
             open_orders=port.open_orders,
+            prices=lambda symbol: _rechecked_prices(port, symbol),
         )
     return Runner(
         port=port,

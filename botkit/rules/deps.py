@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -50,8 +50,10 @@ from botkit.rules.series import INTERVALS, SERIES_FUNCTIONS
 
 __all__ = [
     "FOREVER",
+    "RECHECKED",
     "Input",
     "Quiet",
+    "Recheck",
     "RuleDeps",
     "dependencies",
     "input_of",
@@ -157,21 +159,52 @@ def dependencies(strategy: Strategy) -> tuple[RuleDeps, ...]:
     return tuple(out)
 
 
+RECHECKED = frozenset({"price.mark", "price.last"})
+"""Market values of the strategy's own symbol that the backtest's skip reads again at each
+cycle (the ticker's mark and last price: one read of the simulator), so that a condition false
+for a price (an ATR stop under the entry) is checked against the new price alone instead of
+running the whole cycle."""
+
+
+@dataclass(frozen=True, slots=True)
+class Recheck:
+    """A condition to evaluate again at each cycle over its bounded values ``known`` (which the
+    verdict's book and candle terms keep the same) and the fresh :data:`RECHECKED` values; any
+    other read, or an error, counts as "may have changed"."""
+
+    fn: Callable[[Mapping[str, Any]], Any]
+    known: Mapping[str, Any]
+
+    def still_false(self, fresh: Mapping[str, Any]) -> bool:
+        env = _Known({**self.known, **fresh})
+        try:
+            return not self.fn(env)
+        except Exception:  # an unknown value, or a failing expression: evaluate it
+            return False
+
+
 @dataclass(frozen=True, slots=True)
 class Quiet:
     """A rule's status stays the same until the book changes (``book``), a candle of one of
-    ``intervals_ms`` closes, or the time reaches ``until_ms`` (a cooldown or max_fires gate
-    opens); none of them: for good (a disabled rule, a constant false condition)."""
+    ``intervals_ms`` closes, the time reaches ``until_ms`` (a cooldown or max_fires gate
+    opens), or one of ``rechecks`` turns true at the prices of a cycle; none of them: for good
+    (a disabled rule, a constant false condition)."""
 
     book: bool = False
     intervals_ms: frozenset[int] = frozenset()
     until_ms: int | None = None
+    rechecks: tuple[Recheck, ...] = ()
 
     def __or__(self, other: Quiet) -> Quiet:
         until = self.until_ms
         if until is None or (other.until_ms is not None and other.until_ms < until):
             until = other.until_ms
-        return Quiet(self.book or other.book, self.intervals_ms | other.intervals_ms, until)
+        return Quiet(
+            self.book or other.book,
+            self.intervals_ms | other.intervals_ms,
+            until,
+            self.rechecks + other.rechecks,
+        )
 
 
 FOREVER = Quiet()
@@ -205,6 +238,8 @@ def quiet_until(
     values: Mapping[str, Any],
     activity: RuleActivity | None = None,
     now_ms: int = 0,
+    *,
+    recheck: bool = False,
 ) -> Quiet | None:
     """Until when ``rule`` keeps ``status`` (its status at an evaluation at ``now_ms`` that read
     ``values``, environment key → value, with the rule's ``activity``), or None when it may
@@ -217,7 +252,11 @@ def quiet_until(
     stay so: keep_open needs an order of the rule, same_slot a fire); after ``condition_false``
     every gate was open and none can close without a fire (max_fires' window only lets fires
     out), so the status is the condition's, which is the same function of the same values. Any
-    other status (fired, declared, nothing to do, an error, warming up) is evaluated again."""
+    other status (fired, declared, nothing to do, an error, warming up) is evaluated again.
+
+    With ``recheck`` a false condition may also have read :data:`RECHECKED` prices: it is then
+    quiet on the condition that a :class:`Recheck` over the same bounded values and the new
+    prices stays false at each cycle."""
     if status is RuleStatus.DISABLED:
         return FOREVER
     if status is RuleStatus.KEEP_OPEN:
@@ -243,16 +282,27 @@ def quiet_until(
     when = rule.when
     if when.const is not None:
         return None if when.const else FOREVER
+    return _false_condition_quiet(when.fn, values, recheck)
+
+
+def _false_condition_quiet(
+    fn: Callable[[Mapping[str, Any]], Any], values: Mapping[str, Any], recheck: bool
+) -> Quiet | None:
+    """:func:`quiet_until` of a condition that was false over ``values``."""
     known: dict[str, Any] = {}
+    prices: dict[str, Any] = {}
     intervals: dict[str, frozenset[str]] = {}
     for key, value in values.items():
         kind, words = input_of(key)
         if kind.bounded:
             known[key] = value
             intervals[key] = words
-    env = _Known(known)
+        elif recheck and key in RECHECKED:
+            prices[key] = value
+            intervals[key] = frozenset()
+    env = _Known({**known, **prices})
     try:
-        holds = bool(when.fn(env))
+        holds = bool(fn(env))
     except Exception:  # an unknown value, or a failing expression: evaluate it
         return None
     if holds:  # cannot happen with the same values; never trust it
@@ -262,4 +312,12 @@ def quiet_until(
     for key in env.read:
         book = book or input_of(key)[0] is Input.BOOK
         read |= intervals[key]
-    return Quiet(book, frozenset(INTERVALS[w] for w in read))
+    rechecks: tuple[Recheck, ...] = ()
+    if prices.keys() & set(env.read):
+        # at another price the condition may take another path over the bounded values: the
+        # verdict then guards every one of them, not only those this evaluation read
+        rechecks = (Recheck(fn, known),)
+        for key in known:
+            book = book or input_of(key)[0] is Input.BOOK
+            read |= intervals[key]
+    return Quiet(book, frozenset(INTERVALS[w] for w in read), rechecks=rechecks)

@@ -26,20 +26,24 @@ book only this runner and the matching of its own orders move: the backtest's.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from botkit.exchange.models import OpenOrder
 from botkit.intents import Activity
 from botkit.rules import Evaluation, RuleStatus, Strategy, parse_client_order_id
-from botkit.rules.deps import Quiet, quiet_until
+from botkit.rules.deps import Quiet, Recheck, quiet_until
 
 __all__ = ["QuietCycles", "strategy_quiet"]
 
 
 def strategy_quiet(
-    strategy: Strategy, evaluation: Evaluation, activity: Activity | None = None
+    strategy: Strategy,
+    evaluation: Evaluation,
+    activity: Activity | None = None,
+    *,
+    recheck: bool = False,
 ) -> Quiet | None:
     """Until when every rule of ``strategy`` keeps its status of ``evaluation`` (see
     :func:`~botkit.rules.deps.quiet_until`; ``activity``: the strategy's rule activity, for
@@ -54,7 +58,7 @@ def strategy_quiet(
                 if display in by_display:
                     values[key] = by_display[display]
         done = activity.get(rule.name) if activity else None
-        quiet = quiet_until(rule, result.status, values, done, now_ms)
+        quiet = quiet_until(rule, result.status, values, done, now_ms, recheck=recheck)
         if quiet is None:
             return None
         verdict = verdict | quiet
@@ -69,6 +73,7 @@ class _Verdict:
     book: bool
     intervals_ms: tuple[int, ...]
     until_ms: int | None
+    rechecks: tuple[Recheck, ...]
 
 
 class QuietCycles:
@@ -76,15 +81,22 @@ class QuietCycles:
 
     ``book_rev()``: a value that changes whenever an order, a position or an account setting
     does (the simulator's ``(matcher.rev, settings_rev)``); ``open_orders()``: the open orders
-    now (to see that no kept order of a quiet strategy rests)."""
+    now (to see that no kept order of a quiet strategy rests); ``prices(symbol)``, when given:
+    the :data:`~botkit.rules.deps.RECHECKED` values a cycle now would read for ``symbol`` (as
+    the expression context reads them), so a condition false for a price is checked against
+    the new price alone."""
 
-    __slots__ = ("_book_rev", "_open_orders", "_verdicts", "skipped")
+    __slots__ = ("_book_rev", "_open_orders", "_prices", "_verdicts", "skipped")
 
     def __init__(
-        self, book_rev: Callable[[], Hashable], open_orders: Callable[[], Sequence[OpenOrder]]
+        self,
+        book_rev: Callable[[], Hashable],
+        open_orders: Callable[[], Sequence[OpenOrder]],
+        prices: Callable[[str], Mapping[str, Any]] | None = None,
     ) -> None:
         self._book_rev = book_rev
         self._open_orders = open_orders
+        self._prices = prices
         self._verdicts: dict[str, _Verdict] = {}
         self.skipped = 0
         """Cycles skipped so far."""
@@ -112,8 +124,19 @@ class QuietCycles:
             for width in verdict.intervals_ms:
                 if now_ms // width != at // width:
                     return False
+            if verdict.rechecks and not self._still_false(strategy.symbol, verdict.rechecks):
+                return False
         self.skipped += 1
         return True
+
+    def _still_false(self, symbol: str, rechecks: Sequence[Recheck]) -> bool:
+        if self._prices is None:
+            return False
+        try:
+            fresh = self._prices(symbol)
+        except Exception:  # a price the cycle could not read either: let it run and say so
+            return False
+        return all(r.still_false(fresh) for r in rechecks)
 
     def observe(
         self,
@@ -144,7 +167,7 @@ class QuietCycles:
                 r.status in _TIMED for r in evaluation.results
             ):  # fmt: skip
                 activity = activity_of(strategy)
-            quiet = strategy_quiet(strategy, evaluation, activity)
+            quiet = strategy_quiet(strategy, evaluation, activity, recheck=self._prices is not None)
             if quiet is None:
                 continue
             if open_orders is None:
@@ -152,7 +175,13 @@ class QuietCycles:
             if _kept_orders_rest(strategy, open_orders):
                 continue
             verdicts[strategy.name] = _Verdict(
-                strategy, rev, now_ms, quiet.book, tuple(sorted(quiet.intervals_ms)), quiet.until_ms
+                strategy,
+                rev,
+                now_ms,
+                quiet.book,
+                tuple(sorted(quiet.intervals_ms)),
+                quiet.until_ms,
+                quiet.rechecks,
             )
 
 

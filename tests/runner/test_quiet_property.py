@@ -60,6 +60,11 @@ MARKET = [
     "position.upl < 0",
     "account.upl < 0",
     "price.bid > 0",
+    # conditions false for a price, checked again against each new mark / last price alone
+    "price.mark < position.openAvgPx - 2 * atr('1m', 3)",
+    "price.last > position.openAvgPx + 5",
+    "price.mark > 60010 or price.last < 59990",
+    "price.mark < sma(close('5m'), 2) - 3 and strategy.open_orders == 0",
 ]
 TIME = [
     "now % 300000 < 120000",
@@ -274,3 +279,29 @@ def test_one_rule_whose_moving_part_decides_while_flat_is_never_skipped_wrongly(
         f"rules:\n  - name: r0\n    when: {condition}\n    {action}\n"
     )
     _same_with_and_without_the_skip(tmp_path_factory.mktemp("solo"), [text], seed, count, swing)
+
+
+@given(
+    seed=st.integers(0, 10_000),
+    count=st.integers(60, 150),
+    swing=st.sampled_from([10, 30, 80]),
+    gap=st.sampled_from([5, 20, 60]),
+    price=st.sampled_from(["price.mark", "price.last"]),
+)
+@settings(FUZZ, max_examples=examples(12))
+def test_a_stop_under_the_entry_fires_on_the_same_candle_with_the_skip(
+    seed: int, count: int, swing: int, gap: int, price: str, tmp_path_factory: Any
+) -> None:
+    """The ATR stop's shape: while a position is held the stop's condition is false for a
+    price, and the skip checks it against each new price alone (``deps.Recheck``) instead of
+    running the cycle; the stop must still fire on the candle it fires on without the skip."""
+    text = (
+        "strategy: stop\nsymbol: BTC_USDT_PERP\nevery: 1m\n"
+        "risk: {max_orders_per_cycle: 10, max_position: 6}\n"
+        "rules:\n"
+        "  - name: enter\n    when: position.qty == 0\n"
+        "    place:\n      order: {side: BUY, type: MARKET, sz: 1}\n    cooldown: 10m\n"
+        f"  - name: stop\n    when: position.qty > 0 and {price} < position.openAvgPx - {gap}\n"
+        "    close: {}\n"
+    )
+    _same_with_and_without_the_skip(tmp_path_factory.mktemp("stop"), [text], seed, count, swing)
