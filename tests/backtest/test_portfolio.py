@@ -294,6 +294,12 @@ def test_the_shipped_portfolio_example_runs_on_the_cli(
     data = summary(tmp_path / "rep")
     assert set(data["symbols"]) == {"BTC_USDT_PERP", "ETH_USDT_PERP"}
     assert (tmp_path / "rep" / "ETH_USDT_PERP" / "index.html").is_file()
+    # the account's overview lists each symbol's figures and links its own report
+    page = (tmp_path / "rep" / "index.html").read_text()
+    for symbol in ("BTC_USDT_PERP", "ETH_USDT_PERP"):
+        assert f'<a href="{symbol}/index.html">{symbol}</a>' in page
+        assert f'<a href="{symbol}/report.html">' in page
+    assert "<h2>Symbols</h2>" in page
     parts = sum(Decimal(s["figures"]["net_pnl"]) for s in data["symbols"].values())
     assert parts == Decimal(data["figures"]["net_pnl"])
 
