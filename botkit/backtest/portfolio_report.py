@@ -70,11 +70,13 @@ def write_portfolio_report(
     folder = Path(directory)
     by_symbol = {c.symbol: c for c in charts}
     symbols: dict[str, object] = {}
+    listed: list[tuple[str, Figures]] = []
     written: list[Path] = []
     for symbol, (fig, part_trades) in part_figures(parts).items():
         chart = by_symbol.get(symbol)
         written += write_report(parts[symbol], folder / symbol, fig, part_trades, chart=chart)
         symbols[symbol] = {"report": f"{symbol}/index.html", "figures": fig.as_dict()}
+        listed.append((symbol, fig))
     extra = {"symbols": symbols}
     first = None
     if charts:
@@ -82,4 +84,7 @@ def write_portfolio_report(
         note = f"the chart shows {charts[0].symbol}; each symbol's own page: {others}"
         first = ChartData(charts[0].symbol, charts[0].interval_ms, charts[0].bars,
                           charts[0].indicators, (note, *charts[0].notes))  # fmt: skip
-    return write_report(account, folder, figures, trades, extra=extra, chart=first) + written
+    account_files = write_report(
+        account, folder, figures, trades, extra=extra, chart=first, parts=listed
+    )
+    return account_files + written

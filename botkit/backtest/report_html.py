@@ -4,7 +4,8 @@ It shows the summary, the figures (percentages, times and durations as such), th
 the rule that opened and that closed them and by strategy, the run's description and notes (gaps,
 warnings), the counts by reason and code and the final positions, and links ``report.html`` (the
 interactive charts and every trade, order and fill), ``summary.json``, ``orders.csv``,
-``fills.csv`` and ``trades.csv``. Inline CSS only: no script, no font, no CDN — it opens from the
+``fills.csv`` and ``trades.csv`` (a portfolio account's: each symbol's figures and its own
+report). Inline CSS only: no script, no font, no CDN — it opens from the
 folder offline. Every text is HTML-escaped.
 """
 
@@ -76,11 +77,44 @@ def _rules(rows: Sequence[RuleRow], empty: str) -> str:
     return _table(_RULE_HEAD, body)
 
 
+def _symbols(parts: Sequence[tuple[str, Figures]], account: Figures) -> list[str]:
+    """A portfolio account's table of its symbols: each one's figures and its own pages, then
+    what they add up to beside the account's net PnL."""
+    if not parts:
+        return []
+    head = "".join(
+        f"<th>{h}</th>"
+        for h in ("symbol", "net PnL", "return", "fees", "fills", "trades", "max drawdown", "")
+    )
+    rows = []
+    for symbol, fig in parts:
+        name, raw = escape(symbol), fig.as_dict()
+        cells: list[object] = [show_figure(k, raw[k], " %") for k in ("net_pnl", "return", "fees")]
+        cells += [fig.fills, fig.trades, show_figure("max_drawdown", raw["max_drawdown"], " %")]
+        rows.append(
+            f'<tr><td><a href="{name}/index.html">{name}</a></td>'
+            + "".join(_td(v) for v in cells)
+            + f'<td><a href="{name}/report.html">charts</a></td></tr>'
+        )
+    total = sum((fig.net_pnl for _, fig in parts), Decimal(0))
+    rows.append(
+        f"<tr><td>Σ symbols</td>{_td(show_figure('net_pnl', str(total), ' %'))}"
+        f'<td colspan="6" class="muted">= account net PnL '
+        f"{escape(show_figure('net_pnl', account.as_dict()['net_pnl'], ' %'))}</td></tr>"
+    )
+    return ["<h2>Symbols</h2>", f"<table>\n<tr>{head}</tr>\n" + "\n".join(rows) + "\n</table>"]
+
+
 def render_html(
-    result: BacktestResult, figures: Figures, summary: str, trades: Sequence[Trade] = ()
+    result: BacktestResult,
+    figures: Figures,
+    summary: str,
+    trades: Sequence[Trade] = (),
+    symbols: Sequence[tuple[str, Figures]] = (),
 ) -> str:
     """The page for ``result`` (``summary`` is the printed summary text, ``trades`` its round
-    trips)."""
+    trips; ``symbols``: a portfolio account's symbols with their figures, each linked to its own
+    report in ``SYMBOL/``)."""
     title = (
         f"Backtest {result.symbol} {format_interval(result.interval_ms)} "
         f"{format_time(result.start_ms)} → {format_time(result.end_ms)}"
@@ -103,6 +137,7 @@ def render_html(
         " sort, filter)</p>",
         '<p>Files: <a href="summary.json">summary.json</a> · <a href="orders.csv">orders.csv</a>'
         ' · <a href="fills.csv">fills.csv</a> · <a href="trades.csv">trades.csv</a></p>',
+        *_symbols(symbols, figures),
         "<h2>Figures</h2>",
         _pairs({k: show_figure(k, v, " %") for k, v in raw.items()}, "no figures"),
         "<h2>Net PnL by rule</h2>",

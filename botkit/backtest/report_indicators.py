@@ -7,14 +7,15 @@ aligned to the epoch, as the exchange's candles are) and fed, one closed candle 
 the very :class:`~botkit.rules.series.Series` the rules read, so the line drawn is the value
 the rule saw. A value is drawn at its candle's open time, as charting tools do.
 
-Not drawn, each with a note: a series of another symbol (its candles are not in the file), a
+Not drawn, each with a note: a series of another symbol (its candles are not in the file; in a
+portfolio run, that symbol's own page draws it), a
 series over an interval finer than the file's, a plain candle field (``close('15m')`` is the
 price itself). ``prev(s, n)`` draws ``s``. Pure: floats for drawing only.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from botkit.backtest.bars import Bar
@@ -48,10 +49,11 @@ def _overlay(spec: Spec) -> bool:
 
 
 def _wanted(
-    strategies: Iterable[Strategy], symbol: str
+    strategies: Iterable[Strategy], symbol: str, others: Collection[str] = ()
 ) -> tuple[list[tuple[str, Spec]], list[str]]:
     """The specs to draw with their labels (as written when of the strategy's own symbol),
-    by label; and the notes of those left out."""
+    by label; and the notes of those left out (``others``: the symbols whose own pages draw
+    their series)."""
     specs: dict[str, tuple[str, Spec]] = {}
     notes: set[str] = set()
     for strategy in strategies:
@@ -61,8 +63,15 @@ def _wanted(
             spec = raw.bind(strategy.symbol)
             if spec.fn in BASE_FIELDS:
                 continue
-            if _symbols(spec) != {symbol}:
-                notes.add(f"{spec.text()}: not drawn, another symbol's candles are not in the data")
+            of = _symbols(spec)
+            if of != {symbol}:
+                if len(of) == 1 and of <= set(others):
+                    (other,) = of
+                    notes.add(f"{spec.text()}: not drawn here, see {other}'s own report.html")
+                else:
+                    notes.add(
+                        f"{spec.text()}: not drawn, another symbol's candles are not in the data"
+                    )
                 continue
             label = raw.text() if strategy.symbol == symbol else spec.text()
             specs.setdefault(spec.text(), (label, spec))
@@ -128,11 +137,16 @@ def _compute(
 
 
 def indicator_lines(
-    strategies: Iterable[Strategy], bars: Sequence[Bar], interval_ms: int, symbol: str
+    strategies: Iterable[Strategy],
+    bars: Sequence[Bar],
+    interval_ms: int,
+    symbol: str,
+    others: Collection[str] = (),
 ) -> tuple[list[IndicatorLine], list[str]]:
     """The indicators of ``strategies`` on ``symbol`` computed over ``bars`` (of
-    ``interval_ms``), sorted by text; and a note for each one that could not be drawn."""
-    specs, notes = _wanted(strategies, symbol)
+    ``interval_ms``), sorted by text; and a note for each one that could not be drawn
+    (``others``: a portfolio's other symbols, whose own pages draw their indicators)."""
+    specs, notes = _wanted(strategies, symbol, others)
     lines: list[IndicatorLine] = []
     by_width: dict[int, list[tuple[int, tuple[float, float, float, float, float]]]] = {}
     for label, spec in specs:

@@ -158,8 +158,12 @@ def _charts(prepared: Prepared) -> list[ChartData]:
     from botkit.backtest.report_page import ChartData
 
     out = []
-    for symbol, series in prepared.legs or ((prepared.symbol, prepared.series),):
-        lines, notes = indicator_lines(prepared.strategies, series.bars, series.interval_ms, symbol)
+    legs = prepared.legs or ((prepared.symbol, prepared.series),)
+    pages = [name for name, _ in prepared.legs]
+    for symbol, series in legs:
+        lines, notes = indicator_lines(
+            prepared.strategies, series.bars, series.interval_ms, symbol, pages
+        )
         out.append(ChartData(symbol, series.interval_ms, series.bars, lines, notes))
     return out
 

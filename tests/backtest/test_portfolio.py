@@ -294,6 +294,17 @@ def test_the_shipped_portfolio_example_runs_on_the_cli(
     data = summary(tmp_path / "rep")
     assert set(data["symbols"]) == {"BTC_USDT_PERP", "ETH_USDT_PERP"}
     assert (tmp_path / "rep" / "ETH_USDT_PERP" / "index.html").is_file()
+    # the account's overview lists each symbol's figures and links its own report
+    page = (tmp_path / "rep" / "index.html").read_text()
+    for symbol in ("BTC_USDT_PERP", "ETH_USDT_PERP"):
+        assert f'<a href="{symbol}/index.html">{symbol}</a>' in page
+        assert f'<a href="{symbol}/report.html">' in page
+    assert "<h2>Symbols</h2>" in page
+    # ETH's page cannot draw the BTC EMAs its strategy reads, but BTC's page does: it says so,
+    # not that BTC's candles are missing from the data
+    eth_page = (tmp_path / "rep" / "ETH_USDT_PERP" / "report.html").read_text()
+    assert "candles are not in the data" not in eth_page
+    assert "ema(close('15m', 'BTC_USDT_PERP'), 20): not drawn here, see BTC_USDT_PERP's" in eth_page
     parts = sum(Decimal(s["figures"]["net_pnl"]) for s in data["symbols"].values())
     assert parts == Decimal(data["figures"]["net_pnl"])
 
