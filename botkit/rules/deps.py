@@ -166,17 +166,20 @@ for a price (an ATR stop under the entry) is checked against the new price alone
 running the whole cycle."""
 
 
-@dataclass(frozen=True, slots=True)
 class Recheck:
     """A condition to evaluate again at each cycle over its bounded values ``known`` (which the
     verdict's book and candle terms keep the same) and the fresh :data:`RECHECKED` values; any
     other read, or an error, counts as "may have changed"."""
 
-    fn: Callable[[Mapping[str, Any]], Any]
-    known: Mapping[str, Any]
+    __slots__ = ("_env", "fn")
+
+    def __init__(self, fn: Callable[[Mapping[str, Any]], Any], known: Mapping[str, Any]) -> None:
+        self.fn = fn
+        self._env = _Strict(known)  # the fresh prices are written into it: keys of their own
 
     def still_false(self, fresh: Mapping[str, Any]) -> bool:
-        env = _Known({**self.known, **fresh})
+        env = self._env
+        env.update(fresh)
         try:
             return not self.fn(env)
         except Exception:  # an unknown value, or a failing expression: evaluate it
@@ -212,6 +215,15 @@ FOREVER = Quiet()
 
 class _Unknown(Exception):
     """A value the partial evaluation does not know (unbounded, or not read last time)."""
+
+
+class _Strict(dict[str, Any]):
+    """Values of which any other read raises :class:`_Unknown`."""
+
+    __slots__ = ()
+
+    def __missing__(self, key: str) -> Any:
+        raise _Unknown(key)
 
 
 class _Known(dict[str, Any]):
