@@ -43,6 +43,7 @@ __all__ = [
     "CSRF_HEADER",
     "MAX_BODY_BYTES",
     "MIN_TOKEN_LENGTH",
+    "REQUEST_TIMEOUT_S",
     "ApiError",
     "Gate",
     "Handler",
@@ -65,6 +66,9 @@ CSRF_HEADER = "X-Botkit-Csrf"
 cannot send a custom header to this origin without a CORS preflight, which this server never
 grants; a plain HTML form cannot send one at all."""
 DEFAULT_NAME = "default"
+REQUEST_TIMEOUT_S = 30.0
+"""Seconds a connection may wait for the rest of its request (headers or body) before it is
+closed: a client that sends half a request must not hold a thread for ever."""
 _NAME = re.compile(r"^[A-Za-z0-9_.@-]{1,40}$")
 
 
@@ -402,12 +406,17 @@ class Gate:
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     gate: Gate
+    timeout_s: float = REQUEST_TIMEOUT_S
 
 
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
     server_version = "botkit"
     sys_version = ""
+
+    def setup(self) -> None:
+        super().setup()
+        self.connection.settimeout(self.server.timeout_s)  # every read of the request
 
     def _dispatch(self, method: str, *, head: bool = False) -> None:
         response = self.server.gate.handle(method, self.path, self.headers, self.rfile.read)
@@ -462,10 +471,11 @@ def make_server(
     port: int,
     tokens: Mapping[str, str] | None,
     rate_limit: RateLimit | None = None,
-) -> ThreadingHTTPServer:
+    request_timeout_s: float = REQUEST_TIMEOUT_S,
+) -> _Server:
     """The server of ``router`` bound to ``host:port`` (not yet serving). ``tokens``: name →
     token (``None``: no authentication, refused beyond loopback; control endpoints then answer
-    403)."""
+    403). ``request_timeout_s``: how long a connection may take to send its request."""
     if not tokens and not is_loopback(host):
         raise SettingsError(
             f"refusing to serve on {host} without a token: anyone who reaches it could read it",
@@ -483,4 +493,5 @@ def make_server(
         ) from None
     gate.allowed_hosts = _allowed_hosts(host, server.server_address[1])
     server.gate = gate
+    server.timeout_s = request_timeout_s
     return server

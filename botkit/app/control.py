@@ -313,7 +313,12 @@ def run_requests(parts: Assembly, settings: Settings) -> int:
     """Run the requests ``botkit serve`` filed (oldest first), each journaled with who asked;
     one older than :data:`REQUEST_TTL_MS` is refused as expired. Returns how many were
     answered. Never raises: a request that fails is answered ``failed`` and the
-    service goes on."""
+    service goes on. The answers pass through the journal's redaction (``botkit serve``
+    serves them): an exchange error quoting a credential shows it as ``***``."""
+    from botkit.app.service import secrets_of
+    from botkit.redaction import Redactor
+
+    redact = Redactor(secrets_of(settings))
     folder = requests_dir(settings)
     try:
         filed = sorted(p for p in folder.glob("*.json") if not p.name.endswith(".done.json"))
@@ -352,7 +357,7 @@ def run_requests(parts: Assembly, settings: Settings) -> int:
             "id": path.name.removesuffix(".json"),
             "status": outcome.status,
             "ok": outcome.ok,
-            "lines": list(outcome.lines),
+            "lines": [redact(line) for line in outcome.lines],
             "finished_ms": wall_ms(),
         }
         try:

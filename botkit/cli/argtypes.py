@@ -11,6 +11,7 @@ others (:func:`botkit.clock.wall_ms`).
 from __future__ import annotations
 
 import argparse
+import math
 from dataclasses import dataclass
 
 from botkit.clock import wall_ms
@@ -23,6 +24,7 @@ __all__ = [
     "interval_arg",
     "port_number",
     "port_or_zero",
+    "seconds_arg",
     "time_arg",
 ]
 
@@ -95,3 +97,16 @@ def port_or_zero(text: str) -> int:
         raise argparse.ArgumentTypeError(
             f"{text!r} is not a port number (1-65535, or 0 for any free port)"
         ) from None
+
+
+def seconds_arg(text: str) -> float:
+    """A duration in seconds: a finite number, 0 or more (``2``, ``0.5``)."""
+    try:
+        value = float(text.strip())
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(
+            f"{text[:40]!r} is not a number of seconds (a finite number, 0 or more)"
+        )
+    return value

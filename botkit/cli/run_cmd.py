@@ -7,7 +7,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from botkit.cli.argtypes import port_number
+from botkit.cli.argtypes import port_number, seconds_arg
 from botkit.errors import BotkitError, Location, SettingsError, UsageError
 
 if TYPE_CHECKING:  # the implementation is imported by the handlers, when a command runs
@@ -365,7 +365,7 @@ def register(sub: Any) -> None:
     add_settings_options(status)
     status.add_argument(
         "--max-age",
-        type=float,
+        type=seconds_arg,
         default=HEALTHY_AFTER_S,
         metavar="SECONDS",
         help=f"a last cycle older than this is unhealthy (default {HEALTHY_AFTER_S})",

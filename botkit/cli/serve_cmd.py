@@ -10,7 +10,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from botkit.cli.argtypes import port_or_zero
+from botkit.cli.argtypes import port_or_zero, seconds_arg
 from botkit.cli.run_cmd import HEALTHY_AFTER_S, add_settings_options, settings_of
 from botkit.errors import UsageError
 
@@ -105,7 +105,7 @@ def register(sub: Any) -> None:
     )
     serve.add_argument(
         "--max-age",
-        type=float,
+        type=seconds_arg,
         default=HEALTHY_AFTER_S,
         metavar="SECONDS",
         help=f"a last cycle older than this is unhealthy (default {HEALTHY_AFTER_S})",
@@ -118,7 +118,7 @@ def register(sub: Any) -> None:
     )
     serve.add_argument(
         "--exchange-every",
-        type=float,
+        type=seconds_arg,
         default=2.0,
         metavar="SECONDS",
         help="read the exchange at most this often; answers in between reuse the last read"
