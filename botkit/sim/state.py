@@ -62,7 +62,7 @@ from botkit.exchange.models import (
     StpMode,
     TimeInForce,
 )
-from botkit.filelock import LockBusy, LockUnusable, lock_path, take
+from botkit.filelock import LockBusy, LockUnusable, create_private, lock_path, take
 from botkit.sim.accounts import PositionRecord, SimPosition
 from botkit.sim.book import OrderState, SimOrder
 from botkit.sim.codes import SimError
@@ -358,10 +358,11 @@ def _connect(path: Path, *, read_only: bool = False) -> sqlite3.Connection:
                 f"file:{path}?mode=ro", uri=True, isolation_level=None, check_same_thread=False
             )
         else:
+            create_private(path)  # mode 0600 like the journal; SQLite gives -wal and -shm the same
             conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         conn.execute("PRAGMA busy_timeout = 5000")
         return conn
-    except sqlite3.Error as exc:
+    except (sqlite3.Error, OSError) as exc:
         raise PaperStateError(
             f"paper account {path}: cannot open it ({exc}) — check the path and its permissions"
         ) from None

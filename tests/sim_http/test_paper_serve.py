@@ -184,6 +184,8 @@ def test_sim_reset_without_state_resets_the_account_botkit_run_uses(tmp_path: Pa
     assert done.returncode == 0, done.stderr
     paper = tmp_path / "var" / "paper.sqlite"
     assert done.stdout == f"botkit sim: fresh paper account in {paper}: 750 USDT\n"
+    for made in tmp_path.glob("var/paper.sqlite*"):  # private like the journal, whatever the umask
+        assert made.stat().st_mode & 0o077 == 0, made
     seen = _botkit(tmp_path, "exchange", "balance", "--json", BOTKIT_JOURNAL=str(journal))
     assert seen.returncode == 0, seen.stderr
     assert '"eq": "750"' in seen.stdout
