@@ -86,7 +86,7 @@ class QuietCycles:
     the expression context reads them), so a condition false for a price is checked against
     the new price alone."""
 
-    __slots__ = ("_book_rev", "_open_orders", "_prices", "_verdicts", "skipped")
+    __slots__ = ("_book_rev", "_loud", "_open_orders", "_prices", "_verdicts", "skipped")
 
     def __init__(
         self,
@@ -98,6 +98,8 @@ class QuietCycles:
         self._open_orders = open_orders
         self._prices = prices
         self._verdicts: dict[str, _Verdict] = {}
+        self._loud: str | None = None
+        """The strategy found not quiet last: asked first next time."""
         self.skipped = 0
         """Cycles skipped so far."""
 
@@ -149,7 +151,10 @@ class QuietCycles:
     ) -> None:
         """Take the verdicts of a cycle that ran at ``now_ms`` (``rev``: :meth:`mark` before
         it; ``failed``: its read failed; ``activity_of``: a strategy's rule activity now);
-        strategies it did not evaluate lose theirs."""
+        strategies it did not evaluate lose theirs. A cycle is skipped only when every due
+        strategy is quiet, so the first one that is not ends the asking (the rest get no
+        verdict: the next cycle runs and asks again); the one that was not quiet last time is
+        asked first, so a strategy that never is (a kept ladder) costs one question a cycle."""
         verdicts = self._verdicts
         for strategy in due:
             verdicts.pop(strategy.name, None)
@@ -157,7 +162,8 @@ class QuietCycles:
             return
         by_name = {s.name: s for s in due}
         open_orders: Sequence[OpenOrder] | None = None
-        for evaluation in evaluations:
+        loud = self._loud
+        for evaluation in sorted(evaluations, key=lambda e: e.strategy != loud):
             found = by_name.get(evaluation.strategy)
             if found is None or found.version != evaluation.version:
                 continue
@@ -168,12 +174,14 @@ class QuietCycles:
             ):  # fmt: skip
                 activity = activity_of(strategy)
             quiet = strategy_quiet(strategy, evaluation, activity, recheck=self._prices is not None)
+            if quiet is not None:
+                if open_orders is None:
+                    open_orders = self._open_orders()
+                if _kept_orders_rest(strategy, open_orders):
+                    quiet = None
             if quiet is None:
-                continue
-            if open_orders is None:
-                open_orders = self._open_orders()
-            if _kept_orders_rest(strategy, open_orders):
-                continue
+                self._loud = strategy.name
+                return
             verdicts[strategy.name] = _Verdict(
                 strategy,
                 rev,
