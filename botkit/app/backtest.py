@@ -16,7 +16,6 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor as PoolExecutor
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import replace
-from decimal import Decimal
 from pathlib import Path
 
 from botkit.backtest.bars import CandleSeries
@@ -30,6 +29,8 @@ from botkit.clock import ManualClock
 from botkit.errors import BotkitError
 from botkit.journal import Journal, lock_journal
 from botkit.rules import Strategy
+from botkit.rules.context import Ctx
+from botkit.rules.runtime import Env, env_for
 from botkit.rules.store import ReloadReport, StrategyStore
 from botkit.runner.cycle import EvaluationRecords, Runner
 from botkit.runner.execution import LiveExecution
@@ -89,13 +90,19 @@ class FixedStore(StrategyStore):
 _NOTHING = ReloadReport()
 
 
-def _rechecked_prices(engine: SimEngine, symbol: str) -> dict[str, Decimal]:
-    """The :data:`~botkit.rules.deps.RECHECKED` prices of ``symbol`` as a cycle's expression
-    context would read them now: the simulator's ticker has last = mark (``sim.views.
-    ticker_fields``), so both are its mark (the quiet property test reads both through the
-    ticker and compares)."""
-    mark = engine.prices[symbol].mark
-    return {"price.mark": mark, "price.last": mark}
+def _reads_now(reader: SnapshotReader) -> Callable[[Strategy, int], Env]:
+    """The environment a cycle's evaluation of a strategy at a time would read: a snapshot of
+    the runner's reader (each part read when first asked for, as in a cycle) under the
+    strategy's resolvers — the skip's rechecks read the same figures the same way
+    (:class:`~botkit.runner.quiet.QuietCycles`). No rule activity: no rechecked value reads
+    it."""
+
+    def reads(strategy: Strategy, now_ms: int) -> Env:
+        snapshot = reader.read(now_ms, strategy.symbols)
+        ctx = Ctx(snapshot, strategy.name, strategy.symbol, {}, now_ms, strategy.mgn_mode)
+        return env_for(ctx, strategy.resolvers)
+
+    return reads
 
 
 def _no_sleep(_seconds: float) -> None:
@@ -120,12 +127,13 @@ def make_runner(
     cycle rows of the cycles skipped. The simulator's change counters say when the book moved."""
     executor = Executor(port, journal, sleep=_no_sleep, batch_rate=None)
     engine = port.engine
+    reader = SnapshotReader(port, ReadPolicy(), sleep=_no_sleep)
     quiet = None
     if skip_quiet and evaluations == "changes":
         quiet = QuietCycles(
             book_rev=lambda: (engine.matcher.rev, engine.settings_rev),
             open_orders=port.open_orders,
-            prices=lambda symbol: _rechecked_prices(engine, symbol),
+            reads=_reads_now(reader),
         )
     return Runner(
         port=port,
@@ -133,7 +141,7 @@ def make_runner(
         journal=journal,
         execution=LiveExecution(executor, port, journal),
         now_ms=port.engine.clock.now_ms,
-        reader=SnapshotReader(port, ReadPolicy(), sleep=_no_sleep),
+        reader=reader,
         evaluations=evaluations,
         quiet=quiet,
     )

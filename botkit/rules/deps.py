@@ -51,6 +51,7 @@ from botkit.rules.series import INTERVALS, SERIES_FUNCTIONS
 __all__ = [
     "FOREVER",
     "RECHECKED",
+    "Fresh",
     "Input",
     "Quiet",
     "Recheck",
@@ -58,6 +59,7 @@ __all__ = [
     "dependencies",
     "input_of",
     "quiet_until",
+    "rechecked",
 ]
 
 
@@ -159,11 +161,36 @@ def dependencies(strategy: Strategy) -> tuple[RuleDeps, ...]:
     return tuple(out)
 
 
-RECHECKED = frozenset({"price.mark", "price.last"})
-"""Market values of the strategy's own symbol that the backtest's skip reads again at each
-cycle (the ticker's mark and last price: one read of the simulator), so that a condition false
-for a price (an ATR stop under the entry) is checked against the new price alone instead of
-running the whole cycle."""
+RECHECKED = frozenset(
+    {
+        *(f"price.{name}" for name in (
+            "mark", "last", "index", "bid", "ask", "mid", "open_24h", "high_24h", "low_24h",
+            "volume_24h", "change_24h", "buy_limit", "sell_limit",
+        )),
+        *(f"position.{name}" for name in (
+            "markPx", "liqPx", "im", "mm", "mgn", "upl", "uplRatio", "mgnRatio",
+        )),
+        *(f"account.{name}" for name in ("eq", "isoEq", "availMgn", "im", "mm", "mmr", "upl")),
+    }
+)  # fmt: skip
+"""Market values of the strategy's own symbol and account that the backtest's skip reads
+again at each cycle, through the very resolvers and reads a cycle's expression context uses
+(the ticker's prices, the price band, the position's and the account's figures: a few reads
+of the simulator), so that a condition false for a price (an ATR stop under the entry, a take
+profit on the unrealized PnL) is checked against the new figures alone instead of running the
+whole cycle. Keys are named without their scope (``position.upl@BOTH`` is ``position.upl``;
+``positions.long.upl`` too): see :func:`rechecked`."""
+
+
+@functools.lru_cache(maxsize=4096)
+def rechecked(key: str) -> bool:
+    """Whether the environment key ``key`` is one of :data:`RECHECKED`."""
+    display = key.split("@", 1)[0]
+    if display.startswith("positions."):
+        parts = display.split(".")
+        if len(parts) == 3 and parts[1] in ("long", "short", "net"):
+            display = f"position.{parts[2]}"
+    return display in RECHECKED
 
 
 class Recheck:
@@ -171,19 +198,37 @@ class Recheck:
     verdict's book and candle terms keep the same) and the fresh :data:`RECHECKED` values; any
     other read, or an error, counts as "may have changed"."""
 
-    __slots__ = ("_env", "fn")
+    __slots__ = ("fn", "known")
 
     def __init__(self, fn: Callable[[Mapping[str, Any]], Any], known: Mapping[str, Any]) -> None:
         self.fn = fn
-        self._env = _Strict(known)  # the fresh prices are written into it: keys of their own
+        self.known = dict(known)
 
     def still_false(self, fresh: Mapping[str, Any]) -> bool:
-        env = self._env
-        env.update(fresh)
+        """Whether the condition is still false with the :data:`RECHECKED` values read from
+        ``fresh`` (a mapping that reads them now, e.g. a cycle's environment)."""
         try:
-            return not self.fn(env)
+            return not self.fn(Fresh(self.known, fresh))
         except Exception:  # an unknown value, or a failing expression: evaluate it
             return False
+
+
+class Fresh(dict[str, Any]):
+    """The bounded values ``known`` of a verdict, and each :data:`RECHECKED` value read from
+    ``fresh`` when first asked for (then kept); any other read raises (an unknown value)."""
+
+    __slots__ = ("_fresh",)
+
+    def __init__(self, known: Mapping[str, Any], fresh: Mapping[str, Any]) -> None:
+        super().__init__(known)
+        self._fresh = fresh
+
+    def __missing__(self, key: str) -> Any:
+        if not rechecked(key):
+            raise _Unknown(key)
+        value = self._fresh[key]
+        self[key] = value
+        return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,15 +260,6 @@ FOREVER = Quiet()
 
 class _Unknown(Exception):
     """A value the partial evaluation does not know (unbounded, or not read last time)."""
-
-
-class _Strict(dict[str, Any]):
-    """Values of which any other read raises :class:`_Unknown`."""
-
-    __slots__ = ()
-
-    def __missing__(self, key: str) -> Any:
-        raise _Unknown(key)
 
 
 class _Known(dict[str, Any]):
@@ -309,7 +345,7 @@ def _false_condition_quiet(
         if kind.bounded:
             known[key] = value
             intervals[key] = words
-        elif recheck and key in RECHECKED:
+        elif recheck and rechecked(key):
             prices[key] = value
             intervals[key] = frozenset()
     env = _Known({**known, **prices})

@@ -26,14 +26,18 @@ book only this runner and the matching of its own orders move: the backtest's.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from botkit.exchange.models import OpenOrder
-from botkit.intents import Activity
-from botkit.rules import Evaluation, RuleStatus, Strategy, parse_client_order_id
-from botkit.rules.deps import Quiet, Recheck, quiet_until
+from botkit.intents import Activity, KeepIntent
+from botkit.pipeline.desired import FillFact, reconcile
+from botkit.rules import Evaluation, Rule, RuleStatus, Strategy, parse_client_order_id
+from botkit.rules.actions import build_intents
+from botkit.rules.deps import Quiet, Recheck, input_of, quiet_until, rechecked
+from botkit.rules.runtime import Env
+from botkit.rules.series import INTERVALS
 
 __all__ = ["QuietCycles", "strategy_quiet"]
 
@@ -48,8 +52,22 @@ def strategy_quiet(
     """Until when every rule of ``strategy`` keeps its status of ``evaluation`` (see
     :func:`~botkit.rules.deps.quiet_until`; ``activity``: the strategy's rule activity, for
     the cooldown and max_fires gates), or None when one of them may change."""
+    found = _strategy_verdict(strategy, evaluation, activity, recheck=recheck, keeps=False)
+    return None if found is None else found[0]
+
+
+def _strategy_verdict(
+    strategy: Strategy,
+    evaluation: Evaluation,
+    activity: Activity | None,
+    *,
+    recheck: bool,
+    keeps: bool,
+) -> tuple[Quiet, tuple[KeepCheck, ...]] | None:
+    """:func:`strategy_quiet`, and with ``keeps`` a :class:`KeepCheck` for each ``keep:`` rule
+    that declared its orders (quiet while the check says the reconcile would keep them all)."""
     verdict = Quiet()
-    now_ms = evaluation.now_ms
+    checks: list[KeepCheck] = []
     for rule, result in zip(strategy.rules, evaluation.results, strict=True):
         values: dict[str, Any] = {}
         if rule.input_names:
@@ -57,12 +75,131 @@ def strategy_quiet(
             for key, display in rule.input_names:
                 if display in by_display:
                     values[key] = by_display[display]
-        done = activity.get(rule.name) if activity else None
-        quiet = quiet_until(rule, result.status, values, done, now_ms, recheck=recheck)
+        if keeps and result.status is RuleStatus.DECLARED and rule.keep is not None:
+            check = KeepCheck.of(strategy, rule, values)
+            quiet: Quiet | None = check.quiet
+            checks.append(check)
+        else:
+            done = activity.get(rule.name) if activity else None
+            quiet = quiet_until(
+                rule, result.status, values, done, evaluation.now_ms, recheck=recheck
+            )
         if quiet is None:
             return None
         verdict = verdict | quiet
-    return verdict
+    return verdict, tuple(checks)
+
+
+def _no_fill(_cl_ord_id: str) -> FillFact | None:
+    """The fill lookup of a check: a declared rung with nothing resting is placed or waits
+    for its refill whatever its last order's fill says (a change either way), so no fill is
+    ever looked up for a check that finds nothing to do."""
+    return None
+
+
+class KeepCheck:
+    """A ``keep:`` rule that declared its orders, checked again at a later cycle: its condition
+    over the bounded values it read (``known``: the verdict's book and candle terms keep them)
+    and the fresh :data:`~botkit.rules.deps.RECHECKED` figures, the orders it then declares
+    (the same :func:`~botkit.rules.actions.build_intents`), and the decisions of the same
+    :func:`~botkit.pipeline.desired.reconcile` over the rule's resting orders, its orders sent
+    and the time of the cycle. Quiet when the condition holds and every decision is *keep*:
+    the cycle would declare again, keep every rung and journal nothing; a rung that drifted past
+    its tolerance once its ``min_rest`` is over, a rung gone, a value that fails or is not
+    known, is a cycle to run."""
+
+    __slots__ = ("known", "quiet", "rule", "strategy")
+
+    def __init__(self, strategy: Strategy, rule: Rule, known: dict[str, Any], quiet: Quiet) -> None:
+        self.strategy = strategy
+        self.rule = rule
+        self.known = known
+        self.quiet = quiet
+
+    @classmethod
+    def of(cls, strategy: Strategy, rule: Rule, values: dict[str, Any]) -> KeepCheck:
+        """The check of ``rule`` over the bounded ones of ``values`` (key → value read)."""
+        known: dict[str, Any] = {}
+        intervals: set[str] = set()
+        for key, value in values.items():
+            kind, words = input_of(key)
+            if kind.bounded:
+                known[key] = value
+                intervals |= words
+        # the resting orders the reconcile compares with move only with the book
+        quiet = Quiet(True, frozenset(INTERVALS[w] for w in intervals))
+        return cls(strategy, rule, known, quiet)
+
+    def holds(self, env: Env, now_ms: int, activity: Activity, orders: Sequence[OpenOrder]) -> bool:
+        """Whether a cycle at ``now_ms`` would keep every order of the rule (``env``: the
+        environment a cycle's evaluation would read now; ``activity``: the strategy's now;
+        ``orders``: the open orders now)."""
+        strategy, rule = self.strategy, self.rule
+        names = _FreshEnv(self.known, env)
+        try:
+            when = rule.when
+            if when is not None:
+                holds = when.const if when.const is not None else when.fn(names)
+                if not holds:
+                    return False
+            slot = now_ms // strategy.period_ms
+            intents = build_intents(strategy, rule, names, env.ctx, slot, {})
+        except Exception:  # an unknown value, a failing expression: the cycle decides
+            return False
+        intent = next((i for i in intents if isinstance(i, KeepIntent)), None)
+        if intent is None:
+            return False
+        tag, rule_tag, symbol = strategy.tag, rule.tag, strategy.symbol
+        resting = []
+        for order in orders:
+            parsed = parse_client_order_id(order.clOrdId)
+            if (
+                parsed is not None
+                and parsed.strategy_tag == tag
+                and parsed.rule_tag == rule_tag
+                and order.symbol == symbol
+            ):
+                resting.append(order)
+        done = activity.get(rule.name)
+        diff = reconcile(
+            strategy=strategy.name,
+            rule=rule.name,
+            symbol=symbol,
+            declared=intent.orders,
+            policy=intent.policy,
+            resting=resting,
+            sent=done.orders if done is not None else (),
+            now_ms=now_ms,
+            slot=slot,
+            instrument=env.ctx.snapshot.instruments.get(symbol),
+            filled=_no_fill,
+        )
+        return not diff.changes
+
+
+class _NotKnown(Exception):
+    """A value a check does not know (neither bounded and read before, nor rechecked)."""
+
+
+class _FreshEnv(Env):
+    """An :class:`~botkit.rules.runtime.Env` holding a verdict's bounded values and reading
+    each :data:`~botkit.rules.deps.RECHECKED` value from a cycle's environment now; any other
+    read raises (an unknown value: the cycle decides)."""
+
+    __slots__ = ("_fresh",)
+
+    def __init__(self, known: dict[str, Any], fresh: Env) -> None:
+        super().__init__(known)
+        self.ctx = fresh.ctx
+        self.resolvers = fresh.resolvers
+        self._fresh = fresh
+
+    def __missing__(self, key: str) -> Any:
+        if not rechecked(key):
+            raise _NotKnown(key)
+        value = self._fresh[key]
+        self[key] = value
+        return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +211,7 @@ class _Verdict:
     intervals_ms: tuple[int, ...]
     until_ms: int | None
     rechecks: tuple[Recheck, ...]
+    keeps: tuple[KeepCheck, ...] = ()
 
 
 class QuietCycles:
@@ -84,19 +222,36 @@ class QuietCycles:
     now (to see that no kept order of a quiet strategy rests); ``prices(symbol)``, when given:
     the :data:`~botkit.rules.deps.RECHECKED` values a cycle now would read for ``symbol`` (as
     the expression context reads them), so a condition false for a price is checked against
-    the new price alone."""
+    the new price alone. ``reads(strategy, now_ms)``, when given (it replaces ``prices``): the
+    environment a cycle's evaluation of ``strategy`` at ``now_ms`` would read (the runner's
+    reader, the strategy's resolvers): the rechecked figures are read from it, and a ``keep:``
+    rule that declared its orders is quiet while its :class:`KeepCheck` holds."""
 
-    __slots__ = ("_book_rev", "_loud", "_open_orders", "_prices", "_verdicts", "skipped")
+    __slots__ = (
+        "_activity_of",
+        "_book_rev",
+        "_loud",
+        "_open_orders",
+        "_prices",
+        "_reads",
+        "_verdicts",
+        "skipped",
+    )
 
     def __init__(
         self,
         book_rev: Callable[[], Hashable],
         open_orders: Callable[[], Sequence[OpenOrder]],
         prices: Callable[[str], Mapping[str, Any]] | None = None,
+        *,
+        reads: Callable[[Strategy, int], Env] | None = None,
     ) -> None:
         self._book_rev = book_rev
         self._open_orders = open_orders
         self._prices = prices
+        self._reads = reads
+        self._activity_of: Callable[[Strategy], Activity] | None = None
+        """The runner's activity of a strategy (given with each cycle observed)."""
         self._verdicts: dict[str, _Verdict] = {}
         self._loud: str | None = None
         """The strategy found not quiet last: asked first next time."""
@@ -126,19 +281,36 @@ class QuietCycles:
             for width in verdict.intervals_ms:
                 if now_ms // width != at // width:
                     return False
-            if verdict.rechecks and not self._still_false(strategy.symbol, verdict.rechecks):
+            if (verdict.rechecks or verdict.keeps) and not self._still_quiet(
+                strategy, verdict, now_ms
+            ):
                 return False
         self.skipped += 1
         return True
 
-    def _still_false(self, symbol: str, rechecks: Sequence[Recheck]) -> bool:
-        if self._prices is None:
-            return False
+    def _still_quiet(self, strategy: Strategy, verdict: _Verdict, now_ms: int) -> bool:
+        """The verdict's rechecks and keep checks over what a cycle would read now."""
+        fresh: Mapping[str, Any]
         try:
-            fresh = self._prices(symbol)
-        except Exception:  # a price the cycle could not read either: let it run and say so
+            if self._reads is not None:
+                env = self._reads(strategy, now_ms)
+                fresh = env
+            elif self._prices is not None and not verdict.keeps:
+                fresh = self._prices(strategy.symbol)
+            else:
+                return False
+            if not all(r.still_false(fresh) for r in verdict.rechecks):
+                return False
+            if not verdict.keeps:
+                return True
+            activity_of = self._activity_of
+            if activity_of is None:
+                return False
+            activity = activity_of(strategy)
+            orders = env.ctx.snapshot.open_orders
+            return all(k.holds(env, now_ms, activity, orders) for k in verdict.keeps)
+        except Exception:  # a read the cycle could not make either: let it run and say so
             return False
-        return all(r.still_false(fresh) for r in rechecks)
 
     def observe(
         self,
@@ -154,12 +326,15 @@ class QuietCycles:
         strategies it did not evaluate lose theirs. A cycle is skipped only when every due
         strategy is quiet, so the first one that is not ends the asking (the rest get no
         verdict: the next cycle runs and asks again); the one that was not quiet last time is
-        asked first, so a strategy that never is (a kept ladder) costs one question a cycle."""
+        asked first, so a strategy that never is costs one question a cycle."""
         verdicts = self._verdicts
         for strategy in due:
             verdicts.pop(strategy.name, None)
         if failed:
             return
+        if activity_of is not None:
+            self._activity_of = activity_of
+        keeps = self._reads is not None and activity_of is not None
         by_name = {s.name: s for s in due}
         open_orders: Sequence[OpenOrder] | None = None
         loud = self._loud
@@ -173,11 +348,19 @@ class QuietCycles:
                 r.status in _TIMED for r in evaluation.results
             ):  # fmt: skip
                 activity = activity_of(strategy)
-            quiet = strategy_quiet(strategy, evaluation, activity, recheck=self._prices is not None)
+            got = _strategy_verdict(
+                strategy,
+                evaluation,
+                activity,
+                recheck=self._prices is not None or self._reads is not None,
+                keeps=keeps,
+            )
+            quiet = None if got is None else got[0]
+            checks = () if got is None else got[1]
             if quiet is not None:
                 if open_orders is None:
                     open_orders = self._open_orders()
-                if _kept_orders_rest(strategy, open_orders):
+                if _kept_orders_rest(strategy, open_orders, {k.rule.tag for k in checks}):
                     quiet = None
             if quiet is None:
                 self._loud = strategy.name
@@ -190,6 +373,7 @@ class QuietCycles:
                 tuple(sorted(quiet.intervals_ms)),
                 quiet.until_ms,
                 quiet.rechecks,
+                checks,
             )
 
 
@@ -197,14 +381,20 @@ _TIMED = (RuleStatus.COOLDOWN, RuleStatus.MAX_FIRES)
 """Statuses that hold until a time the rule's activity says."""
 
 
-def _kept_orders_rest(strategy: Strategy, orders: Sequence[OpenOrder]) -> bool:
+def _kept_orders_rest(
+    strategy: Strategy, orders: Sequence[OpenOrder], checked: Collection[str] = ()
+) -> bool:
     """Whether an order of one of the strategy's ``keep:`` rules (or any kept order of it)
-    rests: the reconcile would act on it."""
+    rests that the reconcile would act on: one of a rule whose :class:`KeepCheck` (rule tags
+    ``checked``) does not look at it (another symbol's) or of any other rule."""
     kept_tags = {rule.tag for rule in strategy.rules if rule.keep is not None}
+    symbol = strategy.symbol
     for order in orders:
         parsed = parse_client_order_id(order.clOrdId) if order.clOrdId else None
         if parsed is None or parsed.strategy_tag != strategy.tag:
             continue
         if parsed.kept or parsed.rule_tag in kept_tags:
+            if parsed.rule_tag in checked and order.symbol == symbol:
+                continue
             return True
     return False

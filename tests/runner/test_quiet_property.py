@@ -65,6 +65,12 @@ MARKET = [
     "price.last > position.openAvgPx + 5",
     "price.mark > 60010 or price.last < 59990",
     "price.mark < sma(close('5m'), 2) - 3 and strategy.open_orders == 0",
+    # account and position figures the skip reads again at each cycle (deps.RECHECKED)
+    "position.upl > position.im * 0.01",
+    "position.upl < -position.im * 0.02",
+    "account.availMgn > 9995 and price.mark < price.high_24h * 0.9995",
+    "price.buy_limit > price.mark * 1.01",
+    "positions.long.upl >= 0 or account.eq < 9999",
 ]
 TIME = [
     "now % 300000 < 120000",
@@ -115,6 +121,15 @@ ACTIONS = [
     "cancel: {}",
     "keep: {ladder: {side: BUY, count: 2, from_px: price.mark * 0.998,"
     " step_px: price.mark * 0.001, sz: 1}, tolerance: 10 bps}",
+    # kept ladders the skip checks again at each cycle (runner.quiet.KeepCheck): a rung that
+    # drifts past its tolerance once min_rest is over, refills, a replacement budget
+    "keep: {ladder: {side: BUY, count: 3, from_px: price.mark * 0.999,"
+    " step_px: price.mark * 0.001, sz: 1}, tolerance: 20 bps, min_rest: 2m}",
+    "keep: {ladder: {side: SELL, count: 2, from_px: price.mark * 1.001,"
+    " step_px: price.mark * 0.0005, sz: 1}, tolerance: 5 bps, refill: after 3m,"
+    " max_replacements: 1}",
+    "keep: {order: {side: BUY, px: price.high_24h * 0.997, sz: 1}, tolerance: 2 ticks,"
+    " refill: never}",
 ]
 GATES = ["", "cooldown: 3m", "max_fires: {count: 2, per: 10m}", "keep_open: true",
          "enabled: false"]  # fmt: skip
@@ -305,3 +320,88 @@ def test_a_stop_under_the_entry_fires_on_the_same_candle_with_the_skip(
         "    close: {}\n"
     )
     _same_with_and_without_the_skip(tmp_path_factory.mktemp("stop"), [text], seed, count, swing)
+
+
+DIP_LADDER = (
+    "strategy: dip\nsymbol: BTC_USDT_PERP\nevery: 1m\n"
+    "margin: {{mode: CROSS, position_mode: ONE_WAY}}\ndefaults: {{time_in_force: GTC}}\n"
+    "risk: {{max_orders_per_cycle: 20, max_position: 30}}\n"
+    "rules:\n"
+    "  - name: ladder-on-dip\n"
+    "    when: position.qty == 0 and account.availMgn > 200"
+    " and price.mark < price.high_24h * (1 - {dip})\n"
+    "    keep:\n"
+    "      ladder: {{side: BUY, count: {rungs}, from_px: price.mark * (1 - {first}),"
+    " step_px: price.mark * 0.001, sz: 1}}\n"
+    "      tolerance: {tolerance} bps\n"
+    "{min_rest}"
+)
+EXITS = (
+    "strategy: exits\nsymbol: BTC_USDT_PERP\nevery: 1m\n"
+    "rules:\n"
+    "  - name: take-profit\n    when: position.qty != 0 and position.upl > position.im * {take}\n"
+    "    close: {{}}\n"
+    "  - name: stop-loss\n    when: position.qty != 0 and position.upl < -position.im * {stop}\n"
+    "    close: {{}}\n"
+    "  - name: tidy-up\n    when: position.qty == 0 and strategy.open_orders > 0\n"
+    "    cancel: {{}}\n"
+)
+
+
+@given(
+    seed=st.integers(0, 10_000),
+    count=st.integers(60, 160),
+    swing=st.sampled_from([10, 30, 80]),
+    dip=st.sampled_from(["0", "0.0005", "0.002"]),
+    rungs=st.integers(1, 4),
+    tolerance=st.sampled_from([2, 5, 20]),
+    min_rest=st.sampled_from(["", "      min_rest: 2m\n", "      min_rest: 5m\n"]),
+    take=st.sampled_from(["0.01", "0.08"]),
+    stop=st.sampled_from(["0.02", "0.2"]),
+)
+@settings(FUZZ, max_examples=examples(12))
+def test_the_readme_pair_with_a_kept_ladder_and_exits_on_the_pnl_skips_exactly(
+    seed: int,
+    count: int,
+    swing: int,
+    dip: str,
+    rungs: int,
+    tolerance: int,
+    min_rest: str,
+    take: str,
+    stop: str,
+    tmp_path_factory: Any,
+) -> None:
+    """Scenario B's shape: a kept dip ladder (its rungs rest while flat; the skip checks at
+    each cycle that its reconcile would keep every rung: ``runner.quiet.KeepCheck``) and exits
+    on the unrealized PnL against the margin (rechecked figures): the same orders, fills,
+    equity and journal rows with the skip as without it."""
+    ladder = DIP_LADDER.format(
+        dip=dip, first="0.001", rungs=rungs, tolerance=tolerance, min_rest=min_rest
+    )
+    exits = EXITS.format(take=take, stop=stop)
+    _same_with_and_without_the_skip(
+        tmp_path_factory.mktemp("pair"), [ladder, exits], seed, count, swing
+    )
+
+
+def test_a_resting_kept_ladder_is_skipped_until_a_rung_drifts_past_its_min_rest(
+    tmp_path: Path,
+) -> None:
+    """The fast path is taken (cycles are skipped while the rungs rest within tolerance) and
+    every replacement the plain run makes, the skipping run makes on the same candle: a check
+    that ignored ``min_rest``, the tolerance or the fresh mark would miss or add one."""
+    ladder = DIP_LADDER.format(
+        dip="0", first="0.01", rungs=3, tolerance=20, min_rest="      min_rest: 3m\n"
+    )
+    data = tmp_path / "candles.csv"
+    data.write_text(_candles(8, 120, 30))
+    path = tmp_path / "dip.yaml"
+    path.write_text(ladder)
+    plain, plain_rows, plain_cycles = _run(tmp_path, data, [path], skip=False)
+    quick, quick_rows, quick_cycles = _run(tmp_path, data, [path], skip=True)
+    assert quick.result.orders == plain.result.orders
+    assert quick.replaced == plain.replaced
+    assert sum(plain.replaced.values()) > 0  # rungs drifted, and were replaced
+    assert quick_rows == plain_rows
+    assert len(quick_cycles) < len(plain_cycles) // 2  # the resting ladder is mostly skipped
