@@ -29,8 +29,6 @@ from botkit.clock import ManualClock
 from botkit.errors import BotkitError
 from botkit.journal import Journal, lock_journal
 from botkit.rules import Strategy
-from botkit.rules.context import Ctx
-from botkit.rules.runtime import Env, env_for
 from botkit.rules.store import ReloadReport, StrategyStore
 from botkit.runner.cycle import EvaluationRecords, Runner
 from botkit.runner.execution import LiveExecution
@@ -64,7 +62,7 @@ def backtest_journal(path: str | Path, clock: ManualClock) -> Journal:
     """The journal of a backtest: on the replay's ``clock``, ``synchronous=OFF`` (nothing real
     is at stake), bookkeeping grouped by :data:`GROUP_ROWS`, held by this process when it is a
     file (:func:`~botkit.journal.lock_journal`). ``close()`` writes what waits."""
-    lock = None if str(path) == ":memory:" else lock_journal(path, "botkit backtest")
+    lock = None if str(path) in (":memory:", "") else lock_journal(path, "botkit backtest")
     return Journal(path, clock=clock.now_ms, synchronous="OFF", group_rows=GROUP_ROWS, lock=lock)
 
 
@@ -88,21 +86,6 @@ class FixedStore(StrategyStore):
 
 
 _NOTHING = ReloadReport()
-
-
-def _reads_now(reader: SnapshotReader) -> Callable[[Strategy, int], Env]:
-    """The environment a cycle's evaluation of a strategy at a time would read: a snapshot of
-    the runner's reader (each part read when first asked for, as in a cycle) under the
-    strategy's resolvers — the skip's rechecks read the same figures the same way
-    (:class:`~botkit.runner.quiet.QuietCycles`). No rule activity: no rechecked value reads
-    it."""
-
-    def reads(strategy: Strategy, now_ms: int) -> Env:
-        snapshot = reader.read(now_ms, strategy.symbols)
-        ctx = Ctx(snapshot, strategy.name, strategy.symbol, {}, now_ms, strategy.mgn_mode)
-        return env_for(ctx, strategy.resolvers)
-
-    return reads
 
 
 def _no_sleep(_seconds: float) -> None:
@@ -133,7 +116,7 @@ def make_runner(
         quiet = QuietCycles(
             book_rev=lambda: (engine.matcher.rev, engine.settings_rev),
             open_orders=port.open_orders,
-            reads=_reads_now(reader),
+            reads=reader.read,
         )
     return Runner(
         port=port,
@@ -168,7 +151,10 @@ def run_backtest(
 
     ``config`` should use the ``static`` price model and an instrument ``symbol`` whose start
     price is the first open (:func:`~botkit.backtest.setup.backtest_sim_config` does both).
-    ``journal`` defaults to :func:`backtest_journal` in memory, closed at the end; a given
+    ``journal`` defaults to :func:`backtest_journal` in SQLite's private temporary database
+    (``""``: a small page cache in memory, the rest in a file the system deletes at the end —
+    a year of orders and their decisions held in memory was most of a run's peak), closed at
+    the end; a given
     journal must run on ``clock`` and is left open. ``on_candle()`` is called after each
     candle. ``evaluations``: which rule evaluations are journaled (``all`` or
     ``changes``, see :class:`~botkit.runner.cycle.Runner`); ``skip_quiet``: skip the cycles
@@ -180,7 +166,7 @@ def run_backtest(
     port = SimPort(engine)
     owned = journal is None
     if journal is None:
-        journal = backtest_journal(":memory:", clock)
+        journal = backtest_journal("", clock)
     runner = make_runner(port, journal, strategies, evaluations, skip_quiet)
     try:
         if legs:

@@ -258,14 +258,18 @@ def _result(
     meta: Mapping[str, str],
 ) -> BacktestResult:
     """The result from the journal (decisions) and the simulator (fills, positions, money)."""
-    records = journal.orders(OrderFilter(include_dry=False))
     refused: Counter[str] = Counter()
     rejected: Counter[str] = Counter()
-    for record in records:
+    orders: list[OrderRow] = []
+    tags: dict[str, tuple[str, str]] = {}
+    # one record at a time: a year of orders as records at once was the run's peak of memory
+    for record in journal.iter_orders(OrderFilter(include_dry=False)):
         if record.outcome is Outcome.REJECTED_LOCAL:
             refused.update(_reason_key(r) for r in record.reasons)
         elif record.outcome is Outcome.REJECTED:
             rejected[str(record.code)] += 1
+        tags[record.cl_ord_id] = (record.strategy, record.rule)
+        orders.append(OrderRow.from_journal(record))
     start, end = series.start_ms, series.end_ms
     fills = sorted(
         iter_history(port.fills, FillQuery(start=start, end=end)),
@@ -273,7 +277,6 @@ def _result(
     )
     closed = list(iter_history(port.position_history, PositionQuery(start=start, end=end)))
     positions = sorted(port.open_positions(), key=lambda p: (p.symbol, p.posSide.value))
-    tags = {r.cl_ord_id: (r.strategy, r.rule) for r in records}
     realized = sum((p.pnl or _ZERO for p in closed), _ZERO)
     realized += sum((p.pnl or _ZERO for p in positions), _ZERO)
     return BacktestResult(
@@ -286,7 +289,7 @@ def _result(
         currency=base.currency,
         equity=equity,
         prices=price_points(series.bars, series.interval_ms),
-        orders=[OrderRow.from_journal(r) for r in records],
+        orders=orders,
         fills=[FillRow.from_fill(f, *tags.get(f.clOrdId, ("", ""))) for f in fills],
         refused_by_reason=dict(refused),
         rejected_by_code=dict(rejected),

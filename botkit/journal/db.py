@@ -61,6 +61,12 @@ __all__ = ["Journal", "Synchronous", "TripLike"]
 Synchronous = Literal["OFF", "NORMAL", "FULL"]
 
 
+_NO_FILE = (":memory:", "")
+"""Paths that name no file of the journal's own: ``":memory:"`` (held in memory) and ``""``
+(SQLite's private temporary database: its pages past a small cache go to a file the
+operating system deletes when the journal closes)."""
+
+
 class Journal:
     """The journal database at ``path`` (``":memory:"`` for a throw-away one).
 
@@ -120,7 +126,7 @@ class Journal:
         self._identity: tuple[int, int] | None = None
         redactor = Redactor(secrets)
         try:
-            if self.path != ":memory:":
+            if self.path not in _NO_FILE:
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
                 create_private(self.path)  # mode 0600; SQLite gives -wal and -shm the same
             self._conn = sqlite3.connect(
@@ -135,9 +141,12 @@ class Journal:
                 self._conn.redactor = redactor
             self._conn.execute("PRAGMA busy_timeout = 30000")
             self._conn.execute("PRAGMA auto_vacuum = INCREMENTAL")  # effective on a new file
-            self._conn.execute("PRAGMA journal_mode = WAL")
+            # a temporary database (``""``) keeps its rollback journal in memory: a file of
+            # its own per commit cost a backtest more system time than its whole replay
+            mode = "MEMORY" if self.path == "" else "WAL"
+            self._conn.execute(f"PRAGMA journal_mode = {mode}")
             self._conn.execute(f"PRAGMA synchronous = {synchronous}")
-            if self.path != ":memory:":
+            if self.path not in _NO_FILE:
                 self._check_integrity()
             self._migrate()
             (count,) = self._conn.execute(
@@ -147,7 +156,7 @@ class Journal:
             self._activity_rev = 0
             self._sinks: list[ActivitySink] = []
             self._last_cycle_id = self._max_cycle_id()
-            if self.path != ":memory:":
+            if self.path not in _NO_FILE:
                 self._identity = identity(self.path)
         except (JournalError, sqlite3.Error, OSError) as exc:
             conn = getattr(self, "_conn", None)
@@ -643,6 +652,13 @@ class Journal:
     def orders(self, flt: OrderFilter | None = None) -> list[OrderRecord]:
         with self._read() as conn:
             return queries.select_orders(conn, flt or OrderFilter())
+
+    def iter_orders(self, flt: OrderFilter | None = None) -> Iterator[OrderRecord]:
+        """:meth:`orders` one record at a time, for a reader that keeps only what it makes of
+        each (a backtest's result over a year of orders). The journal is held (its lock) until
+        the iteration ends: write nothing to it meanwhile."""
+        with self._read() as conn:
+            yield from queries.iter_orders(conn, flt or OrderFilter())
 
     def trips(
         self, *, cycle_id: int | None = None, since_ms: int | None = None

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import defaultdict
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from typing import Any
 
 from botkit.intents import Activity, RuleActivity
@@ -28,6 +28,7 @@ __all__ = [
     "cycle_summaries",
     "events_after",
     "events_for",
+    "iter_orders",
     "known_ids",
     "select_orders",
     "select_trips",
@@ -85,6 +86,21 @@ def _order(row: tuple[Any, ...]) -> OrderRecord:
 
 def select_orders(conn: sqlite3.Connection, flt: OrderFilter) -> list[OrderRecord]:
     """Orders matching ``flt``, oldest first (the newest ``limit`` when a limit is given)."""
+    sql, args = _orders_sql(flt)
+    return [_order(row) for row in conn.execute(sql, args)]
+
+
+def iter_orders(conn: sqlite3.Connection, flt: OrderFilter) -> Iterator[OrderRecord]:
+    """:func:`select_orders` one record at a time (a backtest's result reads every order of a
+    year: a list of them all would be its peak of memory)."""
+    sql, args = _orders_sql(flt)
+    cursor = conn.execute(sql, args)
+    while rows := cursor.fetchmany(1000):
+        for row in rows:
+            yield _order(row)
+
+
+def _orders_sql(flt: OrderFilter) -> tuple[str, list[Any]]:
     where: list[str] = []
     args: list[Any] = []
     for column, value in (
@@ -118,7 +134,7 @@ def select_orders(conn: sqlite3.Connection, flt: OrderFilter) -> list[OrderRecor
         args.append(flt.limit)
     else:
         sql += " ORDER BY id"
-    return [_order(row) for row in conn.execute(sql, args)]
+    return sql, args
 
 
 def known_ids(conn: sqlite3.Connection, ids: Collection[str]) -> set[str]:

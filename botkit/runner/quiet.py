@@ -35,9 +35,11 @@ from botkit.intents import Activity, KeepIntent
 from botkit.pipeline.desired import FillFact, reconcile
 from botkit.rules import Evaluation, Rule, RuleStatus, Strategy, parse_client_order_id
 from botkit.rules.actions import build_intents
+from botkit.rules.context import Ctx
 from botkit.rules.deps import Quiet, Recheck, input_of, quiet_until, rechecked
-from botkit.rules.runtime import Env
+from botkit.rules.runtime import Env, env_for
 from botkit.rules.series import INTERVALS
+from botkit.snapshot import Snapshot
 
 __all__ = ["QuietCycles", "strategy_quiet"]
 
@@ -222,10 +224,11 @@ class QuietCycles:
     now (to see that no kept order of a quiet strategy rests); ``prices(symbol)``, when given:
     the :data:`~botkit.rules.deps.RECHECKED` values a cycle now would read for ``symbol`` (as
     the expression context reads them), so a condition false for a price is checked against
-    the new price alone. ``reads(strategy, now_ms)``, when given (it replaces ``prices``): the
-    environment a cycle's evaluation of ``strategy`` at ``now_ms`` would read (the runner's
-    reader, the strategy's resolvers): the rechecked figures are read from it, and a ``keep:``
-    rule that declared its orders is quiet while its :class:`KeepCheck` holds."""
+    the new price alone. ``reads(now_ms, symbols)``, when given (it replaces ``prices``): the
+    snapshot a cycle at ``now_ms`` of strategies trading ``symbols`` would read (the runner's
+    reader: each part read when first asked for); the rechecked figures are read from it
+    through each strategy's own resolvers, as its evaluation would, and a ``keep:`` rule that
+    declared its orders is quiet while its :class:`KeepCheck` holds."""
 
     __slots__ = (
         "_activity_of",
@@ -244,7 +247,7 @@ class QuietCycles:
         open_orders: Callable[[], Sequence[OpenOrder]],
         prices: Callable[[str], Mapping[str, Any]] | None = None,
         *,
-        reads: Callable[[Strategy, int], Env] | None = None,
+        reads: Callable[[int, Collection[str]], Snapshot] | None = None,
     ) -> None:
         self._book_rev = book_rev
         self._open_orders = open_orders
@@ -266,6 +269,7 @@ class QuietCycles:
         """Whether a cycle of ``due`` at ``now_ms`` would provably change nothing."""
         verdicts = self._verdicts
         rev: Hashable = None
+        fresh: _Now | None = None
         for strategy in due:
             verdict = verdicts.get(strategy.name)
             if verdict is None or verdict.strategy is not strategy:
@@ -281,34 +285,43 @@ class QuietCycles:
             for width in verdict.intervals_ms:
                 if now_ms // width != at // width:
                     return False
-            if (verdict.rechecks or verdict.keeps) and not self._still_quiet(
-                strategy, verdict, now_ms
-            ):
-                return False
+            if verdict.rechecks or verdict.keeps:
+                if fresh is None:
+                    fresh = _Now(due, now_ms)
+                if not self._still_quiet(strategy, verdict, fresh):
+                    return False
         self.skipped += 1
         return True
 
-    def _still_quiet(self, strategy: Strategy, verdict: _Verdict, now_ms: int) -> bool:
+    def _still_quiet(self, strategy: Strategy, verdict: _Verdict, now: _Now) -> bool:
         """The verdict's rechecks and keep checks over what a cycle would read now."""
-        fresh: Mapping[str, Any]
+        values: Mapping[str, Any]
         try:
-            if self._reads is not None:
-                env = self._reads(strategy, now_ms)
-                fresh = env
+            reads = self._reads
+            if reads is not None:
+                snapshot = now.snapshot
+                if snapshot is None:  # one read of the account for every strategy asked
+                    snapshot = now.snapshot = reads(now.now_ms, now.symbols())
+                ctx = Ctx(
+                    snapshot, strategy.name, strategy.symbol, _NO_ACTIVITY, now.now_ms,
+                    strategy.mgn_mode,
+                )  # fmt: skip
+                env = env_for(ctx, strategy.resolvers)
+                values = env
             elif self._prices is not None and not verdict.keeps:
-                fresh = self._prices(strategy.symbol)
+                values = self._prices(strategy.symbol)
             else:
                 return False
-            if not all(r.still_false(fresh) for r in verdict.rechecks):
+            if not all(r.still_false(values) for r in verdict.rechecks):
                 return False
             if not verdict.keeps:
                 return True
             activity_of = self._activity_of
-            if activity_of is None:
+            if activity_of is None or reads is None:
                 return False
             activity = activity_of(strategy)
             orders = env.ctx.snapshot.open_orders
-            return all(k.holds(env, now_ms, activity, orders) for k in verdict.keeps)
+            return all(k.holds(env, now.now_ms, activity, orders) for k in verdict.keeps)
         except Exception:  # a read the cycle could not make either: let it run and say so
             return False
 
@@ -376,6 +389,26 @@ class QuietCycles:
                 checks,
             )
 
+
+class _Now:
+    """What one :meth:`QuietCycles.holds` reads, once: the due strategies' symbols and the
+    snapshot a cycle would read now."""
+
+    __slots__ = ("due", "now_ms", "snapshot")
+
+    def __init__(self, due: Sequence[Strategy], now_ms: int) -> None:
+        self.due = due
+        self.now_ms = now_ms
+        self.snapshot: Snapshot | None = None
+
+    def symbols(self) -> frozenset[str]:
+        """The symbols a cycle of the due strategies reads (their price bands)."""
+        return frozenset(sym for s in self.due for sym in s.symbols)
+
+
+_NO_ACTIVITY: Activity = {}
+"""The activity the checks' context holds: no rechecked value reads a rule's activity (a
+``rule.*`` value is a time input, never rechecked). Never written."""
 
 _TIMED = (RuleStatus.COOLDOWN, RuleStatus.MAX_FIRES)
 """Statuses that hold until a time the rule's activity says."""

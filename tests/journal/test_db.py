@@ -251,3 +251,27 @@ def test_migrations_apply_in_order_and_a_failed_one_changes_nothing(
         assert "venue" in columns
         tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
         assert "notes" not in tables, "the failed migration was rolled back whole"
+
+
+def test_a_temporary_journal_holds_its_pages_outside_the_process_and_reads_back(
+    clock: ManualClock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``""``: SQLite's private temporary database (a backtest's default journal): no file of
+    its own at any path, its rollback journal in memory, every row read back as from a file."""
+    monkeypatch.chdir(tmp_path)
+    with Journal("", clock=clock) as j:
+        j.add_orders(None, [new(0), new(1)], dry=False)
+        j.settle([OrderOutcome("s1-r1-0", Outcome.ACCEPTED, ord_id="42")])
+        assert [r.cl_ord_id for r in j.orders()] == ["s1-r1-0", "s1-r1-1"]
+        assert j._conn.execute("PRAGMA journal_mode").fetchone()[0] == "memory"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_orders_read_one_at_a_time_are_the_orders(journal: Journal, clock: ManualClock) -> None:
+    for n in range(5):
+        journal.add_orders(None, [new(n, rule=f"r{n % 2}")], dry=False)
+        clock.advance(1000)
+    journal.settle([OrderOutcome("s1-r0-0", Outcome.ACCEPTED, ord_id="7")])
+    assert list(journal.iter_orders()) == journal.orders()
+    only = OrderFilter(rule="r1")
+    assert list(journal.iter_orders(only)) == journal.orders(only)
