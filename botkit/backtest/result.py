@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
+from functools import lru_cache
+from sys import intern
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -61,21 +63,29 @@ class OrderRow:
     def from_journal(cls, record: OrderRecord) -> OrderRow:
         """The row of a journal record (the price and size sent, else the intended ones)."""
         px = record.px if record.px is not None else record.intent_px
+        # the words every row repeats are shared (interned), not one copy per row: a year of
+        # orders held one of each per order
         return cls(
             time_ms=record.ts_ms,
-            strategy=record.strategy,
-            rule=record.rule,
+            strategy=intern(record.strategy),
+            rule=intern(record.rule),
             cl_ord_id=record.cl_ord_id,
-            symbol=record.symbol,
-            side=record.side,
-            type=record.type,
+            symbol=intern(record.symbol),
+            side=intern(record.side),
+            type=intern(record.type),
             px=Decimal(px) if px else None,
-            sz=Decimal(record.sz if record.sz is not None else record.intent_sz),
+            sz=_size(record.sz if record.sz is not None else record.intent_sz),
             outcome=record.outcome.value if record.outcome is not None else "unsettled",
             code="" if record.code is None else str(record.code),
             msg=record.msg or record.error,
             reasons=record.reasons,
         )
+
+
+@lru_cache(maxsize=256)
+def _size(text: str) -> Decimal:
+    """An order size as a Decimal, one shared object per distinct text (sizes repeat)."""
+    return Decimal(text)
 
 
 @dataclass(frozen=True, slots=True)

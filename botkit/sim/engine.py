@@ -283,7 +283,7 @@ class SimEngine:
             position=self.account.positions.get((symbol, pos_side)),
             resting=self.matcher.books[symbol].orders(),
             lever_of=lambda mgn, side: self.lever(symbol, mgn, side),
-            available=lambda: self.balance().avail,
+            available=lambda: self.figures.current().avail,  # balance().avail, unbuilt
             currency=self.account.currency,
         )
         now = self.clock.now_ms()
