@@ -433,7 +433,7 @@ def register(sub: Any) -> None:
         "--journal",
         type=Path,
         metavar="FILE",
-        help="keep the journal in this new file (default: memory)",
+        help="keep the journal in this new file (default: a temporary one, deleted at the end)",
     )
     parser.add_argument(
         "--evaluations",
