@@ -5,10 +5,13 @@ After each cycle the runner ran, :meth:`QuietCycles.observe` asks
 until when its status cannot change. A strategy is **quiet** when every one of its rules is
 (each gated by a fixed ``enabled: false``, a resting order under ``keep_open``, a cooldown or
 ``max_fires`` that opens at a known time, or a condition that the bounded values it read keep
-false) and none of its kept orders rests (a ``keep:`` rule whose condition is false would
-cancel them). Its verdict holds until the book changes (the account's orders, positions and
-settings: ``book_rev``, the simulator's change counters, read before the cycle), a candle of
-an interval it reads closes, or the first of its gates opens.
+false, or false for a price or an account figure read again at each cycle: ``Recheck``) and
+none of its kept orders rests (a ``keep:`` rule whose condition is false would cancel them) —
+but a ``keep:`` rule that declared its orders is quiet, its orders resting included, while its
+:class:`KeepCheck` says the same reconcile over the figures of the cycle would keep every one.
+Its verdict holds until the book changes (the account's orders, positions and settings:
+``book_rev``, the simulator's change counters, read before the cycle), a candle of an interval
+it reads closes, or the first of its gates opens.
 
 :meth:`QuietCycles.holds` says, for the strategies due at a cycle, that every one of them is
 quiet and nothing its verdict waits for happened since: the cycle would read, evaluate and
@@ -41,7 +44,7 @@ from botkit.rules.runtime import Env, env_for
 from botkit.rules.series import INTERVALS
 from botkit.snapshot import Snapshot
 
-__all__ = ["QuietCycles", "strategy_quiet"]
+__all__ = ["KeepCheck", "QuietCycles", "strategy_quiet"]
 
 
 def strategy_quiet(
