@@ -117,6 +117,7 @@ def make_runner(
             book_rev=lambda: (engine.matcher.rev, engine.settings_rev),
             open_orders=port.open_orders,
             reads=reader.read,
+            position_rev=lambda: (engine.account.fills, engine.settings_rev),
         )
     return Runner(
         port=port,

@@ -59,6 +59,7 @@ __all__ = [
     "dependencies",
     "input_of",
     "quiet_until",
+    "reads_orders",
     "rechecked",
 ]
 
@@ -118,6 +119,21 @@ def input_of(key: str) -> tuple[Input, frozenset[str]]:
     if root in ("price", "account"):
         return Input.MARKET, frozenset()
     return Input.TIME, frozenset()
+
+
+@functools.lru_cache(maxsize=4096)
+def reads_orders(key: str) -> bool:
+    """Whether the ``book`` value ``key`` moves with the resting orders as well as with the
+    fills and settings (an open order count; a position's ``availQty``, which the closing
+    orders resting hold back): a verdict that read none of them holds while only orders come
+    and go (:attr:`Quiet.orders`)."""
+    display = key.split("@", 1)[0]
+    path = display.split(".")
+    if path[0] == "positions" and len(path) == 3 and path[1] in ("long", "short", "net"):
+        path = ["position", path[2]]
+    if path == ["position", "availQty"] or path == ["rule", "open_orders"]:
+        return True
+    return len(path) == 2 and path[0] == "strategy" and path[1] in _ORDER_COUNTS
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,6 +258,10 @@ class Quiet:
     intervals_ms: frozenset[int] = frozenset()
     until_ms: int | None = None
     rechecks: tuple[Recheck, ...] = ()
+    orders: bool = False
+    """With ``book``: the status also depends on the resting orders (it read an open order
+    count or a position's ``availQty``, or waits on its orders: ``keep_open``); without it only
+    a fill or a setting changes it, whatever orders come and go."""
 
     def __or__(self, other: Quiet) -> Quiet:
         until = self.until_ms
@@ -252,6 +272,7 @@ class Quiet:
             self.intervals_ms | other.intervals_ms,
             until,
             self.rechecks + other.rechecks,
+            self.orders or other.orders,
         )
 
 
@@ -308,7 +329,7 @@ def quiet_until(
     if status is RuleStatus.DISABLED:
         return FOREVER
     if status is RuleStatus.KEEP_OPEN:
-        return Quiet(book=True)
+        return Quiet(book=True, orders=True)
     if status is RuleStatus.COOLDOWN:
         last = activity.last_fire_ms if activity is not None else None
         if last is None or not rule.cooldown_ms or last + rule.cooldown_ms <= now_ms:
@@ -355,10 +376,11 @@ def _false_condition_quiet(
         return None
     if holds:  # cannot happen with the same values; never trust it
         return None
-    book = False
+    book = orders = False
     read: set[str] = set()
     for key in env.read:
         book = book or input_of(key)[0] is Input.BOOK
+        orders = orders or reads_orders(key)
         read |= intervals[key]
     rechecks: tuple[Recheck, ...] = ()
     if prices.keys() & set(env.read):
@@ -367,5 +389,8 @@ def _false_condition_quiet(
         rechecks = (Recheck(fn, known),)
         for key in known:
             book = book or input_of(key)[0] is Input.BOOK
+            orders = orders or reads_orders(key)
             read |= intervals[key]
-    return Quiet(book, frozenset(INTERVALS[w] for w in read), rechecks=rechecks)
+    return Quiet(
+        book, frozenset(INTERVALS[w] for w in read), rechecks=rechecks, orders=book and orders
+    )

@@ -132,7 +132,7 @@ class KeepCheck:
                 known[key] = value
                 intervals |= words
         # the resting orders the reconcile compares with move only with the book
-        quiet = Quiet(True, frozenset(INTERVALS[w] for w in intervals))
+        quiet = Quiet(True, frozenset(INTERVALS[w] for w in intervals), orders=True)
         return cls(strategy, rule, known, quiet)
 
     def holds(self, env: Env, now_ms: int, activity: Activity, orders: Sequence[OpenOrder]) -> bool:
@@ -211,6 +211,8 @@ class _FreshEnv(Env):
 class _Verdict:
     strategy: Strategy
     rev: Hashable
+    rev_kind: int
+    """Which revision ``rev`` is: the whole book's (0) or the positions' (1)."""
     at_ms: int
     book: bool
     intervals_ms: tuple[int, ...]
@@ -238,6 +240,7 @@ class QuietCycles:
         "_book_rev",
         "_loud",
         "_open_orders",
+        "_position_rev",
         "_prices",
         "_reads",
         "_verdicts",
@@ -251,8 +254,10 @@ class QuietCycles:
         prices: Callable[[str], Mapping[str, Any]] | None = None,
         *,
         reads: Callable[[int, Collection[str]], Snapshot] | None = None,
+        position_rev: Callable[[], Hashable] | None = None,
     ) -> None:
         self._book_rev = book_rev
+        self._position_rev = position_rev
         self._open_orders = open_orders
         self._prices = prices
         self._reads = reads
@@ -265,22 +270,27 @@ class QuietCycles:
         """Cycles skipped so far."""
 
     def mark(self) -> Hashable:
-        """The book's revision before a cycle runs (hand it to :meth:`observe`)."""
-        return self._book_rev()
+        """The book's revision before a cycle runs (hand it to :meth:`observe`): the whole
+        book's, and the positions' alone when ``position_rev`` was given."""
+        return self._revs()
+
+    def _revs(self) -> _Revs:
+        position_rev = self._position_rev
+        return _Revs(self._book_rev(), None if position_rev is None else position_rev())
 
     def holds(self, due: Sequence[Strategy], now_ms: int) -> bool:
         """Whether a cycle of ``due`` at ``now_ms`` would provably change nothing."""
         verdicts = self._verdicts
-        rev: Hashable = None
+        revs: _Revs | None = None
         fresh: _Now | None = None
         for strategy in due:
             verdict = verdicts.get(strategy.name)
             if verdict is None or verdict.strategy is not strategy:
                 return False
             if verdict.book:
-                if rev is None:
-                    rev = self._book_rev()
-                if rev != verdict.rev:
+                if revs is None:
+                    revs = self._revs()
+                if (revs.whole if verdict.rev_kind == _WHOLE else revs.positions) != verdict.rev:
                     return False
             if verdict.until_ms is not None and now_ms >= verdict.until_ms:
                 return False
@@ -381,9 +391,17 @@ class QuietCycles:
             if quiet is None:
                 self._loud = strategy.name
                 return
+            # a status that no resting order decides waits only for a fill or a setting (the
+            # positions' revision), not for the orders this very cycle placed or cancelled
+            kind, held = _WHOLE, rev
+            if isinstance(rev, _Revs):
+                held = rev.whole
+                if not quiet.orders and rev.positions is not None:
+                    kind, held = _POSITIONS, rev.positions
             verdicts[strategy.name] = _Verdict(
                 strategy,
-                rev,
+                held,
+                kind,
                 now_ms,
                 quiet.book,
                 tuple(sorted(quiet.intervals_ms)),
@@ -408,6 +426,18 @@ class _Now:
         """The symbols a cycle of the due strategies reads (their price bands)."""
         return frozenset(sym for s in self.due for sym in s.symbols)
 
+
+@dataclass(frozen=True, slots=True)
+class _Revs:
+    """What :meth:`QuietCycles.mark` gives: the whole book's revision and the positions' (None
+    when not known)."""
+
+    whole: Hashable
+    positions: Hashable
+
+
+_WHOLE, _POSITIONS = 0, 1
+"""Which of :class:`_Revs` a verdict holds."""
 
 _NO_ACTIVITY: Activity = {}
 """The activity the checks' context holds: no rechecked value reads a rule's activity (a

@@ -272,6 +272,8 @@ class Account:
         self.c_time = now_ms
         self.u_time = now_ms
         self.positions: dict[tuple[str, PosSide], SimPosition] = {}
+        self.fills = 0
+        """Fills applied so far: the positions and the wallet change only with one."""
 
     def position_qty(self, symbol: str, pos_side: PosSide) -> Decimal:
         pos = self.positions.get((symbol, pos_side))
@@ -291,6 +293,7 @@ class Account:
         now_ms: int,
     ) -> FillEffect:
         """Book one execution: open, add, reduce, close or (one-way) flip the position."""
+        self.fills += 1
         key = (symbol, pos_side)
         pos = self.positions.get(key)
         signed = qty if is_buy else -qty

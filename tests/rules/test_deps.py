@@ -12,7 +12,16 @@ import pytest
 
 from botkit.intents import RuleActivity
 from botkit.rules import RuleStatus, evaluate
-from botkit.rules.deps import FOREVER, Input, Quiet, dependencies, input_of, quiet_until
+from botkit.rules.deps import (
+    FOREVER,
+    Input,
+    Quiet,
+    dependencies,
+    input_of,
+    quiet_until,
+    reads_orders,
+    rechecked,
+)
 from botkit.rules.model import Rule, Strategy
 from tests.rules.helpers import NOW, position, snapshot, strategy
 
@@ -91,6 +100,40 @@ def test_a_condition_decided_by_the_position_stays_false_until_the_book_changes(
     assert quiet_until(rule, status, values) == Quiet(book=True)
 
 
+@pytest.mark.parametrize(
+    ("key", "orders"),
+    [
+        ("position.qty@BOTH", False),
+        ("positions.count", False),
+        ("position.lever@BOTH", False),
+        ("position.availQty@BOTH", True),  # closing orders resting hold it back
+        ("positions.long.availQty", True),
+        ("strategy.open_orders", True),
+        ("strategy.open_buys", True),
+        ("rule.open_orders@grid", True),
+    ],
+)
+def test_which_book_values_move_with_the_resting_orders(key: str, orders: bool) -> None:
+    assert reads_orders(key) is orders
+
+
+def test_a_condition_on_an_order_count_waits_for_the_orders_not_only_the_fills() -> None:
+    rule = strategy(
+        "  - name: r\n    when: position.qty == 0 and strategy.open_orders > 0\n    cancel: {}\n"
+    ).rules[0]
+    flat = {"position.qty@BOTH": 0, "strategy.open_orders": 0}
+    assert quiet_until(rule, RuleStatus.CONDITION_FALSE, flat) == Quiet(book=True, orders=True)
+    held = {"position.qty@BOTH": 1}  # the position decided: the orders may come and go
+    assert quiet_until(rule, RuleStatus.CONDITION_FALSE, held) == Quiet(book=True)
+
+
+def test_the_market_figures_rechecked_are_named_without_their_scope() -> None:
+    for key in ("position.upl@BOTH", "positions.short.im", "account.availMgn", "price.high_24h"):
+        assert rechecked(key), key
+    for key in ("position.age@BOTH", "account.ccy.USDT.avail", "position.qty@BOTH"):
+        assert not rechecked(key), key
+
+
 def test_a_condition_decided_by_the_price_is_evaluated_every_time() -> None:
     rule, status, values = _last(strategy(DIP), mark="60000")  # flat; mark == 24h high
     assert status is RuleStatus.CONDITION_FALSE
@@ -109,7 +152,7 @@ def test_a_false_condition_on_candles_waits_for_the_next_candle_of_its_interval(
 def test_gated_and_constant_statuses() -> None:
     dip = strategy(DIP).rules[0]
     assert quiet_until(dip, RuleStatus.DISABLED, {}) is FOREVER
-    assert quiet_until(dip, RuleStatus.KEEP_OPEN, {}) == Quiet(book=True)
+    assert quiet_until(dip, RuleStatus.KEEP_OPEN, {}) == Quiet(book=True, orders=True)
     for status in (RuleStatus.FIRED, RuleStatus.COOLDOWN, RuleStatus.MAX_FIRES,
                    RuleStatus.SAME_SLOT, RuleStatus.ERROR, RuleStatus.WARMING_UP,
                    RuleStatus.NOTHING_TO_DO, RuleStatus.DECLARED):  # fmt: skip

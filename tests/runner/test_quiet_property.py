@@ -405,3 +405,35 @@ def test_a_resting_kept_ladder_is_skipped_until_a_rung_drifts_past_its_min_rest(
     assert sum(plain.replaced.values()) > 0  # rungs drifted, and were replaced
     assert quick_rows == plain_rows
     assert len(quick_cycles) < len(plain_cycles) // 2  # the resting ladder is mostly skipped
+
+
+def test_a_rule_counting_orders_wakes_when_a_reconcile_cancels_them(tmp_path: Path) -> None:
+    """A cycle whose only change is a kept ladder cancelled (its condition turned false on the
+    price) leaves every strategy quiet; a rule that counted the orders resting must still wake
+    at the next cycle (its verdict waits for the orders, not only for fills): it fires on the
+    candle after the cancels with the skip as without it."""
+    text = (
+        "strategy: count\nsymbol: BTC_USDT_PERP\nevery: 1m\n"
+        "risk: {max_orders_per_cycle: 10, max_position: 6}\n"
+        "rules:\n"
+        "  - name: ladder\n    when: price.mark < 60050\n"
+        "    keep: {ladder: {side: BUY, count: 2, from_px: price.mark * 0.99,"
+        " step_px: price.mark * 0.001, sz: 1}, tolerance: 20 bps}\n"
+        "  - name: alone\n    when: strategy.open_orders == 0 and price.mark > 60050\n"
+        "    place: {order: {side: BUY, px: price.mark * 0.98, sz: 1}}\n"
+    )
+    rows = ["time,open,high,low,close,volume"]
+    for i in range(20):
+        px = 60000 if i < 6 else 60100
+        rows.append(f"{T0 + i * MINUTE},{px},{px},{px},{px},1")
+    data = tmp_path / "candles.csv"
+    data.write_text("\n".join(rows) + "\n")
+    path = tmp_path / "count.yaml"
+    path.write_text(text)
+    plain, plain_rows, _ = _run(tmp_path, data, [path], skip=False)
+    quick, quick_rows, quick_cycles = _run(tmp_path, data, [path], skip=True)
+    fired = [o for o in plain.result.orders if o.rule == "alone"]
+    assert len(fired) == 1  # the shape this test needs: it fires once, after the cancels
+    assert quick.result.orders == plain.result.orders
+    assert quick_rows == plain_rows
+    assert len(quick_cycles) < 20  # and the quiet cycles around it are skipped
