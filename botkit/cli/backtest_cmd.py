@@ -193,7 +193,7 @@ def _single(args: argparse.Namespace, prepared: Prepared, repeats: Repeats) -> i
                 prepared,
                 journal=journal,
                 clock=clock,
-                on_candle=progress.update,
+                on_candles=progress.update,
                 evaluations=args.evaluations,
             )
     finally:

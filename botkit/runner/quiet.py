@@ -35,7 +35,7 @@ from botkit.intents import Activity
 from botkit.rules import Evaluation, RuleStatus, Strategy, parse_client_order_id
 from botkit.rules.deps import Quiet, Recheck, quiet_until
 
-__all__ = ["QuietCycles", "strategy_quiet"]
+__all__ = ["Envelope", "QuietCycles", "strategy_quiet"]
 
 
 def strategy_quiet(
@@ -74,6 +74,19 @@ class _Verdict:
     intervals_ms: tuple[int, ...]
     until_ms: int | None
     rechecks: tuple[Recheck, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Envelope:
+    """While it lasts, every cycle of the strategies it was asked for is skipped (see
+    :meth:`QuietCycles.envelope`): a cycle at a time before ``until_ms`` (None: no time limit)
+    while the book keeps its revision and, at that cycle's prices, :meth:`QuietCycles.
+    rechecks_hold` — the book is the caller's to keep (the simulator's quiet band)."""
+
+    until_ms: int | None
+    rev: Hashable
+    rechecks: tuple[tuple[str, tuple[Recheck, ...]], ...]
+    """Per symbol, the price rechecks of the verdicts (evaluated at each cycle's prices)."""
 
 
 class QuietCycles:
@@ -130,6 +143,48 @@ class QuietCycles:
                 return False
         self.skipped += 1
         return True
+
+    def envelope(self, strategies: Sequence[Strategy]) -> Envelope | None:
+        """A read-only bound within which :meth:`holds` is true for any of ``strategies``
+        (every strategy that may be due), or None when one of them has no verdict, or one that
+        waits for the book sees it changed. Asks nothing of the verdicts' state beyond what
+        :meth:`holds` reads, and changes nothing (``skipped`` is counted by :meth:`skip`)."""
+        verdicts = self._verdicts
+        rev: Hashable = None
+        until: int | None = None
+        rechecks: dict[str, tuple[Recheck, ...]] = {}
+        for strategy in strategies:
+            verdict = verdicts.get(strategy.name)
+            if verdict is None or verdict.strategy is not strategy:
+                return None
+            if verdict.book:
+                if rev is None:
+                    rev = self._book_rev()
+                if rev != verdict.rev:
+                    return None
+            bound = verdict.until_ms
+            at = verdict.at_ms
+            for width in verdict.intervals_ms:  # holds until the next close of this interval
+                close = (at // width + 1) * width
+                if bound is None or close < bound:
+                    bound = close
+            if bound is not None and (until is None or bound < until):
+                until = bound
+            if verdict.rechecks:
+                symbol = strategy.symbol
+                rechecks[symbol] = rechecks.get(symbol, ()) + verdict.rechecks
+        if rev is None:
+            rev = self._book_rev()
+        return Envelope(until, rev, tuple(rechecks.items()))
+
+    def rechecks_hold(self, envelope: Envelope) -> bool:
+        """Whether every recheck of ``envelope`` still finds its condition false at the prices
+        now (what :meth:`holds` asks of a due strategy's verdict)."""
+        return all(self._still_false(symbol, checks) for symbol, checks in envelope.rechecks)
+
+    def skip(self, cycles: int) -> None:
+        """Count ``cycles`` skipped within an envelope (as :meth:`holds` counts each)."""
+        self.skipped += cycles
 
     def _still_false(self, symbol: str, rechecks: Sequence[Recheck]) -> bool:
         if self._prices is None:
