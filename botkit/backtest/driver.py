@@ -215,7 +215,7 @@ def _replay(
     a cycle, while the runner promises its cycles are quiet (:meth:`Runner.quiet_envelope`, a
     verdict without price rechecks), the candles up to the first that may matter — one that
     reaches the band, or closes at or after the envelope's time — are passed at once
-    (:func:`_fast_forward`)."""
+    (:class:`_Forward`)."""
     equity = EquityCurve()
     sample = equity.append
     set_clock = clock.set
