@@ -219,6 +219,9 @@ class Runner:
         self.metrics = metrics
         self._monotonic = monotonic
         self._next_due: dict[str, int] = {}
+        self._latest_ms = 0
+        """The latest time a next run was set at (a next run is never set past that time plus
+        its period): a clock at or after it needs no :meth:`_reschedule`."""
         self._reported_errors: set[str] = set()
         self.activity = ActivityCache(journal, include_dry=execution.dry)
         self.last_reload: ReloadReport | None = None
@@ -320,6 +323,7 @@ class Runner:
             any_due |= due
             last = int(closes[int(np.flatnonzero(due)[-1])])
             next_due[strategy.name] = strategy.next_due_ms(last)
+        self._latest_ms = max(self._latest_ms, int(closes[-1]))
         cycles = int(np.count_nonzero(any_due))
         quiet.skip(cycles)
         return cycles
@@ -395,7 +399,9 @@ class Runner:
         if quiet is not None and self.store.fixed:
             # a fixed store's reload changes nothing: a quiet cycle is only the due check
             now = self.now_ms()
-            self._reschedule(now)
+            if now < self._latest_ms:  # else every next run was set at or before now: in time
+                self._reschedule(now)
+            self._latest_ms = max(self._latest_ms, now)
             next_due = self._next_due
             due = [
                 s
@@ -412,6 +418,7 @@ class Runner:
         now = self.now_ms()
         reload = self.reload(now)
         self._reschedule(now)
+        self._latest_ms = max(self._latest_ms, now)
         next_due = self._next_due
         due = [
             s

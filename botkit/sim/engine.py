@@ -157,11 +157,10 @@ class SimEngine:
         :meth:`set_mark` records them; a point outside the band is refused (ValueError)."""
         series, book = self._marking[symbol]
         bid, ask = book.best_bid, book.best_ask
-        record = series.record
         for at, px in points:
             if not bid < px < ask or px <= _ZERO:
                 raise ValueError(f"pass_quietly({symbol!r}): {px} at {at} is outside the band")
-            record(px, at)
+        series.record_many(points)
         self.mark_rev += moves
 
     def equity_at(self, symbol: str, marks: Sequence[Decimal]) -> list[Decimal]:
