@@ -19,10 +19,12 @@ dashboard page adds its own routes (``public=True``: the page and its assets hol
 
 from __future__ import annotations
 
+import errno
 import hmac
 import ipaddress
 import json
 import re
+import socket
 import threading
 import time
 from collections import deque
@@ -464,6 +466,22 @@ class _Handler(BaseHTTPRequestHandler):
         logger.debug("api: {} {}", self.command, self.path.split("?", 1)[0])
 
 
+def _bind_error(host: str, port: int, exc: OSError) -> SettingsError:
+    """Why ``host:port`` cannot be served on, blaming the option at fault: an address this
+    machine does not have (or a name that does not resolve) is the host's, the rest the port's."""
+    if isinstance(exc, socket.gaierror) or exc.errno == errno.EADDRNOTAVAIL:
+        return SettingsError(
+            f"cannot serve on {host}: {exc.strerror or exc}",
+            where=Location(field="--host"),
+            hint="give an address of this machine (127.0.0.1, the default; 0.0.0.0 for all)",
+        )
+    return SettingsError(
+        f"cannot serve on {host}:{port}: {exc.strerror or exc}",
+        where=Location(field="--port"),
+        hint="pick a free port above 1024",
+    )
+
+
 def make_server(
     router: Router,
     *,
@@ -486,11 +504,7 @@ def make_server(
     try:
         server = _Server((host, port), _Handler)
     except OSError as exc:
-        raise SettingsError(
-            f"cannot serve on {host}:{port}: {exc.strerror or exc}",
-            where=Location(field="--port"),
-            hint="pick a free port above 1024",
-        ) from None
+        raise _bind_error(host, port, exc) from None
     gate.allowed_hosts = _allowed_hosts(host, server.server_address[1])
     server.gate = gate
     server.timeout_s = request_timeout_s
