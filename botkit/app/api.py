@@ -25,6 +25,7 @@ import ipaddress
 import json
 import re
 import socket
+import sys
 import threading
 import time
 from collections import deque
@@ -409,6 +410,17 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     gate: Gate
     timeout_s: float = REQUEST_TIMEOUT_S
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """One log line, not socketserver's traceback on stderr: a client that hangs up or
+        resets mid-request is routine (a closed tab, a killed curl); anything else is an error
+        the line names (the router answers its own failures with 500 before this)."""
+        exc = sys.exc_info()[1]
+        who = client_address[0] if isinstance(client_address, tuple) else client_address
+        if isinstance(exc, ConnectionError | TimeoutError):
+            logger.debug("api: {} went away mid-request ({})", who, type(exc).__name__)
+            return
+        logger.error("api: a request from {} failed: {}: {}", who, type(exc).__name__, exc)
 
 
 class _Handler(BaseHTTPRequestHandler):
