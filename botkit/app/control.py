@@ -100,7 +100,9 @@ def switch(settings: Settings, which: Control, *, engage: bool, by: str) -> str:
             with os.fdopen(fd, "w", encoding="utf-8") as out:
                 out.write(f"engaged by {who} at {when}\n")
         else:
-            path.unlink(missing_ok=True)
+            path.unlink()
+    except FileNotFoundError:  # released already: say so rather than claim a release
+        return f"{name} was not engaged: nothing to release"
     except OSError as exc:
         raise SettingsError(
             f"cannot {'write' if engage else 'remove'} the {name} file"

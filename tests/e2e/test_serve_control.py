@@ -121,8 +121,14 @@ def test_botkit_control_engages_and_releases_the_same_file(tmp_path: Path) -> No
     shown = botkit(env, "control", "kill-switch", "show")
     assert "ENGAGED" in shown.stdout
     assert "ops-carol" in shown.stdout
-    assert botkit(env, "control", "kill-switch", "release").returncode == 0
+    released = botkit(env, "control", "kill-switch", "release", "--by", "ops-carol")
+    assert released.returncode == 0
+    assert released.stdout.strip() == "kill switch released by ops-carol"
     assert not (tmp_path / "STOP").exists()
+    again = botkit(env, "control", "kill-switch", "release", "--by", "ops-carol")
+    assert again.returncode == 0
+    assert again.stdout.strip() == "kill switch was not engaged: nothing to release"
+    assert "released" not in again.stderr  # no log line claims a release either
 
 
 def test_a_request_the_service_did_not_run_within_ten_minutes_expires(tmp_path: Path) -> None:
