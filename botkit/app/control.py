@@ -156,6 +156,22 @@ def selection_of(
     return Selection()
 
 
+def unknown_strategy(name: str, parts: Assembly) -> str:
+    """ "" when ``name`` is a strategy loaded now or known to the journal; else what to say (a
+    misspelt name must not pass as "nothing to do")."""
+    import difflib
+
+    from botkit.rules.ids import strategy_tag
+
+    known = set(parts.runner.store.strategies)
+    known |= {record.name for record in parts.journal.strategies(strategy_tag)}
+    if name in known:
+        return ""
+    close = difflib.get_close_matches(name, sorted(known), n=1)
+    hint = f" — did you mean {close[0]!r}?" if close else " — check the name"
+    return f"no strategy {name!r} is loaded or known to the journal{hint}"
+
+
 def result_lines(command: str, result: Result, dry: bool) -> list[str]:
     """What a cancel / flatten did, one line per thing (the CLI prints them, the API answers
     them)."""
@@ -223,7 +239,10 @@ def act(
     preview = manual.preview(selection, positions=flatten)
     if preview.empty:
         what = "open order or position" if flatten else "open order"
-        return Outcome("done", True, (f"botkit {action}: no {what} for {selection}",))
+        nothing = f"botkit {action}: no {what} for {selection}"
+        if strategy is not None and (unknown := unknown_strategy(strategy, parts)):
+            return Outcome("refused", False, (f"{nothing}; {unknown}",))
+        return Outcome("done", True, (nothing,))
     result = manual.flatten(selection, preview) if flatten else manual.cancel(selection, preview)
     return Outcome(
         "done",

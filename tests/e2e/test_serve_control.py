@@ -148,3 +148,21 @@ def test_a_request_the_service_did_not_run_within_ten_minutes_expires(tmp_path: 
         assert done["lines"][0].startswith("expired: filed 36")  # 3600 s and the run's own
         assert "not run" in done["lines"][0]
         assert len(call(served.url("/api/orders")).body["open"]) == 2  # both runs': none cancelled
+
+
+def test_a_filed_cancel_of_a_misspelt_strategy_is_refused_with_the_name_it_meant(
+    tmp_path: Path,
+) -> None:
+    env = service_env(tmp_path)
+    assert botkit(env, "run", "--once").returncode == 0
+    with serving(env, tmp_path, "--exchange-every", "0") as served:
+        filed = call(served.url("/api/control/cancel"), method="POST", body={"strategy": "rets"})
+        assert filed.status == 202
+        assert botkit(env, "run", "--once").returncode == 0
+        done = call(served.url(filed.body["href"])).body
+        assert done["status"] == "refused"
+        assert done["lines"] == [
+            "botkit cancel: no open order for strategy rets; no strategy 'rets' is loaded or"
+            " known to the journal — did you mean 'rest'?"
+        ]
+        assert len(call(served.url("/api/orders")).body["open"]) == 2  # nothing cancelled
