@@ -247,7 +247,7 @@ class BarColumns(Sequence[Bar]):
     ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
         """The lowest and the highest of open, high, low and close of each bar ``[start,
         stop)``, as ``float`` (correctly rounded: see :meth:`DecimalColumn.floats`)."""
-        o, h, lo, c = (self._columns[n].floats(start, stop) for n in range(4))
+        o, h, lo, c = self.price_columns(start, stop)
         return np.minimum(np.minimum(o, lo), c), np.maximum(np.maximum(o, h), c)
 
     @property

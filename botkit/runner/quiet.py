@@ -80,8 +80,10 @@ class _Verdict:
 class Envelope:
     """While it lasts, every cycle of the strategies it was asked for is skipped (see
     :meth:`QuietCycles.envelope`): a cycle at a time before ``until_ms`` (None: no time limit)
-    while the book keeps its revision and, at that cycle's prices, :meth:`QuietCycles.
-    rechecks_hold` — the book is the caller's to keep (the simulator's quiet band)."""
+    while the book keeps its revision ``rev`` and, at that cycle's prices, every one of
+    ``rechecks`` still finds its condition false (:meth:`QuietCycles.holds` evaluates them; the
+    backtest passes stretches at once only without rechecks). The book is the caller's to keep
+    (the simulator's quiet band)."""
 
     until_ms: int | None
     rev: Hashable
@@ -176,11 +178,6 @@ class QuietCycles:
         if rev is None:
             rev = self._book_rev()
         return Envelope(until, rev, tuple(rechecks.items()))
-
-    def rechecks_hold(self, envelope: Envelope) -> bool:
-        """Whether every recheck of ``envelope`` still finds its condition false at the prices
-        now (what :meth:`holds` asks of a due strategy's verdict)."""
-        return all(self._still_false(symbol, checks) for symbol, checks in envelope.rechecks)
 
     def skip(self, cycles: int) -> None:
         """Count ``cycles`` skipped within an envelope (as :meth:`holds` counts each)."""
