@@ -181,8 +181,9 @@ class Session:
         give_up_at = self._monotonic() + self.deadline
         try:
             response = self._send(method, url, headers, body_text.encode())
+            answered = dataclasses.replace(context, http_status=response.status_code)
             try:
-                content = self._read(response, give_up_at, context, write=write)
+                content = self._read(response, give_up_at, answered, write=write)
             finally:
                 response.close()
         except httpx.TransportError as exc:
@@ -192,7 +193,7 @@ class Session:
                 response.status_code,
                 response.headers,
                 content,
-                context,
+                answered,
                 write=write,
                 now_ms=self.clock.now_ms(),
                 envelope_required=envelope_required,
@@ -200,14 +201,15 @@ class Session:
         except TimestampExpired:
             self.clock.mark_stale()  # the server clock moved: re-sync before the next signing
             raise
-        return data, dataclasses.replace(context, http_status=response.status_code)
+        return data, answered
 
     def _read(
         self, response: httpx.Response, give_up_at: float, context: RequestContext, *, write: bool
     ) -> bytes:
-        """The body, read in pieces: cut at the deadline, refused past the size cap."""
+        """The body, read in pieces: cut at the deadline, refused past the size cap
+        (``context``: the request's, with the answer's status)."""
         cap = self.max_answer_bytes
-        ctx = dataclasses.replace(context, http_status=response.status_code)
+        ctx = context
         declared = http.integer(response.headers.get("content-length"), max_digits=18)
         if declared is not None and declared > cap:
             raise http.malformed(_too_big(declared, cap), ctx, write=write)
