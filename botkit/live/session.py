@@ -134,14 +134,31 @@ class Session:
         if self._closed:
             raise RuntimeError("Cannot send a request, as the client has been closed.")
         jar = self._http.cookies
-        request = httpx.Request(
-            method,
-            self._url(url),
-            headers=headers,
-            content=content or None,
-            cookies=jar if jar else None,
-            extensions=self._timeout_ext,
-        )
+        address = self._url(url)
+        if jar:  # cookies to send back (rare): httpx places them
+            request = httpx.Request(
+                method,
+                address,
+                headers=headers,
+                content=content or None,
+                cookies=jar,
+                extensions=self._timeout_ext,
+            )
+        else:  # the headers httpx would add, added here: it looks each up by name, slowly
+            # httpx: the length of a body after the request's headers; Host, and a zero
+            # length for a body-less POST / PUT / PATCH, before them
+            front = [(b"Host", address.netloc)]
+            if not content and method in _EMPTY_BODY_LENGTH:
+                front.append((b"Content-Length", b"0"))
+            back = [(b"Content-Length", str(len(content)).encode("ascii"))] if content else []
+            request = httpx.Request(
+                method,
+                address,
+                headers=[*front, *headers, *back],
+                stream=httpx.ByteStream(content),
+                extensions=self._timeout_ext,
+            )
+            request.read()  # as httpx does for a body given whole
         response = self._route.handle_request(request)
         response.request = request
         if "set-cookie" in response.headers:
@@ -281,6 +298,8 @@ class Session:
 
 
 _JSON_TYPE = (b"Content-Type", b"application/json")
+_EMPTY_BODY_LENGTH = frozenset({"POST", "PUT", "PATCH"})
+"""Methods httpx sends ``Content-Length: 0`` for when they have no body."""
 _URLS_MAX = 256
 """Addresses kept parsed (a few per symbol); the cache starts over when full."""
 

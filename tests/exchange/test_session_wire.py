@@ -15,6 +15,7 @@ from botkit import __version__
 from botkit.exchange.models import OrderRequest, OrderSide, OrderType
 from botkit.live.client import ExchangeClient
 from botkit.live.clock import ClockSync
+from botkit.live.session import Session
 
 from . import payloads as wire
 
@@ -26,6 +27,8 @@ _ANSWERS: dict[str, object] = {
     "/v3/market/limitPrice": [{"symbol": "BTC_USDT_PERP", "buyLmt": "85000", "sellLmt": "77000"}],
     "/v3/trade/orders": [{"clOrdId": "a-1", "ordId": "1", "code": 200, "msg": "Success"}],
     "/v3/account/balance": wire.BALANCE,
+    "/v3/trade/order": {"clOrdId": "a-1", "ordId": "1"},
+    "/v3/position/leverage": {},
 }
 
 
@@ -79,13 +82,21 @@ def test_the_session_sends_what_httpx_client_would_build_and_send() -> None:
     )  # fmt: skip
     client.place_orders([order])  # signed POST with a body
     client.balance()  # signed GET
-    assert [r.method for r in transport.seen] == ["GET", "POST", "GET"]
+    client.cancel_order("BTC_USDT_PERP", cl_ord_id="a-1")  # signed DELETE with a body
+    session = Session(
+        BASE, key="k", secret=SecretStr("s"), passphrase=SecretStr("p"), signing="v3",
+        clock=client.clock, transport=transport,
+    )  # fmt: skip
+    session.request("POST", "/v3/position/leverage", signed=False)  # a POST without a body
+    session.close()
+    assert [r.method for r in transport.seen] == ["GET", "POST", "GET", "DELETE", "POST"]
     for sent in transport.seen:
         built = _built_by_httpx_client(sent)
         assert str(sent.url) == str(built.url)
         assert sent.headers.raw == built.headers.raw  # names, values and order
         assert sent.content == built.content
         assert sent.extensions["timeout"] == httpx.Timeout(10.0).as_dict()
+    assert transport.seen[-1].headers["content-length"] == "0"
     post = transport.seen[1]
     assert post.headers["content-type"] == "application/json"
     assert post.headers["signatureMethod"] == "hmacSHA256"
