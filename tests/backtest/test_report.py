@@ -14,9 +14,9 @@ import pytest
 from botkit.backtest.bars import Bar
 from botkit.backtest.report import REPORT_FILES, render_summary, write_report
 from botkit.backtest.report_page import COARSEST_BARS, FINEST_BARS, levels, trade_fills
-from botkit.cli import main
 from botkit.backtest.result import BacktestResult, EquityPoint, FillRow, OrderRow, PositionRow
 from botkit.backtest.trades import build_trades
+from botkit.cli import main
 
 D = Decimal
 T0 = 1_704_067_200_000
