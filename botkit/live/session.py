@@ -104,7 +104,8 @@ class Session:
             follow_redirects=False,
         )
         # what Client.build_request / send would add to every request, computed once
-        self._route = self._http._transport_for_url(httpx.URL(url))
+        route = getattr(self._http, "_transport_for_url", None)  # private: httpx 0.27, 0.28
+        self._route: httpx.BaseTransport | None = None if route is None else route(httpx.URL(url))
         self._headers = list(self._http.headers.raw)
         self._timeout_ext = {"timeout": self._http.timeout.as_dict()}
         self._urls: dict[str, httpx.URL] = {}
@@ -133,6 +134,9 @@ class Session:
         does nothing here (see the module doc)."""
         if self._closed:
             raise RuntimeError("Cannot send a request, as the client has been closed.")
+        if self._route is None:  # an httpx without the routing this relies on: its own path
+            built = self._http.build_request(method, url, headers=headers, content=content or None)
+            return self._http.send(built, stream=True)
         jar = self._http.cookies
         address = self._url(url)
         if jar:  # cookies to send back (rare): httpx places them

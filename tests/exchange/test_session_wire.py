@@ -72,9 +72,15 @@ def _built_by_httpx_client(sent: httpx.Request) -> httpx.Request:
     return built
 
 
-def test_the_session_sends_what_httpx_client_would_build_and_send() -> None:
+@pytest.mark.parametrize("routing", [True, False], ids=["own-path", "httpx-without-routing"])
+def test_the_session_sends_what_httpx_client_would_build_and_send(
+    routing: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not routing:  # an httpx without the private routing the session relies on: its own path
+        monkeypatch.delattr(httpx.Client, "_transport_for_url")
     transport = Recording()
     client = _client(transport)
+    monkeypatch.undo()  # httpx's own send needs it back (the session chose at construction)
     client.limit_price("BTC_USDT_PERP")  # unsigned GET with a query
     order = OrderRequest(
         symbol="BTC_USDT_PERP", side=OrderSide.BUY, type=OrderType.LIMIT, sz=Decimal(1),
@@ -83,10 +89,13 @@ def test_the_session_sends_what_httpx_client_would_build_and_send() -> None:
     client.place_orders([order])  # signed POST with a body
     client.balance()  # signed GET
     client.cancel_order("BTC_USDT_PERP", cl_ord_id="a-1")  # signed DELETE with a body
+    if not routing:
+        monkeypatch.delattr(httpx.Client, "_transport_for_url")
     session = Session(
         BASE, key="k", secret=SecretStr("s"), passphrase=SecretStr("p"), signing="v3",
         clock=client.clock, transport=transport,
     )  # fmt: skip
+    monkeypatch.undo()
     session.request("POST", "/v3/position/leverage", signed=False)  # a POST without a body
     session.close()
     assert [r.method for r in transport.seen] == ["GET", "POST", "GET", "DELETE", "POST"]
