@@ -6,7 +6,12 @@ evaluated every minute: candles per second and total seconds, split into loading
 print the replay's top costs from cProfile, ``BENCH_JOURNAL=file`` for the journal on disk,
 ``BENCH_STRATEGIES=btc-dip-ladder,btc-ema-cross`` to run several files of strategies/ one
 after the other on the same candles, each beside the first: the issue-19 figure, the
-EMA-crossover strategy at most 1.3 times the dip ladder).
+EMA-crossover strategy evaluated every minute at most 1.3 times the dip ladder's year).
+With several files each one runs twice, interleaved: **every minute** (every cycle evaluated,
+the skip of quiet cycles off: what the issue-19 bound compares, the cost of evaluating the
+rules and their indicators) and **with the skip** (the product's default, where a cycle that
+provably changes nothing is not evaluated: there the ratio says how many cycles each strategy
+cannot skip, not what evaluating costs). ``BENCH_SKIP=on`` or ``off`` runs one mode only.
 The candles are the shipped series' recipe (``botkit data synth --seed 7 --volatility 0.6
 --jump-prob 0.0005 --jump-size 0.01 --start-price 60000``) stretched to the whole size.
 """
@@ -68,17 +73,36 @@ def main() -> None:
     files = (
         [STRATEGY.with_name(f"{n.strip()}.yaml") for n in names.split(",")] if names else [STRATEGY]
     )
+    chosen = os.environ.get("BENCH_SKIP", "")
+    if chosen not in ("", "on", "off"):
+        raise SystemExit(f"BENCH_SKIP={chosen!r}: say on or off (or leave it unset)")
+    modes = [chosen == "on"] if chosen else ([False, True] if names else [True])
     logger.remove()  # the runner's per-fire log lines are not what is measured
     reference = _reference_s()
+    totals: dict[tuple[str, bool], list[float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "year.csv"
         _synth(data, count)
-        totals = [_run(data, count, strategy, reference) for strategy in files]
-    for strategy, total in zip(files, totals, strict=True):
-        print(f"{strategy.stem:24} {total:7.2f} s  {total / totals[0]:5.2f} x {files[0].stem}")
+        for strategy in files:  # a name listed twice is a second round, interleaved
+            for skip in modes:
+                total = _run(data, count, strategy, reference, skip=skip)
+                totals.setdefault((strategy.stem, skip), []).append(total)
+    first = files[0].stem
+    print(f"machine {reference:.2f} s (bench_backtest._reference_s)")
+    for skip in modes:
+        label = "with the skip" if skip else "every minute"
+        base = min(totals[(first, skip)])
+        for stem in dict.fromkeys(f.stem for f in files):
+            runs = totals[(stem, skip)]
+            shown = ", ".join(f"{t:.2f}" for t in runs)
+            rounds = ", ".join(
+                f"{t / b:.2f}" for t, b in zip(runs, totals[(first, skip)], strict=False)
+            )
+            print(f"{label:14} {stem:24} {min(runs):7.2f} s (runs {shown})"
+                  f"  {min(runs) / base:5.2f} x {first} (each round: {rounds})")  # fmt: skip
 
 
-def _run(data: Path, count: int, strategy: Path, reference: float) -> float:
+def _run(data: Path, count: int, strategy: Path, reference: float, *, skip: bool = True) -> float:
     profile = os.environ.get("BENCH_PROFILE", "") not in ("", "0")
     started = time.perf_counter()
     prepared = prepare(BacktestOptions(data=data, strategies=(strategy,)))
@@ -90,7 +114,7 @@ def _run(data: Path, count: int, strategy: Path, reference: float) -> float:
     started = time.perf_counter()
     if profiler is not None:
         profiler.enable()
-    run = execute(prepared, journal=journal, clock=clock)
+    run = execute(prepared, journal=journal, clock=clock, skip_quiet=skip)
     if profiler is not None:
         profiler.disable()
     replay = time.perf_counter() - started
@@ -98,7 +122,9 @@ def _run(data: Path, count: int, strategy: Path, reference: float) -> float:
     total = loaded + replay
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(render_summary(run.result))
-    print(f"journal {where}, {run.cycles:,} cycles, peak RSS {peak_mb:,.0f} MB")
+    mode = "with the skip" if skip else "every minute"
+    print(f"{strategy.stem}, {mode}: journal {where}, {run.cycles:,} cycles, "
+          f"peak RSS {peak_mb:,.0f} MB")  # fmt: skip
     print(f"load + check   {loaded:7.2f} s")
     print(f"replay         {replay:7.2f} s  {count / replay:9,.0f} candles/s  "
           f"{replay / count * 1e6:6.0f} us/candle (cycle, path, equity, result)")  # fmt: skip

@@ -6,6 +6,8 @@
    through the real client (signing, parsing) — reported with and without the time spent inside the
    simulator's request handler, which stands in for network and exchange time; also as this
    thread's CPU time, which other processes on a shared machine disturb less than the wall clock.
+   Then, in a separate run (the timing of each part costs a little itself), where that CPU time
+   goes: each part's own time (the parts it calls counted in theirs), per order.
 2. Memory (RSS and Python heap) after 1,000 and 10,000 cycles of 20 strategies on simulated time
    (``BENCH_RUNNER_MEMORY=0`` leaves it out).
 
@@ -21,6 +23,9 @@ import statistics
 import tempfile
 import time
 import tracemalloc
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +35,10 @@ from bench.bench_backtest import _reference_s
 from botkit.app.clients import SIM_BASE_URL
 from botkit.clock import ManualClock
 from botkit.journal import Journal
+from botkit.pipeline.band import BandCheck
+from botkit.pipeline.plan import build_plan
 from botkit.rules.store import StrategyStore
+from botkit.runner import cycle as cycle_module
 from botkit.runner.cycle import Runner
 from botkit.runner.execution import LiveExecution
 from botkit.runner.orders import Executor
@@ -140,6 +148,108 @@ def _cycle_overhead() -> None:
         )
 
 
+class _Parts:
+    """Each wrapped callable's own CPU time (this thread's), less the time of the wrapped
+    callables it calls: the parts add up to the whole without counting anything twice."""
+
+    def __init__(self) -> None:
+        self.cpu: defaultdict[str, float] = defaultdict(float)
+        self._children: list[float] = []
+
+    def timed(self, label: str, inner: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            started = time.thread_time()
+            self._children.append(0.0)
+            try:
+                return inner(*args, **kwargs)
+            finally:
+                spent = time.thread_time() - started
+                self.cpu[label] += spent - self._children.pop()
+                if self._children:
+                    self._children[-1] += spent
+
+        return call
+
+    def wrap(self, owner: Any, name: str, label: str) -> None:
+        """Time ``owner.name`` (an instance's method, set on the instance)."""
+        setattr(owner, name, self.timed(label, getattr(owner, name)))
+
+
+class _TimedConnection:
+    """A SQLite connection whose ``execute`` / ``executemany`` count as the journal's SQL."""
+
+    def __init__(self, conn: Any, parts: _Parts) -> None:
+        self._conn = conn
+        self.execute = parts.timed(_JOURNAL_SQL, conn.execute)
+        self.executemany = parts.timed(_JOURNAL_SQL, conn.executemany)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._conn, name)
+
+
+_JOURNAL_SQL = "journal: SQLite statements and commits (WAL, synchronous=NORMAL)"
+
+
+@contextmanager
+def _patched(owner: Any, name: str, value: Any) -> Iterator[None]:
+    """``owner.name = value`` for the duration (a class's or a module's attribute)."""
+    saved = getattr(owner, name)
+    setattr(owner, name, value)
+    try:
+        yield
+    finally:
+        setattr(owner, name, saved)
+
+
+_CLIENT_REQUESTS = "exchange client: requests (httpx, signing, JSON)"
+_CLIENT_MODELS = "exchange client: bodies and answer models"
+_SIMULATOR = "simulator's handler (excluded)"
+
+
+def _breakdown(cycles: int = 30) -> None:
+    """Where botkit's overhead goes, per part (a separate run: the timing costs a little)."""
+    parts = _Parts()
+    with tempfile.TemporaryDirectory() as tmp:
+        runner, clock, transport = _setup(Path(tmp), strategies=20, legs=5)
+        runner.run_cycle()  # warm-up, untimed
+        journal = runner.journal
+        assert isinstance(journal, Journal)
+        for name in (
+            "begin_cycle", "end_cycle", "add_orders", "mark_sent", "settle", "known_ids",
+            "record_cycle_evaluations", "record_event", "activity",
+        ):  # fmt: skip
+            parts.wrap(journal, name, "journal: rows, JSON, notes (Python)")
+        # the journal's statements, commits included, through a timing stand-in for its
+        # connection (the journal's private attribute: a benchmark's look inside)
+        journal._conn = _TimedConnection(journal._conn, parts)  # type: ignore[assignment]
+        client = runner.port
+        parts.wrap(client, "_call", _CLIENT_REQUESTS)
+        for name in ("place_orders", "limit_price", "tickers", "instruments", "positions",
+                     "balance", "open_orders"):  # fmt: skip
+            if hasattr(client, name):
+                parts.wrap(client, name, _CLIENT_MODELS)
+        parts.wrap(transport, "handle_request", _SIMULATOR)
+        parts.wrap(runner, "reload", "strategy files (scan, unchanged check)")
+        parts.wrap(runner, "_evaluate", "evaluation (rules, intents)")
+        parts.wrap(runner, "_record", "evaluation rows (built)")
+        parts.wrap(runner.execution, "orders", "executor (rows, submit, retry, outcomes)")
+        parts.wrap(runner, "run_cycle", "cycle (the rest: read, keep, controls, report)")
+        band = parts.timed("price band re-check (less its read)", BandCheck.__call__)
+        plan = parts.timed("planning (validate, round, guards, batches)", build_plan)
+        with _patched(BandCheck, "__call__", band), _patched(cycle_module, "build_plan", plan):
+            for _ in range(cycles):
+                clock.advance(MINUTE)
+                runner.run_cycle()
+    orders = cycles * 100
+    total = sum(v for k, v in parts.cpu.items() if k != _SIMULATOR)
+    print(f"where botkit's overhead goes (CPU µs per order, {cycles} cycles timed per part):")
+    for label, cpu in sorted(parts.cpu.items(), key=lambda kv: -kv[1]):
+        if label != _SIMULATOR:
+            print(f"  {cpu / orders * 1e6:6.1f}  {label}")
+    print(f"  {total / orders * 1e6:6.1f}  in all (timing included)")
+    print(f"  ({parts.cpu[_SIMULATOR] / orders * 1e6:.1f} µs per order in the {_SIMULATOR})")
+
+
 def _rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -176,6 +286,7 @@ def main(argv: Any = None) -> None:
     configure_logging(level="WARNING", fmt="text")
     print(f"machine {_reference_s():.2f} s for the reference loop (bench_backtest._reference_s)")
     _cycle_overhead()
+    _breakdown()
     if os.environ.get("BENCH_RUNNER_MEMORY", "1") != "0":
         _memory()
 

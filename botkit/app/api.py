@@ -19,10 +19,13 @@ dashboard page adds its own routes (``public=True``: the page and its assets hol
 
 from __future__ import annotations
 
+import errno
 import hmac
 import ipaddress
 import json
 import re
+import socket
+import sys
 import threading
 import time
 from collections import deque
@@ -408,6 +411,17 @@ class _Server(ThreadingHTTPServer):
     gate: Gate
     timeout_s: float = REQUEST_TIMEOUT_S
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """One log line, not socketserver's traceback on stderr: a client that hangs up or
+        resets mid-request is routine (a closed tab, a killed curl); anything else is an error
+        the line names (the router answers its own failures with 500 before this)."""
+        exc = sys.exc_info()[1]
+        who = client_address[0] if isinstance(client_address, tuple) else client_address
+        if isinstance(exc, ConnectionError | TimeoutError):
+            logger.debug("api: {} went away mid-request ({})", who, type(exc).__name__)
+            return
+        logger.error("api: a request from {} failed: {}: {}", who, type(exc).__name__, exc)
+
 
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
@@ -464,6 +478,22 @@ class _Handler(BaseHTTPRequestHandler):
         logger.debug("api: {} {}", self.command, self.path.split("?", 1)[0])
 
 
+def _bind_error(host: str, port: int, exc: OSError) -> SettingsError:
+    """Why ``host:port`` cannot be served on, blaming the option at fault: an address this
+    machine does not have (or a name that does not resolve) is the host's, the rest the port's."""
+    if isinstance(exc, socket.gaierror) or exc.errno == errno.EADDRNOTAVAIL:
+        return SettingsError(
+            f"cannot serve on {host}: {exc.strerror or exc}",
+            where=Location(field="--host"),
+            hint="give an address of this machine (127.0.0.1, the default; 0.0.0.0 for all)",
+        )
+    return SettingsError(
+        f"cannot serve on {host}:{port}: {exc.strerror or exc}",
+        where=Location(field="--port"),
+        hint="pick a free port above 1024",
+    )
+
+
 def make_server(
     router: Router,
     *,
@@ -486,11 +516,7 @@ def make_server(
     try:
         server = _Server((host, port), _Handler)
     except OSError as exc:
-        raise SettingsError(
-            f"cannot serve on {host}:{port}: {exc.strerror or exc}",
-            where=Location(field="--port"),
-            hint="pick a free port above 1024",
-        ) from None
+        raise _bind_error(host, port, exc) from None
     gate.allowed_hosts = _allowed_hosts(host, server.server_address[1])
     server.gate = gate
     server.timeout_s = request_timeout_s

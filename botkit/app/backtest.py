@@ -79,6 +79,11 @@ class FixedStore(StrategyStore):
     def strategies(self) -> dict[str, Strategy]:
         return self._fixed
 
+    @property
+    def fixed(self) -> bool:
+        """After the first :meth:`refresh` nothing changes."""
+        return self._pending is _NOTHING
+
     def refresh(self, instruments: object = None) -> ReloadReport:
         """The first call reports the strategies loaded; later calls change nothing."""
         report, self._pending = self._pending, _NOTHING
@@ -131,6 +136,19 @@ def make_runner(
     )
 
 
+def _each(
+    on_candle: Callable[[], None] | None, on_candles: Callable[[int], None]
+) -> Callable[[], None]:
+    """One callback per candle for both (the portfolio replay takes one)."""
+
+    def each() -> None:
+        if on_candle is not None:
+            on_candle()
+        on_candles(1)
+
+    return each
+
+
 def run_backtest(
     series: CandleSeries,
     strategies: Sequence[Strategy],
@@ -144,6 +162,8 @@ def run_backtest(
     evaluations: EvaluationRecords = "changes",
     skip_quiet: bool = True,
     legs: Legs = (),
+    on_candles: Callable[[int], None] | None = None,
+    fast_forward: bool = True,
 ) -> BacktestRun:
     """Replay ``series`` for ``strategies`` on a simulator built from ``config`` — or, given
     ``legs``, every symbol's candles in lockstep on one account
@@ -157,9 +177,12 @@ def run_backtest(
     a year of orders and their decisions held in memory was most of a run's peak), closed at
     the end; a given
     journal must run on ``clock`` and is left open. ``on_candle()`` is called after each
-    candle. ``evaluations``: which rule evaluations are journaled (``all`` or
-    ``changes``, see :class:`~botkit.runner.cycle.Runner`); ``skip_quiet``: skip the cycles
-    that provably change nothing (see :func:`make_runner`).
+    candle, ``on_candles(n)`` after each ``n`` candles (a progress bar's ``update``).
+    ``evaluations``: which rule evaluations are journaled (``all`` or ``changes``, see
+    :class:`~botkit.runner.cycle.Runner`); ``skip_quiet``: skip the cycles that provably
+    change nothing (see :func:`make_runner`); ``fast_forward``: pass stretches of such
+    cycles at once (see :func:`~botkit.backtest.driver.replay`; off: one candle at a
+    time, the same result).
     """
     clock = clock if clock is not None else ManualClock(series.start_ms)
     clock.set(series.start_ms)
@@ -171,6 +194,8 @@ def run_backtest(
     runner = make_runner(port, journal, strategies, evaluations, skip_quiet)
     try:
         if legs:
+            if on_candles is not None:
+                on_candle = _each(on_candle, on_candles)
             return replay_portfolio(
                 legs,
                 runner,
@@ -192,6 +217,8 @@ def run_backtest(
             symbol=symbol,
             meta=meta,
             on_candle=on_candle,
+            on_candles=on_candles,
+            fast_forward=fast_forward,
         )
     finally:
         if owned:
@@ -206,10 +233,12 @@ def execute(
     on_candle: Callable[[], None] | None = None,
     evaluations: EvaluationRecords = "changes",
     skip_quiet: bool = True,
+    on_candles: Callable[[int], None] | None = None,
+    fast_forward: bool = True,
 ) -> BacktestRun:
     """Run a prepared backtest (journal in memory unless one is given, on ``clock``); the
-    result carries the prepared run's :attr:`~Prepared.notes`. ``evaluations`` and
-    ``skip_quiet`` as for :func:`run_backtest`."""
+    result carries the prepared run's :attr:`~Prepared.notes`. ``evaluations``,
+    ``skip_quiet``, ``on_candles`` and ``fast_forward`` as for :func:`run_backtest`."""
     p = prepared
     run = run_backtest(
         p.series,
@@ -223,6 +252,8 @@ def execute(
         evaluations=evaluations,
         legs=p.legs,
         skip_quiet=skip_quiet,
+        on_candles=on_candles,
+        fast_forward=fast_forward,
     )
     if p.notes:
         run.result = dataclasses.replace(run.result, notes=p.notes)

@@ -100,7 +100,9 @@ def switch(settings: Settings, which: Control, *, engage: bool, by: str) -> str:
             with os.fdopen(fd, "w", encoding="utf-8") as out:
                 out.write(f"engaged by {who} at {when}\n")
         else:
-            path.unlink(missing_ok=True)
+            path.unlink()
+    except FileNotFoundError:  # released already: say so rather than claim a release
+        return f"{name} was not engaged: nothing to release"
     except OSError as exc:
         raise SettingsError(
             f"cannot {'write' if engage else 'remove'} the {name} file"
@@ -152,6 +154,22 @@ def selection_of(
         symbols = None if loaded is None else frozenset(loaded.symbols)
         return Selection(strategy=strategy, symbols=symbols)
     return Selection()
+
+
+def unknown_strategy(name: str, parts: Assembly) -> str:
+    """ "" when ``name`` is a strategy loaded now or known to the journal; else what to say (a
+    misspelt name must not pass as "nothing to do")."""
+    import difflib
+
+    from botkit.rules.ids import strategy_tag
+
+    known = set(parts.runner.store.strategies)
+    known |= {record.name for record in parts.journal.strategies(strategy_tag)}
+    if name in known:
+        return ""
+    close = difflib.get_close_matches(name, sorted(known), n=1)
+    hint = f" — did you mean {close[0]!r}?" if close else " — check the name"
+    return f"no strategy {name!r} is loaded or known to the journal{hint}"
 
 
 def result_lines(command: str, result: Result, dry: bool) -> list[str]:
@@ -221,7 +239,10 @@ def act(
     preview = manual.preview(selection, positions=flatten)
     if preview.empty:
         what = "open order or position" if flatten else "open order"
-        return Outcome("done", True, (f"botkit {action}: no {what} for {selection}",))
+        nothing = f"botkit {action}: no {what} for {selection}"
+        if strategy is not None and (unknown := unknown_strategy(strategy, parts)):
+            return Outcome("refused", False, (f"{nothing}; {unknown}",))
+        return Outcome("done", True, (nothing,))
     result = manual.flatten(selection, preview) if flatten else manual.cancel(selection, preview)
     return Outcome(
         "done",

@@ -68,7 +68,7 @@ class DecimalColumn(Sequence[Decimal]):
     """One column of ``Decimal`` values, stored as codes into a shared table, as fixed-point
     keys, or (values that have no key, e.g. from JSON) as the objects themselves."""
 
-    __slots__ = ("_codes", "_keys", "_objects", "_table")
+    __slots__ = ("_codes", "_floats", "_keys", "_objects", "_table")
 
     def __init__(
         self,
@@ -77,11 +77,14 @@ class DecimalColumn(Sequence[Decimal]):
         table: list[Decimal] | None = None,
         keys: IntArray | None = None,
         objects: Sequence[Decimal] | None = None,
+        floats: npt.NDArray[np.float64] | None = None,
     ) -> None:
         self._codes = codes
         self._table = table
         self._keys = keys
         self._objects = objects
+        self._floats = floats
+        """``float`` of each value of the table (shared with the table), when known."""
 
     def __len__(self) -> int:
         if self._codes is not None:
@@ -98,7 +101,9 @@ class DecimalColumn(Sequence[Decimal]):
     def __getitem__(self, index: int | slice) -> Decimal | DecimalColumn:
         if isinstance(index, slice):
             if self._codes is not None:
-                return DecimalColumn(codes=self._codes[index], table=self._table)
+                return DecimalColumn(
+                    codes=self._codes[index], table=self._table, floats=self._floats
+                )
             if self._keys is not None:
                 return DecimalColumn(keys=self._keys[index])
             assert self._objects is not None
@@ -120,6 +125,19 @@ class DecimalColumn(Sequence[Decimal]):
             return decimals_from_keys(self._keys[start:stop].tolist())
         assert self._objects is not None
         return list(self._objects[start:stop])
+
+    def floats(self, start: int, stop: int) -> npt.NDArray[np.float64]:
+        """``float(v)`` of the values ``[start, stop)`` (correctly rounded, so monotone: ``a <=
+        b`` gives ``float(a) <= float(b)``); a shared table is converted once."""
+        if self._codes is not None:
+            assert self._table is not None
+            if self._floats is None:
+                self._floats = np.fromiter(map(float, self._table), np.float64, len(self._table))
+            return self._floats[self._codes[start:stop]]
+        if self._keys is not None:
+            return key_floats(self._keys[start:stop])
+        values = self.take(start, stop)
+        return np.fromiter(map(float, values), np.float64, len(values))
 
     def __iter__(self) -> Iterator[Decimal]:
         for begin in range(0, len(self), CHUNK):
@@ -154,10 +172,26 @@ def share_keys(columns: Sequence[IntArray]) -> list[DecimalColumn]:
     if len(distinct) > MAX_TABLE:
         return [DecimalColumn(keys=c) for c in columns]
     table = decimals_from_keys(distinct.tolist())
+    floats = key_floats(distinct)
     return [
-        DecimalColumn(codes=np.searchsorted(distinct, c).astype(np.int32), table=table)
+        DecimalColumn(
+            codes=np.searchsorted(distinct, c).astype(np.int32), table=table, floats=floats
+        )
         for c in columns
     ]
+
+
+def key_floats(keys: IntArray) -> npt.NDArray[np.float64]:
+    """``float(Decimal)`` of each fixed-point key, correctly rounded: a coefficient below
+    2**53 and a power of ten up to 10**22 are exact doubles, and IEEE division rounds their
+    exact quotient correctly; any other key is converted through its ``Decimal``."""
+    coefficients = keys >> PLACES_BITS
+    places = keys & 31
+    out = coefficients.astype(np.float64) / np.power(10.0, places.astype(np.float64))
+    odd = np.flatnonzero((coefficients >= 1 << 53) | (places > 22))
+    for i in odd.tolist():
+        out[i] = float(_key_decimal(int(keys[i])))
+    return out
 
 
 class BarColumns(Sequence[Bar]):
@@ -191,6 +225,30 @@ class BarColumns(Sequence[Bar]):
     def highs(self, start: int, stop: int) -> list[Decimal]:
         """The highs of bars ``[start, stop)``."""
         return self._columns[1].take(start, stop)
+
+    def closes(self, start: int, stop: int) -> list[Decimal]:
+        """The closes of bars ``[start, stop)``."""
+        return self._columns[3].take(start, stop)
+
+    def price_columns(
+        self, start: int, stop: int
+    ) -> tuple[
+        npt.NDArray[np.float64],
+        npt.NDArray[np.float64],
+        npt.NDArray[np.float64],
+        npt.NDArray[np.float64],
+    ]:
+        """``float`` of the open, high, low and close of bars ``[start, stop)``."""
+        o, h, lo, c = (self._columns[n].floats(start, stop) for n in range(4))
+        return o, h, lo, c
+
+    def price_floats(
+        self, start: int, stop: int
+    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """The lowest and the highest of open, high, low and close of each bar ``[start,
+        stop)``, as ``float`` (correctly rounded: see :meth:`DecimalColumn.floats`)."""
+        o, h, lo, c = self.price_columns(start, stop)
+        return np.minimum(np.minimum(o, lo), c), np.maximum(np.maximum(o, h), c)
 
     @property
     def times(self) -> IntArray:
@@ -259,6 +317,24 @@ class EquityCurve(Sequence[EquityPoint]):
         if kept and kept[-1] == exposure:
             exposure = kept[-1]
         kept.append(exposure)
+
+    def extend(self, times: Iterable[int], equities: Iterable[Decimal], exposure: Decimal) -> None:
+        """:meth:`append` of each of ``times`` with its equity and the one ``exposure``, the
+        same objects kept as :meth:`append` keeps them."""
+        self.times.extend(times)
+        kept = self.equities
+        last = kept[-1] if kept else None
+        add = kept.append
+        for equity in equities:
+            if last is not None and last == equity:
+                equity = last
+            add(equity)
+            last = equity
+        exposures = self.exposures
+        count = len(self.times) - len(exposures)
+        if exposures and exposures[-1] == exposure:
+            exposure = exposures[-1]
+        exposures.extend(repeat(exposure, count))
 
     @classmethod
     def of(cls, points: Iterable[EquityPoint]) -> EquityCurve:

@@ -30,8 +30,10 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
+import numpy as np
+
 from botkit.backtest.bars import Bar, CandleSeries
-from botkit.backtest.columns import BarColumns, EquityCurve
+from botkit.backtest.columns import CHUNK, BarColumns, EquityCurve
 from botkit.backtest.path import PathPoint, candle_path
 from botkit.backtest.result import BacktestResult, EquityPoint, FillRow, OrderRow, PositionRow
 from botkit.clock import ManualClock
@@ -171,6 +173,8 @@ def replay(
     symbol: str,
     meta: Mapping[str, str] | None = None,
     on_candle: Callable[[], None] | None = None,
+    on_candles: Callable[[int], None] | None = None,
+    fast_forward: bool = True,
 ) -> BacktestRun:
     """Replay ``series`` through ``runner`` on the simulator ``engine`` (``port`` its in-process
     face, ``clock`` its manual clock, ``journal`` the runner's): the candle loop of the module
@@ -182,7 +186,10 @@ def replay(
                           config.balance.amount, config.balance.currency)  # fmt: skip
     run = BacktestRun(result=base)
     with _replay_gc():
-        equity = _replay(run, bars, interval, symbol, clock, engine, runner, on_candle)
+        equity = _replay(
+            run, bars, interval, symbol, clock, engine, runner, on_candle, on_candles,
+            fast_forward,
+        )  # fmt: skip
     run.result = _result(run.result, series, port, journal, equity, meta or {})
     run.result = replace(run.result, by_rule=_by_rule(run))
     return run
@@ -197,35 +204,195 @@ def _replay(
     engine: SimEngine,
     runner: Runner,
     on_candle: Callable[[], None] | None,
+    on_candles: Callable[[int], None] | None = None,
+    fast_forward: bool = True,
 ) -> EquityCurve:
-    """The candle loop (see the module doc); returns the equity curve."""
+    """The candle loop (see the module doc); returns the equity curve.
+
+    Two shortcuts with the same effects as the plain loop (``tests/backtest/test_fast_forward.
+    py`` compares them): a candle whose path stays inside the simulator's quiet band (no order
+    can fill) moves the mark without the matcher (:meth:`SimEngine.pass_quietly`); and after
+    a cycle, while the runner promises its cycles are quiet (:meth:`Runner.quiet_envelope`, a
+    verdict without price rechecks), the candles up to the first that may matter — one that
+    reaches the band, or closes at or after the envelope's time — are passed at once
+    (:class:`_Forward`)."""
     equity = EquityCurve()
     sample = equity.append
     set_clock = clock.set
     set_mark = engine.set_mark
+    band = engine.quiet_band
+    move = engine.pass_quietly
     equity_now = engine.equity
     positions = engine.account.positions
     run_cycle = runner.run_cycle
     next_due = runner.next_due_ms()
-    for bar in bars:
-        for t, px in candle_path(bar, interval):
-            set_clock(t)
-            set_mark(symbol, px)
-        close_ms = bar.time_ms + interval
-        set_clock(close_ms)
-        if next_due is not None and next_due <= close_ms:
-            report = run_cycle()
-            run.cycles += 1
-            if report.error or report.strategy_errors or report.rule_errors:
-                _note_problems(run, report)
-            if report.effects:
-                _count_churn(run, report)
-            next_due = runner.next_due_ms()
-        exposure = sum([abs(p.qty) for p in positions.values()], _ZERO) if positions else _ZERO
-        sample(close_ms, equity_now(), exposure)
-        if on_candle is not None:
-            on_candle()
+    columns = bars if isinstance(bars, BarColumns) else BarColumns.from_bars(bars)
+    forward = _Forward(run, columns, interval, symbol, clock, engine, runner, equity)
+    probe = False
+    total = len(columns)
+    i = 0
+    while i < total:
+        chunk = list(columns[i : i + CHUNK])
+        base = i
+        k = 0
+        while k < len(chunk):
+            bar = chunk[k]
+            path = candle_path(bar, interval)
+            low, high = band(symbol)
+            _, o, h, lo, c, _ = bar
+            if low < lo <= o <= h < high and lo <= c <= h and lo > _ZERO:  # nothing can fill
+                move(symbol, path, 4)
+            else:
+                for t, px in path:
+                    set_clock(t)
+                    set_mark(symbol, px)
+            close_ms = bar.time_ms + interval
+            set_clock(close_ms)
+            if next_due is not None and next_due <= close_ms:
+                report = run_cycle()
+                run.cycles += 1
+                if not report.quiet:
+                    probe = fast_forward
+                    if report.error or report.strategy_errors or report.rule_errors:
+                        _note_problems(run, report)
+                    if report.effects:
+                        _count_churn(run, report)
+                next_due = runner.next_due_ms()
+            exposure = sum([abs(p.qty) for p in positions.values()], _ZERO) if positions else _ZERO
+            sample(close_ms, equity_now(), exposure)
+            if on_candle is not None:
+                on_candle()
+            if on_candles is not None:
+                on_candles(1)
+            k += 1
+            if probe:
+                probe = False
+                done = forward.run(base + k)
+                if done:
+                    next_due = runner.next_due_ms()
+                    if on_candle is not None:
+                        for _ in range(done):
+                            on_candle()
+                    if on_candles is not None:
+                        on_candles(done)
+                    probe = forward.cut_by_band
+                    k += done
+        i = base + k
     return equity
+
+
+MIN_STRETCH = 32
+"""Fewer candles than this to the envelope's time are replayed one by one."""
+
+_SAMPLES = 16 * CHUNK
+"""Equity samples worked out at a time when passing candles."""
+_MINUTE_MS = 60_000
+_DAY_MS = 86_400_000
+
+
+class _Forward:
+    """Passing the candles of a quiet envelope at once (see :func:`_replay`).
+
+    For candles ``[a, b)`` inside the envelope (each candle's low above the band's bid and its
+    high below its ask, compared as correctly rounded floats, which can only stop early; every
+    close before the envelope's time) the effects of the plain loop are: the runner's skipped
+    cycles (:meth:`Runner.pass_quiet`), the marks recorded (:meth:`SimEngine.pass_quietly`),
+    the clock at the last close, and an equity sample per candle at its close
+    (:meth:`SimEngine.equity_at`; the exposure is the positions', which do not change). The
+    price series needs only the points it can still show: with minute-aligned candles of
+    whole minutes, the candles whose minutes are older than the last day before the end and
+    than the ``candle_history_minutes`` kept are dropped (their minutes would have left the
+    24-hour window and the history; nothing traded in them)."""
+
+    def __init__(
+        self,
+        run: BacktestRun,
+        columns: BarColumns,
+        interval: int,
+        symbol: str,
+        clock: ManualClock,
+        engine: SimEngine,
+        runner: Runner,
+        equity: EquityCurve,
+    ) -> None:
+        self.run_ = run
+        self.columns = columns
+        self.times = columns.times
+        self.interval = interval
+        self.symbol = symbol
+        self.clock = clock
+        self.engine = engine
+        self.runner = runner
+        self.equity = equity
+        self.keep_minutes = engine.config.prices.candle_history_minutes
+        self.cut_by_band = False
+
+    def run(self, start: int) -> int:
+        """Pass the quiet candles from ``start`` on; returns how many were passed."""
+        self.cut_by_band = False
+        envelope = self.runner.quiet_envelope()
+        if envelope is None or envelope.rechecks:
+            return 0
+        times = self.times
+        total = len(times)
+        end = total
+        if envelope.until_ms is not None:  # the first candle closing at or after it runs
+            end = int(np.searchsorted(times, envelope.until_ms - self.interval, side="left"))
+        if end - start < MIN_STRETCH:
+            return 0
+        stop = self._band_stop(start, end)
+        self.cut_by_band = stop < end
+        if stop - start < 1:
+            return 0
+        self._pass(start, stop)
+        return stop - start
+
+    def _band_stop(self, start: int, end: int) -> int:
+        """The first candle in ``[start, end)`` whose path may reach the band (or ``end``)."""
+        low, high = self.engine.quiet_band(self.symbol)
+        low_f, high_f = float(low), float(high)
+        columns = self.columns
+        pos, size = start, 256
+        while pos < end:
+            upto = min(end, pos + size)
+            lows, highs = columns.price_floats(pos, upto)
+            reach = (lows <= low_f) | (highs >= high_f) | (lows <= 0.0)
+            if reach.any():
+                return pos + int(np.argmax(reach))
+            pos, size = upto, size * 4
+        return end
+
+    def _pass(self, a: int, b: int) -> None:
+        times, interval = self.times, self.interval
+        closes = times[a:b] + interval
+        self.run_.cycles += self.runner.pass_quiet(closes)
+        tail = self._tail(a, b)
+        points = [p for bar in self.columns[tail:b] for p in candle_path(bar, interval)]
+        self.engine.pass_quietly(self.symbol, points, 4 * (b - a))
+        last_close = int(closes[-1])
+        self.clock.set(last_close)
+        positions = self.engine.account.positions
+        exposure = sum([abs(p.qty) for p in positions.values()], _ZERO) if positions else _ZERO
+        for begin in range(a, b, _SAMPLES):  # a block at a time: the memory stays small
+            upto = min(b, begin + _SAMPLES)
+            marks = self.columns.closes(begin, upto)
+            self.equity.extend(
+                closes[begin - a : upto - a].tolist(),
+                self.engine.equity_at(self.symbol, marks),
+                exposure,
+            )
+
+    def _tail(self, a: int, b: int) -> int:
+        """The first candle of ``[a, b)`` whose points the price series must record (see the
+        class doc); ``a`` unless candles are whole minutes on minute boundaries."""
+        interval, times = self.interval, self.times
+        if interval % _MINUTE_MS or b - a < 2 or (times[a:b] % _MINUTE_MS).any():
+            return a
+        # every candle opens a new minute: the last keep_minutes + 1 candles fill the history,
+        # and the minutes of a candle opening a day before the last-but-one close are gone
+        by_count = b - self.keep_minutes - 1
+        by_time = int(np.searchsorted(times, int(times[b - 2]) - _DAY_MS, side="right")) - 1
+        return max(a, min(by_count, by_time))
 
 
 def _count_churn(run: BacktestRun, report: CycleReport) -> None:

@@ -74,7 +74,9 @@ def write_portfolio_report(
     written: list[Path] = []
     for symbol, (fig, part_trades) in part_figures(parts).items():
         chart = by_symbol.get(symbol)
-        written += write_report(parts[symbol], folder / symbol, fig, part_trades, chart=chart)
+        written += write_report(
+            parts[symbol], folder / symbol, fig, part_trades, chart=chart, account="../index.html"
+        )
         symbols[symbol] = {"report": f"{symbol}/index.html", "figures": fig.as_dict()}
         listed.append((symbol, fig))
     extra = {"symbols": symbols}

@@ -293,13 +293,15 @@ def write_report(
     extra: Mapping[str, Any] | None = None,
     chart: ChartData | None = None,
     parts: Sequence[tuple[str, Figures]] = (),
+    account: str | None = None,
 ) -> list[Path]:
     """Write every report file into ``directory`` (created); returns their paths. ``figures``
     and ``trades``: the result's, when the caller has them already; ``extra``: more keys for
     ``summary.json`` (a portfolio run's ``symbols``); ``chart``: the candles (and indicators)
     of the symbol to draw — without it, candles rebuilt from the result's price points
     (:func:`chart_from_prices`); ``parts``: a portfolio account's symbols and their figures,
-    listed and linked (``SYMBOL/``) in ``index.html``."""
+    listed and linked (``SYMBOL/``) in ``index.html``; ``account``: for one symbol of a
+    portfolio, its ``index.html``'s link back to the account's page."""
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
     if trades is None:
@@ -323,6 +325,6 @@ def write_report(
         links=("index.html", "summary.json", "trades.csv", "orders.csv", "fills.csv"),
     )
     (folder / "report.html").write_text(page, encoding="utf-8")
-    html = render_html(result, figures, summary, trades, parts)
+    html = render_html(result, figures, summary, trades, parts, account)
     (folder / "index.html").write_text(html, encoding="utf-8")
     return [folder / name for name in REPORT_FILES]

@@ -111,10 +111,12 @@ def render_html(
     summary: str,
     trades: Sequence[Trade] = (),
     symbols: Sequence[tuple[str, Figures]] = (),
+    account: str | None = None,
 ) -> str:
     """The page for ``result`` (``summary`` is the printed summary text, ``trades`` its round
     trips; ``symbols``: a portfolio account's symbols with their figures, each linked to its own
-    report in ``SYMBOL/``)."""
+    report in ``SYMBOL/``; ``account``: for one symbol of a portfolio, the link back to the
+    account's page)."""
     title = (
         f"Backtest {result.symbol} {format_interval(result.interval_ms)} "
         f"{format_time(result.start_ms)} → {format_time(result.end_ms)}"
@@ -129,6 +131,11 @@ def render_html(
         f"<title>{escape(title)}</title>",
         f"<style>\n{_STYLE}\n</style></head>",
         "<body>",
+        *(
+            [f'<p><a href="{escape(account)}">← the account: every symbol together</a></p>']
+            if account
+            else []
+        ),
         f"<h1>{escape(title)}</h1>",
         f"<pre>{escape(summary)}</pre>",
         '<p class="big"><a href="report.html">Charts, and every trade, order and fill</a>'

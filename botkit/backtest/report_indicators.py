@@ -93,8 +93,11 @@ def _post_order(spec: Spec, out: list[tuple[Spec, list[int]]]) -> int:
 
 
 def _candles(
-    bars: Sequence[Bar], width_ms: int
+    bars: Sequence[Bar], width_ms: int, interval_ms: int
 ) -> list[tuple[int, tuple[float, float, float, float, float]]]:
+    """The closed candles of ``width_ms`` made from ``bars`` (of ``interval_ms``): a last one
+    the data ends inside never closed, and no rule saw it (the first one, however short, did:
+    the replay's candle book makes it from the minutes it has)."""
     out: list[tuple[int, tuple[float, float, float, float, float]]] = []
     key = None
     o = h = low = c = v = 0.0
@@ -112,7 +115,7 @@ def _candles(
         low = lo if lo < low else low
         c = float(bar.close)
         v += float(bar.volume)
-    if key is not None:
+    if key is not None and bars[-1].time_ms + interval_ms >= key + width_ms:
         out.append((key, (o, h, low, c, v)))
     return out
 
@@ -157,7 +160,7 @@ def indicator_lines(
             )
             continue
         if width not in by_width:
-            by_width[width] = _candles(bars, width)
+            by_width[width] = _candles(bars, width, interval_ms)
         candles = by_width[width]
         lines.append(IndicatorLine(label, _overlay(spec), width, _compute(spec, candles)))
     return lines, notes

@@ -27,6 +27,7 @@ Numbers the tables show are the exact decimals; the charts draw floats.
 from __future__ import annotations
 
 import json
+from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -34,7 +35,11 @@ from html import escape
 from importlib import resources
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from botkit.backtest.bars import Bar
+from botkit.backtest.columns import BarColumns, equity_columns
 from botkit.backtest.report_indicators import IndicatorLine
 from botkit.backtest.result import BacktestResult, EquityPoint, FillRow, OrderRow
 from botkit.backtest.trades import Trade
@@ -186,18 +191,151 @@ def levels(
     start_balance: Decimal = Decimal(0),
     fills: Sequence[FillRow] = (),
 ) -> list[_Level]:
-    """The aggregation levels of the module doc, finest first (see :data:`FINEST_BARS`)."""
-    base = _base(bars, interval_ms, equity, float(start_balance), fills)
+    """The aggregation levels of the module doc, finest first (see :data:`FINEST_BARS`).
+
+    Worked out over arrays (:func:`_base_arrays`, :func:`_coarser_arrays`); the same floats
+    as the plain per-candle :func:`_base` and :func:`_coarser` (tests/backtest/
+    test_report_levels.py compares them)."""
+    base = _base_arrays(bars, interval_ms, equity, float(start_balance), fills)
     if not bars:
-        return [base]
+        return [_as_level(base)]
     span = bars[-1].time_ms + interval_ms - bars[0].time_ms
     widths = [w for w in LEVEL_WIDTHS if w > interval_ms and w % interval_ms == 0]
     out = [base]
-    while widths and len(out[0]) > FINEST_BARS:
-        out = [_coarser(base, widths.pop(0))]
+    while widths and len(out[0].t) > FINEST_BARS:
+        out = [_coarser_arrays(base, widths.pop(0))]
     while widths and span // out[-1].width_ms > COARSEST_BARS:
-        out.append(_coarser(out[-1], widths.pop(0)))
-    return out
+        out.append(_coarser_arrays(out[-1], widths.pop(0)))
+    return [_as_level(level) for level in out]
+
+
+@dataclass(slots=True)
+class _Arrays:
+    """A level as arrays (see :class:`_Level`)."""
+
+    width_ms: int
+    t: npt.NDArray[np.int64]
+    o: npt.NDArray[np.float64]
+    h: npt.NDArray[np.float64]
+    low: npt.NDArray[np.float64]
+    c: npt.NDArray[np.float64]
+    eq: npt.NDArray[np.float64]
+    dd: npt.NDArray[np.float64]
+    pos: npt.NDArray[np.float64]
+
+
+def _as_level(a: _Arrays) -> _Level:
+    return _Level(
+        a.width_ms, a.t.tolist(), a.o.tolist(), a.h.tolist(), a.low.tolist(), a.c.tolist(),
+        a.eq.tolist(), a.dd.tolist(), a.pos.tolist(),
+    )  # fmt: skip
+
+
+def _floats(values: Iterable[Decimal], count: int) -> npt.NDArray[np.float64]:
+    return np.fromiter(map(float, values), np.float64, count)
+
+
+def _base_arrays(
+    bars: Sequence[Bar],
+    interval_ms: int,
+    equity: Sequence[EquityPoint],
+    start_balance: float,
+    fills: Sequence[FillRow],
+) -> _Arrays:
+    """:func:`_base` over arrays: the same floats, compared and combined in the same order."""
+    n = len(bars)
+    if isinstance(bars, BarColumns):
+        t = bars.times
+        o, h, low, c = bars.price_columns(0, n)
+    else:
+        t = np.fromiter((b.time_ms for b in bars), np.int64, n)
+        o = _floats((b.open for b in bars), n)
+        h = _floats((b.high for b in bars), n)
+        low = _floats((b.low for b in bars), n)
+        c = _floats((b.close for b in bars), n)
+    eq_times, eq_values, _ = equity_columns(equity)
+    m = len(eq_times)
+    # samples consumed up to each candle's end (the loop reads them in time order)
+    times = np.frombuffer(eq_times, np.int64) if isinstance(eq_times, array) else eq_times
+    upto = np.searchsorted(np.asarray(times, np.int64), t + interval_ms, side="right")
+    del times
+    if n:
+        np.maximum.accumulate(upto, out=upto)
+    # [start, samples...]: the equity carried in before each candle's samples
+    values = np.empty(m + 1, np.float64)
+    values[0] = start_balance
+    values[1:] = _floats(eq_values, m)
+    eq = values[upto]
+    # the drawdown after each sample (index 0: none yet) from the running peak
+    peak = np.maximum.accumulate(values)
+    positive = peak > 0
+    dd = np.subtract(values, peak, out=values)
+    np.divide(dd, peak, out=dd, where=positive)
+    np.multiply(dd, 100.0, out=dd, where=positive)
+    dd[~positive] = 0.0
+    del peak, positive
+    # the deepest drawdown during the candle: the one carried in, and each sample's
+    before = np.empty_like(upto)
+    if n:
+        before[0] = 0
+        before[1:] = upto[:-1]
+    worst = dd[before]
+    busy = upto > before
+    if busy.any():
+        deepest = np.minimum.reduceat(dd[: int(upto[-1]) + 1], before[busy] + 1)
+        worst[busy] = np.minimum(worst[busy], deepest)
+    del dd, before, busy, upto
+    pos = _positions(t, t + interval_ms, fills)
+    return _Arrays(interval_ms, t, o, h, low, c, eq, worst, pos)
+
+
+def _positions(
+    t: npt.NDArray[np.int64], ends: npt.NDArray[np.int64], fills: Sequence[FillRow]
+) -> npt.NDArray[np.float64]:
+    """The largest net position (buys − sells) during each candle, as :func:`_base`."""
+    n = len(t)
+    running = [Decimal(0)]
+    for f in fills:
+        running.append(running[-1] + (f.qty if f.side.upper() == "BUY" else -f.qty))
+    fill_times = np.fromiter((f.time_ms for f in fills), np.int64, len(fills))
+    # fills before each candle's end, as the loop takes them in order
+    took = np.searchsorted(fill_times, ends, side="left") if n else np.zeros(0, np.int64)
+    took = np.maximum.accumulate(took) if n else took
+    at_end = _floats(running, len(running))
+    pos = at_end[took] if n else np.zeros(0)
+    before = np.concatenate(([0], took[:-1])) if n else took
+    for j in np.flatnonzero(took > before).tolist():
+        most = running[int(before[j])]
+        for k in range(int(before[j]) + 1, int(took[j]) + 1):
+            if abs(running[k]) > abs(most):
+                most = running[k]
+        pos[j] = float(most)
+    return pos
+
+
+def _coarser_arrays(src: _Arrays, width_ms: int) -> _Arrays:
+    """:func:`_coarser` over arrays."""
+    keys = src.t - src.t % width_ms
+    n = len(keys)
+    if not n:
+        return _Arrays(width_ms, keys, src.o, src.h, src.low, src.c, src.eq, src.dd, src.pos)
+    first = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
+    last = np.concatenate((first[1:], [n])) - 1
+    # the largest |position| of each bucket, the first of equals
+    group = np.repeat(np.arange(len(first)), np.diff(np.concatenate((first, [n]))))
+    order = np.lexsort((np.arange(n), -np.abs(src.pos), group))
+    pick = order[first]
+    return _Arrays(
+        width_ms,
+        keys[first],
+        src.o[first],
+        np.maximum.reduceat(src.h, first),
+        np.minimum.reduceat(src.low, first),
+        src.c[last],
+        src.eq[last],
+        np.minimum.reduceat(src.dd, first),
+        src.pos[pick],
+    )
 
 
 def trade_fills(trades: Sequence[Trade], fills: Sequence[FillRow], symbol: str) -> list[list[int]]:

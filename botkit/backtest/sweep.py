@@ -175,11 +175,20 @@ def _sort_value(outcome: VariantOutcome, figure: str) -> Decimal:
     return -number if figure in LOWER_IS_BETTER else number
 
 
+RANKABLE = tuple(
+    f
+    for f in FIGURE_NAMES
+    if f not in ("starting_balance", "max_drawdown_peak_ms", "max_drawdown_trough_ms")
+)
+"""The figures a sweep can be ranked by: not the starting balance (the same in every variant)
+nor the drawdown's instants (a time is neither better nor worse)."""
+
+
 def rank(outcomes: Iterable[VariantOutcome], figure: str) -> list[VariantOutcome]:
     """Best first by ``figure`` (highest, or lowest for :data:`LOWER_IS_BETTER`); failed
     variants last; ties keep grid order."""
-    if figure not in FIGURE_NAMES:
-        raise UsageError(f"--rank {figure}: not a figure — one of {', '.join(FIGURE_NAMES)}")
+    if figure not in RANKABLE:
+        raise UsageError(f"--rank {figure}: not a figure to rank by — one of {', '.join(RANKABLE)}")
     return sorted(outcomes, key=lambda o: (-_sort_value(o, figure), o.index))
 
 

@@ -16,7 +16,6 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from botkit.backtest.metrics import FIGURE_NAMES
 from botkit.backtest.progress import Progress
 from botkit.cli import compare_cmd
 from botkit.cli.argtypes import TimeArg, interval_arg, time_arg
@@ -72,6 +71,17 @@ def _param(text: str) -> tuple[str, Decimal]:
     if not eq or not key.strip():
         raise argparse.ArgumentTypeError(f"{text!r}: write KEY=VALUE, e.g. dip=0.005")
     return key.strip(), _number(value, key.strip())
+
+
+def _rank_figure(text: str) -> str:
+    from botkit.backtest.sweep import RANKABLE
+    from botkit.rules.hints import did_you_mean
+
+    if text not in RANKABLE:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a figure to rank by — {did_you_mean(text, list(RANKABLE))}"
+        )
+    return text
 
 
 def _jobs(text: str) -> int:
@@ -193,7 +203,7 @@ def _single(args: argparse.Namespace, prepared: Prepared, repeats: Repeats) -> i
                 prepared,
                 journal=journal,
                 clock=clock,
-                on_candle=progress.update,
+                on_candles=progress.update,
                 evaluations=args.evaluations,
             )
     finally:
@@ -450,9 +460,10 @@ def register(sub: Any) -> None:
     )
     parser.add_argument(
         "--rank",
-        choices=FIGURE_NAMES,
+        type=_rank_figure,
         metavar="FIGURE",
-        help="figure to rank a --sweep by (default return)",
+        help="figure to rank a --sweep by (default return; any figure of summary.json but the"
+        " starting balance and the drawdown's instants)",
     )
     parser.add_argument(
         "--jobs", type=_jobs, metavar="N", help="processes for a sweep (default: one per core)"

@@ -16,6 +16,7 @@ import argparse
 import math
 import os
 import sys
+from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -248,6 +249,23 @@ def _check(args: argparse.Namespace) -> int:
     return 0
 
 
+def _named(
+    command: str, handler: Callable[[argparse.Namespace], int]
+) -> Callable[[argparse.Namespace], int]:
+    """``handler`` whose usage errors name the command, as argparse's own do."""
+
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return handler(args)
+        except UsageError as exc:
+            text = str(exc)
+            if text.startswith("botkit "):
+                raise
+            raise UsageError(f"botkit data {command}: {text}") from None
+
+    return run
+
+
 def register(sub: Any) -> None:
     parser: argparse.ArgumentParser = sub.add_parser(
         "data", help="candle files for backtests: synth, fetch, check"
@@ -283,7 +301,7 @@ def register(sub: Any) -> None:
                        help="first open (default: the simulator's start price)")  # fmt: skip
     synth.add_argument("--tick", type=_decimal, help="price step (default: the instrument's)")
     synth.add_argument("--out", type=Path, required=True, help="file.csv or file.jsonl")
-    synth.set_defaults(handler=_synth)
+    synth.set_defaults(handler=_named("synth", _synth))
 
     fetch = data.add_parser("fetch", help="download candles from the exchange")
     fetch.add_argument("--symbol", required=True)
@@ -307,7 +325,7 @@ def register(sub: Any) -> None:
         help="requests per second at most, 0 for no pacing (default %(default)s)",
     )
     fetch.add_argument("--config", metavar="PATH", help="settings file (default: BOTKIT_CONFIG)")
-    fetch.set_defaults(handler=_fetch)
+    fetch.set_defaults(handler=_named("fetch", _fetch))
 
     check = data.add_parser("check", help="load a candle file and report what it holds")
     check.add_argument("file", type=Path)
@@ -315,4 +333,4 @@ def register(sub: Any) -> None:
     check.add_argument("--start", type=time_arg, help=f"inclusive; {_TIMES}")
     check.add_argument("--end", type=time_arg, help="exclusive; same forms")
     check.add_argument("--allow-gaps", action="store_true", help="report gaps, do not refuse")
-    check.set_defaults(handler=_check)
+    check.set_defaults(handler=_named("check", _check))

@@ -40,22 +40,6 @@ def _selection(args: argparse.Namespace, parts: Assembly, *, positions: bool) ->
     )
 
 
-def _unknown_strategy(name: str, parts: Any) -> str:
-    """ "" when ``name`` is a strategy loaded now or known to the journal; else what to say (a
-    misspelt name must not pass as "nothing to do")."""
-    import difflib
-
-    from botkit.rules.ids import strategy_tag
-
-    known = set(parts.runner.store.strategies)
-    known |= {record.name for record in parts.journal.strategies(strategy_tag)}
-    if name in known:
-        return ""
-    close = difflib.get_close_matches(name, sorted(known), n=1)
-    hint = f" — did you mean {close[0]!r}?" if close else " — check the name"
-    return f"no strategy {name!r} is loaded or known to the journal{hint}"
-
-
 def _confirm(args: argparse.Namespace) -> bool:
     """Whether to go ahead: ``--yes``, else the operator's answer on the terminal."""
     if args.yes:
@@ -75,6 +59,7 @@ def _print_result(command: str, result: Result, dry: bool) -> None:
 
 
 def _handle(args: argparse.Namespace) -> int:
+    from botkit.app.control import unknown_strategy
     from botkit.app.service import assemble
     from botkit.pipeline import GuardSettings
     from botkit.runner.killswitch import controls
@@ -99,7 +84,7 @@ def _handle(args: argparse.Namespace) -> int:
         preview: Preview = manual.preview(selection, positions=flatten)
         if preview.empty:
             what = "open order or position" if flatten else "open order"
-            if args.strategy is not None and (unknown := _unknown_strategy(args.strategy, parts)):
+            if args.strategy is not None and (unknown := unknown_strategy(args.strategy, parts)):
                 raise UsageError(f"botkit {command}: no {what} for {selection}; {unknown}")
             print(f"botkit {command}: no {what} for {selection} — nothing to do")
             return 0

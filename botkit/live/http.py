@@ -196,7 +196,11 @@ def interpret(
     ``envelope_required=False`` (the spot reference paths) also accepts a bare JSON payload,
     since the live reference endpoints answer without the v3 envelope.
     """
-    ctx = dataclasses.replace(context, http_status=status)
+    ctx = (
+        context
+        if context.http_status == status
+        else dataclasses.replace(context, http_status=status)
+    )
 
     def bad(reason: str) -> MalformedResponse:
         return malformed(f"{reason}; body starts {excerpt(body)}", ctx, write=write)

@@ -15,6 +15,14 @@ per-read ``timeout``, so no request outlives ``deadline`` by more than one read.
 hold at most ``max_answer_bytes`` (after decompression, ``Content-Length`` checked first); a
 larger one is refused as malformed (for a write accepted with 2xx: an unknown outcome) without
 ever being held whole.
+
+The request goes to the transport the ``httpx.Client`` routes the base URL to (its own pool,
+or a proxy the environment names), chosen once: the client's per-request machinery (URL and
+header merging, auth and redirect generators, cookie extraction from answers that set none,
+response wrappers) cost about as much as the rest of the request together, and none of it
+applies — no auth, no redirects followed, the same headers every time. The request is the one
+``Client.build_request`` builds (the client's headers, then the request's; cookies an answer set
+are kept and sent back, as the client would).
 """
 
 from __future__ import annotations
@@ -95,12 +103,71 @@ class Session:
             headers={"User-Agent": f"botkit/{__version__}", "Accept": "application/json"},
             follow_redirects=False,
         )
+        # what Client.build_request / send would add to every request, computed once
+        route = getattr(self._http, "_transport_for_url", None)  # private: httpx 0.27, 0.28
+        self._route: httpx.BaseTransport | None = None if route is None else route(httpx.URL(url))
+        self._headers = list(self._http.headers.raw)
+        self._timeout_ext = {"timeout": self._http.timeout.as_dict()}
+        self._urls: dict[str, httpx.URL] = {}
+        self._closed = False
 
     def __repr__(self) -> str:
         return f"Session(base_url={self.base_url!r}, signing={self.signing!r})"
 
     def close(self) -> None:
+        self._closed = True
         self._http.close()
+
+    def _url(self, text: str) -> httpx.URL:
+        """``text`` parsed (and checked) by httpx once: the same few addresses every cycle."""
+        url = self._urls.get(text)
+        if url is None:
+            if len(self._urls) >= _URLS_MAX:
+                self._urls.clear()
+            url = self._urls[text] = httpx.URL(text)
+        return url
+
+    def _send(
+        self, method: str, url: str, headers: list[tuple[bytes, bytes]], content: bytes
+    ) -> httpx.Response:
+        """``Client.send(Client.build_request(...), stream=True)`` without the machinery that
+        does nothing here (see the module doc)."""
+        if self._closed:
+            raise RuntimeError("Cannot send a request, as the client has been closed.")
+        if self._route is None:  # an httpx without the routing this relies on: its own path
+            built = self._http.build_request(method, url, headers=headers, content=content or None)
+            return self._http.send(built, stream=True)
+        jar = self._http.cookies
+        address = self._url(url)
+        if jar:  # cookies to send back (rare): httpx places them
+            request = httpx.Request(
+                method,
+                address,
+                headers=headers,
+                content=content or None,
+                cookies=jar,
+                extensions=self._timeout_ext,
+            )
+        else:  # the headers httpx would add, added here: it looks each up by name, slowly
+            # httpx: the length of a body after the request's headers; Host, and a zero
+            # length for a body-less POST / PUT / PATCH, before them
+            front = [(b"Host", address.netloc)]
+            if not content and method in _EMPTY_BODY_LENGTH:
+                front.append((b"Content-Length", b"0"))
+            back = [(b"Content-Length", str(len(content)).encode("ascii"))] if content else []
+            request = httpx.Request(
+                method,
+                address,
+                headers=[*front, *headers, *back],
+                stream=httpx.ByteStream(content),
+                extensions=self._timeout_ext,
+            )
+            request.read()  # as httpx does for a body given whole
+        response = self._route.handle_request(request)
+        response.request = request
+        if "set-cookie" in response.headers:
+            jar.extract_cookies(response)
+        return response
 
     def request(
         self,
@@ -122,23 +189,22 @@ class Session:
         context = RequestContext(
             method=method, path=path, query=query_params, client_order_ids=tuple(client_order_ids)
         )
-        headers: dict[str, str] = {}
+        headers = self._headers.copy()
         if body is not None:
-            headers["Content-Type"] = "application/json"
+            headers.append(_JSON_TYPE)
         if signed:
-            headers.update(
-                self._sign(scheme or self.signing, method, path, query_params, query, body_text)
+            signing = self._sign(
+                scheme or self.signing, method, path, query_params, query, body_text
             )
+            headers += [(k.encode("ascii"), v.encode("ascii")) for k, v in signing.items()]
         url = f"{self.base_url}{path}" + (f"?{query}" if query else "")
-        request = self._http.build_request(
-            method, url, headers=headers, content=body_text.encode() if body_text else None
-        )
         write = http.is_write(method)
         give_up_at = self._monotonic() + self.deadline
         try:
-            response = self._http.send(request, stream=True)
+            response = self._send(method, url, headers, body_text.encode())
+            answered = dataclasses.replace(context, http_status=response.status_code)
             try:
-                content = self._read(response, give_up_at, context, write=write)
+                content = self._read(response, give_up_at, answered, write=write)
             finally:
                 response.close()
         except httpx.TransportError as exc:
@@ -148,7 +214,7 @@ class Session:
                 response.status_code,
                 response.headers,
                 content,
-                context,
+                answered,
                 write=write,
                 now_ms=self.clock.now_ms(),
                 envelope_required=envelope_required,
@@ -156,14 +222,15 @@ class Session:
         except TimestampExpired:
             self.clock.mark_stale()  # the server clock moved: re-sync before the next signing
             raise
-        return data, dataclasses.replace(context, http_status=response.status_code)
+        return data, answered
 
     def _read(
         self, response: httpx.Response, give_up_at: float, context: RequestContext, *, write: bool
     ) -> bytes:
-        """The body, read in pieces: cut at the deadline, refused past the size cap."""
+        """The body, read in pieces: cut at the deadline, refused past the size cap
+        (``context``: the request's, with the answer's status)."""
         cap = self.max_answer_bytes
-        ctx = dataclasses.replace(context, http_status=response.status_code)
+        ctx = context
         declared = http.integer(response.headers.get("content-length"), max_digits=18)
         if declared is not None and declared > cap:
             raise http.malformed(_too_big(declared, cap), ctx, write=write)
@@ -232,6 +299,13 @@ class Session:
             body=body,
             recv_window=self.recv_window,
         )
+
+
+_JSON_TYPE = (b"Content-Type", b"application/json")
+_EMPTY_BODY_LENGTH = frozenset({"POST", "PUT", "PATCH"})
+"""Methods httpx sends ``Content-Length: 0`` for when they have no body."""
+_URLS_MAX = 256
+"""Addresses kept parsed (a few per symbol); the cache starts over when full."""
 
 
 def _too_big(size: int, cap: int, *, more: bool = False) -> str:

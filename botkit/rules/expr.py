@@ -538,6 +538,10 @@ class _Compiler:
 
     def _number_arg(self, arg: ast.expr, word: str) -> Decimal:
         kind, node = self.check(arg)
+        sign = 1
+        while isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+            sign = -sign if isinstance(node.op, ast.USub) else sign  # -2 is a number too
+            node = node.operand
         if kind != NUM or not (isinstance(node, ast.Constant) and isinstance(node.value, Decimal)):
             self.fail(
                 arg,
@@ -545,7 +549,7 @@ class _Compiler:
                 SERIES_FUNCTIONS[word],
             )
             raise AssertionError
-        return node.value
+        return node.value if sign > 0 else -node.value
 
     def _int_arg(self, arg: ast.expr, word: str, low: int) -> int:
         number = self._number_arg(arg, word)

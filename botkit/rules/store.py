@@ -138,6 +138,12 @@ class StrategyStore:
             e.strategy.name: e.strategy for e in self._entries.values() if e.strategy is not None
         }
 
+    @property
+    def fixed(self) -> bool:
+        """True when :meth:`refresh` can change nothing any more (no file is read): the
+        strategies and their versions stay what they are now (a backtest's store)."""
+        return False
+
     def refresh(self, instruments: Mapping[str, Instrument] | None = None) -> ReloadReport:
         """Re-read the source; apply valid changes; keep the last good version of invalid ones.
 

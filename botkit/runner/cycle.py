@@ -21,6 +21,8 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Literal
 
+import numpy as np
+import numpy.typing as npt
 from loguru import logger
 
 from botkit.errors import BotkitError, ExchangeError, JournalError, ReadFailed, StopRequested
@@ -55,7 +57,7 @@ from botkit.runner.killswitch import Controls, controls
 from botkit.runner.orders import ExecutionReport
 from botkit.runner.orphans import OrphanReport
 from botkit.runner.ownership import Ownership, apply_on_delete
-from botkit.runner.quiet import QuietCycles
+from botkit.runner.quiet import Envelope, QuietCycles
 from botkit.runner.reader import Needs, SnapshotReader, needs_of
 from botkit.runner.shared import SharedIdWatch
 from botkit.snapshot import Part, Snapshot
@@ -80,6 +82,9 @@ read ends the cycle before anything is sent."""
 
 LIMITS_MOVED_CODES = frozenset({10002, 10014})
 """Exchange codes that suggest the instrument limits or the band moved: re-read them."""
+
+_UNCHANGED = ReloadReport()
+"""What a fixed store's reload reports after the first (nothing changed)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,6 +219,9 @@ class Runner:
         self.metrics = metrics
         self._monotonic = monotonic
         self._next_due: dict[str, int] = {}
+        self._latest_ms = 0
+        """The latest time a next run was set at (a next run is never set past that time plus
+        its period): a clock at or after it needs no :meth:`_reschedule`."""
         self._reported_errors: set[str] = set()
         self.activity = ActivityCache(journal, include_dry=execution.dry)
         self.last_reload: ReloadReport | None = None
@@ -283,6 +291,43 @@ class Runner:
                     next_due[strategy.name],
                 )
 
+    def quiet_envelope(self) -> Envelope | None:
+        """While the returned :class:`~botkit.runner.quiet.Envelope` lasts, every cycle
+        :meth:`run_cycle` would run is skipped as quiet (None: no such promise now). Only with
+        quiet cycles on a fixed store (a backtest's); reads, changes nothing."""
+        quiet = self.quiet
+        if quiet is None or not self.store.fixed:
+            return None
+        return quiet.envelope([s for s in self.store.strategies.values() if s.enabled])
+
+    def pass_quiet(self, closes: npt.NDArray[np.int64]) -> int:
+        """Do what :meth:`run_cycle` called at each of ``closes`` (increasing times, each a
+        time the caller would call it when a strategy is due) does when every cycle is quiet
+        (inside :meth:`quiet_envelope`): move each strategy's next run time on as its skipped
+        runs would and count them. Returns the number of cycles (times with a due strategy)."""
+        quiet = self.quiet
+        if quiet is None or not len(closes):
+            return 0
+        next_due = self._next_due
+        any_due = np.zeros(len(closes), dtype=np.bool_)
+        for strategy in self.store.strategies.values():
+            if not strategy.enabled:
+                continue
+            reached = closes >= next_due.get(strategy.name, 0)
+            if not reached[-1]:
+                continue
+            # due at the first close reached, then at the first close of each later period
+            slot = closes // strategy.period_ms
+            due = reached.copy()
+            due[1:] &= (slot[1:] != slot[:-1]) | ~reached[:-1]
+            any_due |= due
+            last = int(closes[int(np.flatnonzero(due)[-1])])
+            next_due[strategy.name] = strategy.next_due_ms(last)
+        self._latest_ms = max(self._latest_ms, int(closes[-1]))
+        cycles = int(np.count_nonzero(any_due))
+        quiet.skip(cycles)
+        return cycles
+
     def force_due(self) -> None:
         """Make every strategy due at the next cycle (SIGHUP)."""
         self._next_due.clear()
@@ -349,10 +394,31 @@ class Runner:
         """One cycle. Never raises for an exchange or strategy problem; a journal problem
         (:class:`~botkit.errors.JournalError`: unwritable, unreadable, corrupt, deleted) is
         raised — trading on without a journal could send an order twice."""
+        quiet = self.quiet
+        asked = False
+        if quiet is not None and self.store.fixed:
+            # a fixed store's reload changes nothing: a quiet cycle is only the due check
+            now = self.now_ms()
+            if now < self._latest_ms:  # else every next run was set at or before now: in time
+                self._reschedule(now)
+            self._latest_ms = max(self._latest_ms, now)
+            next_due = self._next_due
+            due = [
+                s
+                for s in self.store.strategies.values()
+                if s.enabled and next_due.get(s.name, 0) <= now
+            ]
+            if due:
+                if quiet.holds(due, now):
+                    for strategy in due:
+                        next_due[strategy.name] = strategy.next_due_ms(now)
+                    return CycleReport(now_ms=now, reload=_UNCHANGED, quiet=True)
+                asked = True
         started = self._monotonic()
         now = self.now_ms()
         reload = self.reload(now)
         self._reschedule(now)
+        self._latest_ms = max(self._latest_ms, now)
         next_due = self._next_due
         due = [
             s
@@ -364,10 +430,9 @@ class Runner:
             return CycleReport(
                 now_ms=now, reload=reload, seconds=self._monotonic() - started, orphans=orphans
             )
-        quiet = self.quiet
         rev: Hashable = None
         if quiet is not None:
-            if quiet.holds(due, now):  # nothing to read, decide or journal: see runner.quiet
+            if not asked and quiet.holds(due, now):  # nothing to read, decide or journal
                 for strategy in due:
                     next_due[strategy.name] = strategy.next_due_ms(now)
                 return CycleReport(now_ms=now, reload=reload, quiet=True)

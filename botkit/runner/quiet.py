@@ -44,7 +44,7 @@ from botkit.rules.runtime import Env, env_for
 from botkit.rules.series import INTERVALS
 from botkit.snapshot import Snapshot
 
-__all__ = ["KeepCheck", "QuietCycles", "strategy_quiet"]
+__all__ = ["Envelope", "KeepCheck", "QuietCycles", "strategy_quiet"]
 
 
 def strategy_quiet(
@@ -221,6 +221,21 @@ class _Verdict:
     keeps: tuple[KeepCheck, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class Envelope:
+    """While it lasts, every cycle of the strategies it was asked for is skipped (see
+    :meth:`QuietCycles.envelope`): a cycle at a time before ``until_ms`` (None: no time limit)
+    while the book keeps its revision ``rev`` and, at that cycle's prices, every one of
+    ``rechecks`` still finds its condition false (:meth:`QuietCycles.holds` evaluates them; the
+    backtest passes stretches at once only without rechecks). The book is the caller's to keep
+    (the simulator's quiet band)."""
+
+    until_ms: int | None
+    rev: Hashable
+    rechecks: tuple[tuple[str, tuple[Recheck, ...]], ...]
+    """Per symbol, the price rechecks of the verdicts (evaluated at each cycle's prices)."""
+
+
 class QuietCycles:
     """The quiet verdicts of the strategies (see the module doc).
 
@@ -305,6 +320,41 @@ class QuietCycles:
                     return False
         self.skipped += 1
         return True
+
+    def envelope(self, strategies: Sequence[Strategy]) -> Envelope | None:
+        """A read-only bound within which :meth:`holds` is true for any of ``strategies``
+        (every strategy that may be due), or None when one of them has no verdict, or one that
+        waits for the book sees it changed. Asks nothing of the verdicts' state beyond what
+        :meth:`holds` reads, and changes nothing (``skipped`` is counted by :meth:`skip`)."""
+        verdicts = self._verdicts
+        revs: _Revs | None = None
+        until: int | None = None
+        rechecks: dict[str, tuple[Recheck, ...]] = {}
+        for strategy in strategies:
+            verdict = verdicts.get(strategy.name)
+            if verdict is None or verdict.strategy is not strategy or verdict.keeps:
+                return None  # a keep check is made at each cycle's figures, as a recheck
+            if verdict.book:
+                if revs is None:
+                    revs = self._revs()
+                if (revs.whole if verdict.rev_kind == _WHOLE else revs.positions) != verdict.rev:
+                    return None
+            bound = verdict.until_ms
+            at = verdict.at_ms
+            for width in verdict.intervals_ms:  # holds until the next close of this interval
+                close = (at // width + 1) * width
+                if bound is None or close < bound:
+                    bound = close
+            if bound is not None and (until is None or bound < until):
+                until = bound
+            if verdict.rechecks:
+                symbol = strategy.symbol
+                rechecks[symbol] = rechecks.get(symbol, ()) + verdict.rechecks
+        return Envelope(until, self._book_rev(), tuple(rechecks.items()))
+
+    def skip(self, cycles: int) -> None:
+        """Count ``cycles`` skipped within an envelope (as :meth:`holds` counts each)."""
+        self.skipped += cycles
 
     def _still_quiet(self, strategy: Strategy, verdict: _Verdict, now: _Now) -> bool:
         """The verdict's rechecks and keep checks over what a cycle would read now."""

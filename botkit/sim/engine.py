@@ -136,6 +136,39 @@ class SimEngine:
         if px <= book.best_bid or px >= book.best_ask:
             self.matcher.match(symbol, px, now)
 
+    def quiet_band(self, symbol: str) -> tuple[Decimal, Decimal]:
+        """``(low, high)``: while the mark of ``symbol`` stays strictly between them, moving it
+        (:meth:`set_mark`) fills, cancels or changes no order and no position — only the mark,
+        its candles and the figures that follow the mark move. The best resting bid and ask
+        (``-Infinity`` / ``Infinity`` on an empty side). This simulator has no stop or trigger
+        orders, liquidation, funding charges or expiring orders: nothing else happens as the
+        mark or the clock moves (see docs/simulator.md)."""
+        book = self.matcher.books.get(symbol)
+        if book is None:
+            raise SimError(codes.SYMBOL_NOT_FOUND, f"Symbol does not exist: {symbol}")
+        return book.best_bid, book.best_ask
+
+    def pass_quietly(self, symbol: str, points: Sequence[tuple[int, Decimal]], moves: int) -> None:
+        """What ``moves`` calls of :meth:`set_mark` inside :meth:`quiet_band` leave behind,
+        given only the last of them, ``points`` ((ms, price) in time order): the earlier moves
+        must be ones the price series forgets (minutes no later read can see: older than its
+        24-hour window and its ``candle_history_minutes``; the caller checks that, see
+        :mod:`botkit.backtest.driver`) and cross nothing. The points are recorded exactly as
+        :meth:`set_mark` records them; a point outside the band is refused (ValueError)."""
+        series, book = self._marking[symbol]
+        bid, ask = book.best_bid, book.best_ask
+        for at, px in points:
+            if not bid < px < ask or px <= _ZERO:
+                raise ValueError(f"pass_quietly({symbol!r}): {px} at {at} is outside the band")
+        series.record_many(points)
+        self.mark_rev += moves
+
+    def equity_at(self, symbol: str, marks: Sequence[Decimal]) -> list[Decimal]:
+        """:meth:`equity` as it would be with the mark of ``symbol`` at each of ``marks`` and
+        everything else as now (the same Decimal values :meth:`equity` gives after
+        :meth:`set_mark` to that mark inside :meth:`quiet_band`)."""
+        return self.figures.equity_at(self.prices[symbol], marks)
+
     def apply_drift(self) -> None:
         """Move every mark by ``drift`` of itself, rounded to its tick (at least one tick when
         ``drift`` is not 0), and fill what the new marks cross: the market moving between two

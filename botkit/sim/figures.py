@@ -35,6 +35,7 @@ number); readers key what they derive on them. The answers (:class:`BalanceFigur
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Protocol
@@ -332,6 +333,31 @@ class AccountFigures:
             else:
                 upl += unrealized_pnl(leg.signed, leg.avg, mark)
         return book.wallet + upl
+
+    def equity_at(self, series: PriceSeries, marks: Sequence[Decimal]) -> list[Decimal]:
+        """:meth:`equity` for each of ``marks`` as the mark of ``series`` (its symbol's legs
+        at that mark, the other legs at their marks now): the same sums in the same order,
+        worked out once per distinct mark."""
+        src = self._source
+        book = self._book
+        if book.rev != src.matcher.rev or book.settings != src.settings_rev:
+            book = self._build()
+        wallet = book.wallet
+        if not book.legs:
+            return [wallet] * len(marks)
+        legs = [(leg.series is series, leg) for leg in book.legs]
+        found: dict[Decimal, Decimal] = {}
+        out: list[Decimal] = []
+        for mark in marks:
+            eq = found.get(mark)
+            if eq is None:
+                upl = _ZERO
+                for moved, leg in legs:  # as equity() sums them
+                    at = mark if moved else leg.series.mark
+                    upl += leg.upl if at is leg.mark else unrealized_pnl(leg.signed, leg.avg, at)
+                eq = found[mark] = wallet + upl
+            out.append(eq)
+        return out
 
     def positions(self, symbol: str | None = None) -> list[OpenPosition]:
         """The open positions (of ``symbol``), in the account's order, at the current marks."""

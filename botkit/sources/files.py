@@ -120,7 +120,12 @@ def read_strategy_file(path: Path, *, outside_links: bool = False) -> SourceText
         if info.st_size > MAX_FILE_BYTES:
             raise file_too_large(file, info.st_size)
         try:
-            raw = stream.read(MAX_FILE_BYTES + 1)
+            # the size the file has, and one byte more: a buffer of the cap for every file
+            # every cycle cost more than the rest of the read; one that grew meanwhile is read
+            # on, up to the cap
+            raw = stream.read(info.st_size + 1)
+            if len(raw) > info.st_size:
+                raw += stream.read(MAX_FILE_BYTES + 1 - len(raw))
         except OSError as exc:
             reason = exc.strerror or type(exc).__name__
             raise _file_error(file, f"cannot read the file: {reason}", "check the disk") from None

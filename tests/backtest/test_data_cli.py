@@ -96,7 +96,7 @@ def test_synth_usage_errors_are_one_line(
     err = capsys.readouterr().err
     assert code == 2
     assert message in err
-    assert err.startswith("error: ")
+    assert err.startswith("error: botkit data synth: ")  # says which command, like argparse's
     assert err.count("\n") == 1
     assert not (tmp_path / "x.csv").exists()
 
@@ -142,7 +142,8 @@ def test_synth_refuses_a_directory_as_out(
                  "--out", str(tmp_path)])  # fmt: skip
     assert code == 2
     assert capsys.readouterr().err == (
-        f"error: --out {tmp_path} is a directory: name a file such as {tmp_path / 'candles.csv'}\n"
+        f"error: botkit data synth: --out {tmp_path} is a directory:"
+        f" name a file such as {tmp_path / 'candles.csv'}\n"
     )
 
 

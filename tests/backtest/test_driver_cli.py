@@ -117,7 +117,9 @@ def _bad_csv(tmp_path: Path) -> Path:
         (["--sweep", "dip"], "write KEY=V1,V2"),
         (["--sweep", "dip=0.1,x"], "'x' is not a number"),
         (["--sweep", "missing=1,2"], "no strategy defines params missing"),
-        (["--rank", "luck"], "invalid choice: 'luck'"),
+        (["--rank", "luck"], "'luck' is not a figure to rank by — use one of: final_equity,"),
+        (["--rank", "retrun"], "'retrun' is not a figure to rank by — did you mean 'return'?"),
+        (["--rank", "max_drawdown_trough_ms"], "'max_drawdown_trough_ms' is not a figure to rank"),
     ],
 )
 def test_mistakes_are_one_line_and_exit_2(

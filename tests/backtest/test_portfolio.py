@@ -300,6 +300,10 @@ def test_the_shipped_portfolio_example_runs_on_the_cli(
         assert f'<a href="{symbol}/index.html">{symbol}</a>' in page
         assert f'<a href="{symbol}/report.html">' in page
     assert "<h2>Symbols</h2>" in page
+    assert "../index.html" not in page
+    for symbol in ("BTC_USDT_PERP", "ETH_USDT_PERP"):  # and each symbol's page links back
+        own = (tmp_path / "rep" / symbol / "index.html").read_text()
+        assert '<a href="../index.html">← the account: every symbol together</a>' in own
     # ETH's page cannot draw the BTC EMAs its strategy reads, but BTC's page does: it says so,
     # not that BTC's candles are missing from the data
     eth_page = (tmp_path / "rep" / "ETH_USDT_PERP" / "report.html").read_text()

@@ -16,6 +16,7 @@ from botkit.backtest.report import REPORT_FILES, render_summary, write_report
 from botkit.backtest.report_page import COARSEST_BARS, FINEST_BARS, levels, trade_fills
 from botkit.backtest.result import BacktestResult, EquityPoint, FillRow, OrderRow, PositionRow
 from botkit.backtest.trades import build_trades
+from botkit.cli import main
 
 D = Decimal
 T0 = 1_704_067_200_000
@@ -281,3 +282,36 @@ def test_each_trade_links_to_the_fills_that_made_it() -> None:
     by_fills = {t.number: [fills[i].cl_ord_id for i in own]
                 for t, own in zip(trades, linked, strict=True)}  # fmt: skip
     assert by_fills == {1: ["a", "b", "c"], 2: ["c", "d"], 3: ["h", "i"]}
+
+
+SMA_1 = """\
+strategy: s
+symbol: BTC_USDT_PERP
+every: 1m
+rules:
+  - name: r
+    when: sma(close('15m'), 1) < 0
+    cancel: {}
+"""
+
+
+def test_the_page_draws_no_indicator_value_of_a_candle_that_never_closed(
+    tmp_path: Path,
+) -> None:
+    """40 minutes are two closed 15-minute candles and ten minutes of a third: the rule never
+    saw the third one close, so the page draws the indicator at the first two only."""
+    data, strategy, out = tmp_path / "c.csv", tmp_path / "s.yaml", tmp_path / "out"
+    assert (
+        main(["data", "synth", "--start", "2024-01-01", "--candles", "40", "--out", str(data)]) == 0
+    )
+    strategy.write_text(SMA_1)
+    assert (
+        main(["backtest", "--data", str(data), "--strategies", str(strategy), "--report", str(out)])
+        == 0
+    )
+    with data.open(encoding="utf-8") as f:
+        closes = [row["close"] for row in csv.DictReader(f)]
+    indicators = _page_data(out)["indicators"]
+    assert isinstance(indicators, list)
+    (line,) = indicators
+    assert [value for _, value in line["points"]] == [float(closes[14]), float(closes[29])]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import urllib.error
@@ -134,6 +135,34 @@ def test_beyond_loopback_without_a_token_is_refused_with_one_line(tmp_path: Path
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr
     assert "refusing to serve on 0.0.0.0 without a token" in lines[0]
+
+
+def test_an_address_this_machine_lacks_blames_the_host_and_a_taken_port_the_port(
+    tmp_path: Path,
+) -> None:
+    token_file = tmp_path / "token"
+    token_file.write_text(TOKEN + "\n")
+    os.chmod(token_file, 0o600)
+    env = _env(tmp_path)
+    # 192.0.2.1 is TEST-NET-1: documentation only, never an address of this machine
+    done = _botkit(
+        env, "serve", "--host", "192.0.2.1", "--port", "0", "--token-file", str(token_file)
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "error: --host: cannot serve on 192.0.2.1: Cannot assign requested address"
+        " — give an address of this machine (127.0.0.1, the default; 0.0.0.0 for all)"
+    ]
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        done = _botkit(env, "serve", "--port", port, "--token-file", str(token_file))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        f"error: --port: cannot serve on 127.0.0.1:{port}: Address already in use"
+        " — pick a free port above 1024"
+    ]
 
 
 def test_a_token_file_others_can_read_is_refused(tmp_path: Path) -> None:

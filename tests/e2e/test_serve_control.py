@@ -121,8 +121,14 @@ def test_botkit_control_engages_and_releases_the_same_file(tmp_path: Path) -> No
     shown = botkit(env, "control", "kill-switch", "show")
     assert "ENGAGED" in shown.stdout
     assert "ops-carol" in shown.stdout
-    assert botkit(env, "control", "kill-switch", "release").returncode == 0
+    released = botkit(env, "control", "kill-switch", "release", "--by", "ops-carol")
+    assert released.returncode == 0
+    assert released.stdout.strip() == "kill switch released by ops-carol"
     assert not (tmp_path / "STOP").exists()
+    again = botkit(env, "control", "kill-switch", "release", "--by", "ops-carol")
+    assert again.returncode == 0
+    assert again.stdout.strip() == "kill switch was not engaged: nothing to release"
+    assert "released" not in again.stderr  # no log line claims a release either
 
 
 def test_a_request_the_service_did_not_run_within_ten_minutes_expires(tmp_path: Path) -> None:
@@ -142,3 +148,21 @@ def test_a_request_the_service_did_not_run_within_ten_minutes_expires(tmp_path: 
         assert done["lines"][0].startswith("expired: filed 36")  # 3600 s and the run's own
         assert "not run" in done["lines"][0]
         assert len(call(served.url("/api/orders")).body["open"]) == 2  # both runs': none cancelled
+
+
+def test_a_filed_cancel_of_a_misspelt_strategy_is_refused_with_the_name_it_meant(
+    tmp_path: Path,
+) -> None:
+    env = service_env(tmp_path)
+    assert botkit(env, "run", "--once").returncode == 0
+    with serving(env, tmp_path, "--exchange-every", "0") as served:
+        filed = call(served.url("/api/control/cancel"), method="POST", body={"strategy": "rets"})
+        assert filed.status == 202
+        assert botkit(env, "run", "--once").returncode == 0
+        done = call(served.url(filed.body["href"])).body
+        assert done["status"] == "refused"
+        assert done["lines"] == [
+            "botkit cancel: no open order for strategy rets; no strategy 'rets' is loaded or"
+            " known to the journal — did you mean 'rest'?"
+        ]
+        assert len(call(served.url("/api/orders")).body["open"]) == 2  # nothing cancelled

@@ -54,6 +54,39 @@ def test_bad_indicator_calls_are_located_errors(
     ]
 
 
+NEGATIVE = """\
+strategy: a
+symbol: BTC_USDT_PERP
+every: 1m
+params: {width: 2}
+rules:
+  - name: r1
+    when: price.mark > bb_upper(close('15m'), 20, -2)
+    cancel: {}
+  - name: r2
+    when: price.mark > sma(close('15m'), -20)
+    cancel: {}
+  - name: r3
+    when: price.mark > bb_lower(close('15m'), 20, - -params.width)
+    cancel: {}
+"""
+
+
+def test_a_negative_argument_is_refused_for_its_range_not_as_a_non_number(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "negative.yaml"
+    bad.write_text(NEGATIVE)
+    assert main(["check", str(bad), "--instruments", "sim"]) == 1
+    bb = "upper Bollinger band: bb_upper(close('1h'), 20, 2)"
+    sma = "simple moving average: sma(close('1h'), 20)"
+    assert capsys.readouterr().out.splitlines() == [
+        f"{bad}:7:51: when: bb_upper(): the width must be above 0 — {bb}",
+        f"{bad}:10:42: when: sma(): a count must be a whole number from 1 to 1000 — {sma}",
+        "2 problems",
+    ]
+
+
 def test_the_json_schema_names_every_function_and_interval(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

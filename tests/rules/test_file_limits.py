@@ -169,3 +169,40 @@ def test_the_reload_path_keeps_the_last_good_version_when_a_file_becomes_an_outs
     assert [s.name for s in report.kept] == ["a"]
     assert "outside the folder" in str(report.errors[0])
     assert runner.store.strategies["a"].version == first.loaded[0].version
+
+
+def _size_said(monkeypatch: pytest.MonkeyPatch, size: int) -> None:
+    """The file system says every file has ``size`` bytes (a file that grew after the look)."""
+    import os
+
+    real = os.fstat
+
+    def fstat(fd: int) -> os.stat_result:
+        info = real(fd)
+        return os.stat_result((*info[:6], size, *info[7:]))
+
+    monkeypatch.setattr(os, "fstat", fstat)
+
+
+def test_a_file_that_grew_after_its_size_was_read_is_read_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from botkit.sources.files import read_strategy_file
+
+    path = tmp_path / "grown.yaml"
+    path.write_bytes(b"# a comment\n" * 400)
+    _size_said(monkeypatch, 10)
+    assert read_strategy_file(path).content == path.read_bytes()
+
+
+def test_a_file_that_grew_past_the_cap_after_its_size_was_read_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from botkit.errors import StrategyFileError
+    from botkit.sources.files import read_strategy_file
+
+    path = tmp_path / "grown.yaml"
+    path.write_bytes(b"#" * 1_000_001)
+    _size_said(monkeypatch, 10)
+    with pytest.raises(StrategyFileError, match="larger than 1 MB"):
+        read_strategy_file(path)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
@@ -447,3 +448,56 @@ def test_equity_alone_over_moves_nothing_reads_then_every_read(make_sim: Any) ->
     ] == expected
     assert wire(balance) == wire(Balance.model_validate(sim.balance()))
     assert wire(positions) == wire([Position.model_validate(p) for p in sim.positions()])
+
+
+# --- the backtest's fast-forward: the quiet band, marks passed quietly, equity at many marks --
+def test_the_quiet_band_is_the_best_resting_bid_and_ask(sim: Sim) -> None:
+    e = sim.engine
+    assert e.quiet_band(BTC) == (Decimal("-Infinity"), Decimal("Infinity"))
+    port = SimPort(e)
+    port.place_orders([
+        order("BUY", "LIMIT", px="59000", clOrdId="b1"),
+        order("BUY", "LIMIT", px="59500", clOrdId="b2"),
+        order("SELL", "LIMIT", px="61000", clOrdId="s1"),
+    ])  # fmt: skip
+    assert e.quiet_band(BTC) == (Decimal("59500"), Decimal("61000"))
+    with pytest.raises(SimError):
+        e.quiet_band("NOPE")
+
+
+def test_marks_passed_quietly_are_recorded_as_set_mark_records_them(make_sim: Any) -> None:
+    plain, quick = make_sim(), make_sim()
+    for s in (plain, quick):
+        SimPort(s.engine).place_orders([order("BUY", "LIMIT", px="59000", clOrdId="b1")])
+    points = [(plain.clock.now_ms() + 15_000 * i, Decimal(60000 + 7 * (i % 5))) for i in range(9)]
+    for at, px in points:
+        plain.clock.set(at)
+        plain.engine.set_mark(BTC, px)
+    quick.engine.pass_quietly(BTC, points, len(points))
+    a, b = plain.engine.prices[BTC], quick.engine.prices[BTC]
+    assert (b.mark, b.current, b.since(0)) == (a.mark, a.current, a.since(0))
+    assert b.day_stats(points[-1][0]) == a.day_stats(points[-1][0])
+    assert quick.engine.mark_rev == plain.engine.mark_rev
+    with pytest.raises(ValueError, match="outside the band"):  # it would have filled
+        quick.engine.pass_quietly(BTC, [(points[-1][0] + 1, Decimal(59000))], 1)
+
+
+def test_equity_at_many_marks_is_equity_after_each_mark(make_sim: Any) -> None:
+    base = load_sim_config(None)
+    sim = make_sim(
+        instruments=[base.instruments[0], tst_instrument()], position_mode=PositionMode.HEDGE
+    )
+    port = SimPort(sim.engine)
+    assert all(r.accepted for r in port.place_orders([
+        order("BUY", mgnMode="CROSS", posSide="LONG", sz="3"),
+        order("SELL", mgnMode="ISOLATED", posSide="SHORT"),
+        order("BUY", mgnMode="CROSS", posSide="LONG").model_copy(
+            update={"symbol": TST, "sz": Decimal(4)}
+        ),
+    ]))  # fmt: skip
+    sim.mark("101.5", TST)
+    marks = [Decimal(x) for x in ("60100", "59900.5", "60100.0", "61234.5", "60100")]
+    got = sim.engine.equity_at(BTC, marks)
+    for mark, equity in zip(marks, got, strict=True):
+        sim.mark(str(mark))
+        assert repr(equity) == repr(sim.engine.equity()) == repr(reference_balance(sim.engine).eq)
