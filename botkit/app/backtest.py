@@ -102,7 +102,7 @@ def make_runner(
     journal: Journal,
     strategies: Sequence[Strategy],
     evaluations: EvaluationRecords = "changes",
-    skip_quiet: bool = True,
+    skip_quiet: bool = False,
 ) -> Runner:
     """The live :class:`Runner` on the in-process simulator: live execution (every order
     journaled, then placed), the default read policy, a fixed store, simulated time (the
@@ -110,9 +110,11 @@ def make_runner(
     are journaled when they change (``evaluations``, see :class:`Runner`): a year of minute
     cycles would otherwise write a row per rule per minute that nobody reads.
 
-    ``skip_quiet`` (with ``changes``): the cycles that provably change nothing are skipped
-    (:mod:`botkit.runner.quiet`): the same orders, fills, equity and journal rows, without the
-    cycle rows of the cycles skipped. The simulator's change counters say when the book moved."""
+    ``skip_quiet`` (with ``changes``; :func:`run_backtest` asks for it): the cycles that
+    provably change nothing are skipped (:mod:`botkit.runner.quiet`): the same orders, fills,
+    equity and journal rows, without the cycle rows of the cycles skipped. The simulator's
+    change counters say when the book moved. Off by default: a runner driven cycle by cycle
+    (the live/backtest equivalence test) then runs and reports every cycle as live does."""
     executor = Executor(port, journal, sleep=_no_sleep, batch_rate=None)
     engine = port.engine
     reader = SnapshotReader(port, ReadPolicy(), sleep=_no_sleep)
