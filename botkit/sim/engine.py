@@ -342,7 +342,9 @@ class SimEngine:
         self._orders[ord_id] = sim
         self._by_cl[sim.cl_ord_id] = sim
         self.history.orders.add(sim)
+        rev = self.matcher.rev
         self.matcher.arrive(sim, mark, now)
+        self.figures.rested(sim, rev)
         self._placed_since_prune += 1
         if self._placed_since_prune >= max(1000, len(self._orders) // 4):
             self._prune(now)

@@ -51,6 +51,7 @@ from botkit.sim.accounts import (
     order_margin,
     unrealized_pnl,
 )
+from botkit.sim.book import SimOrder
 from botkit.sim.config import InstrumentConfig
 from botkit.sim.matching import Matcher
 from botkit.sim.prices import PriceSeries
@@ -259,15 +260,7 @@ class AccountFigures:
             if order.closing:
                 key = (order.symbol, order.pos_side)
                 held[key] = held.get(key, _ZERO) + order.remaining
-            margin = order_margin(
-                order.remaining,
-                order.px if order.px is not None else _ZERO,
-                is_buy=order.is_buy,
-                closing=order.closing,
-                pos_qty=acc.position_qty(order.symbol, order.pos_side),
-                ct_val=instruments[order.symbol].ctVal,
-                lever=src.lever(order.symbol, order.mgn_mode, order.pos_side),
-            )
+            margin = self._margin(order)
             order_im += margin
             if order.mgn_mode is MarginMode.ISOLATED:
                 iso_hold += margin
@@ -285,6 +278,50 @@ class AccountFigures:
         # leg the totals, once summed, hold for any mark
         self._book = book
         return book
+
+    def rested(self, order: SimOrder, rev: int) -> None:
+        """``order`` just arrived and rests untouched, the matcher's only change since ``rev``:
+        the book, if it was current at ``rev``, takes its margin instead of being rebuilt.
+
+        The book's sums are the ones :meth:`_build` makes now: it adds the open orders' margins
+        in the matcher's order, and a new order is the last of them; a resting order that does
+        not close changes no leg (what closing orders hold), the wallet or its times. Anything
+        else (a closing order, a fill, a cancel, a setting) leaves the book to be rebuilt. A
+        ladder placed rung by rung, each rung checked against the margin available, no longer
+        rebuilds the margins of the rungs before it once per rung."""
+        src = self._source
+        book = self._book
+        matcher = src.matcher
+        if (
+            order.closing
+            or book.rev != rev
+            or matcher.rev != rev + 1
+            or book.settings != src.settings_rev
+            or matcher.open.get(order.ord_id) is not order
+            or order.exec_qty
+        ):
+            return
+        margin = self._margin(order)
+        book.order_im += margin
+        if order.mgn_mode is MarginMode.ISOLATED:
+            book.iso_hold += margin
+        book.rev = matcher.rev
+        self._stamps += 1
+        book.stamp = self._stamps  # the totals are summed again; the legs are as they were
+        book.balance = None
+
+    def _margin(self, order: SimOrder) -> Decimal:
+        """The initial margin ``order`` reserves while it rests (:func:`order_margin`)."""
+        src = self._source
+        return order_margin(
+            order.remaining,
+            order.px if order.px is not None else _ZERO,
+            is_buy=order.is_buy,
+            closing=order.closing,
+            pos_qty=src.account.position_qty(order.symbol, order.pos_side),
+            ct_val=src.instruments[order.symbol].ctVal,
+            lever=src.lever(order.symbol, order.mgn_mode, order.pos_side),
+        )
 
     def balance(self) -> BalanceFigures:
         """Equity, margins and PnL, consistent with positions and resting orders right now."""

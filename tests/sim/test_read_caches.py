@@ -501,3 +501,35 @@ def test_equity_at_many_marks_is_equity_after_each_mark(make_sim: Any) -> None:
     for mark, equity in zip(marks, got, strict=True):
         sim.mark(str(mark))
         assert repr(equity) == repr(sim.engine.equity()) == repr(reference_balance(sim.engine).eq)
+
+
+@pytest.mark.parametrize("mode", ["CROSS", "ISOLATED"])
+def test_a_ladder_placed_rung_by_rung_takes_each_margin_without_a_rebuild(
+    sim: Sim, mode: str
+) -> None:
+    """Each rung is checked against the margin available with the rungs before it resting: the
+    book takes a resting rung's margin (issue 20) instead of rebuilding every order's, and its
+    figures stay the uncached ones."""
+    port = SimPort(sim.engine)
+    port.place_orders([order("BUY", sz="5", mgnMode=mode)])
+    figures = sim.engine.figures
+    number = figures.current().number
+    ladder = [
+        order("BUY", "LIMIT", px=str(59000 - 10 * i), clOrdId=f"b{i}", mgnMode=mode)
+        for i in range(10)
+    ]
+    outcomes = port.place_orders(ladder)
+    assert all(o.accepted for o in outcomes)
+    assert figures.current().number == number  # not rebuilt once per rung
+    assert exact(sim.engine.balance()) == exact(reference_balance(sim.engine))
+    assert wire(port.balance()) == wire(Balance.model_validate(sim.balance()))
+    sim.mark("60050.5")
+    assert exact(sim.engine.balance()) == exact(reference_balance(sim.engine))
+    port.place_orders([order("SELL", "LIMIT", px="61000", sz="2", reduceOnly=True, mgnMode=mode)])
+    assert figures.current().number != number  # a closing order changes a leg: rebuilt
+    assert exact(sim.engine.balance()) == exact(reference_balance(sim.engine))
+    got = [
+        (op.position, repr(op.figures), repr(op.mark), repr(op.lever), repr(op.avail_qty))
+        for op in sim.engine.positions()
+    ]
+    assert got == reference_positions(sim.engine)
