@@ -301,6 +301,18 @@ class Journal:
             except sqlite3.Error as exc:
                 raise journal_failure(self.path, exc, "read", "") from exc
 
+    @contextmanager
+    def _read_orders(self) -> Iterator[sqlite3.Connection]:
+        """A read of the ``orders`` table alone: group commit never holds an order row (orders
+        are written by their own transactions, see :class:`~botkit.journal.pending.Pending`),
+        so the pending rows need not be written first — a backtest plans every few candles and
+        each plan's read cut the group commit short."""
+        with self._lock:
+            try:
+                yield self._conn
+            except sqlite3.Error as exc:
+                raise journal_failure(self.path, exc, "read", "") from exc
+
     # --- cycles and evaluations --------------------------------------------------------------
 
     def begin_cycle(
@@ -632,14 +644,14 @@ class Journal:
     def known_ids(self, ids: Collection[str]) -> set[str]:
         if not ids:  # a quiet cycle's plan
             return set()
-        with self._read() as conn:
+        with self._read_orders() as conn:
             return queries.known_ids(conn, ids)
 
     def ord_ids(self, ids: Collection[str]) -> dict[str, str]:
         """clOrdId → ordId (``""`` while unsettled) of each of ``ids`` journaled as live."""
         if not ids:
             return {}
-        with self._read() as conn:
+        with self._read_orders() as conn:
             return queries.ord_ids(conn, ids)
 
     def order(self, cl_ord_id: str) -> OrderRecord | None:

@@ -171,3 +171,21 @@ def test_write_through_is_the_default(path: Path) -> None:
             2,
             1,
         )
+
+
+def test_the_order_id_lookups_answer_without_writing_the_pending_rows(
+    journal: Journal, path: Path
+) -> None:
+    """``known_ids`` / ``ord_ids`` read the orders table alone, which group commit never holds:
+    they answer from what is written and leave the bookkeeping rows waiting (a backtest asks
+    at every plan; issue 20)."""
+    cycle = one_cycle(journal, fired=True)
+    journal.add_orders(cycle, [new(1)], dry=False)  # its transaction writes the pending rows
+    assert count(path, "cycles") == 1
+    one_cycle(journal)
+    taken = intent(1).cl_ord_id
+    assert journal.known_ids([taken, intent(2).cl_ord_id]) == {taken}
+    assert journal.ord_ids([taken, intent(2).cl_ord_id]) == {taken: ""}
+    assert count(path, "cycles") == 1  # the second cycle still waits
+    assert len(journal.cycles()) == 2  # a read of the bookkeeping still sees it
+    assert count(path, "cycles") == 2

@@ -49,7 +49,7 @@ _ops = st.one_of(
     st.tuples(st.just("unknown"), st.integers(0, 20)),
     st.tuples(st.just("settle"), st.integers(0, 20)),
     st.tuples(st.just("trip"), st.integers(-1, 9)),
-    st.tuples(st.just("read"), st.sampled_from(["cycles", "events", "activity", "orders"])),
+    st.tuples(st.just("read"), st.sampled_from(["cycles", "events", "activity", "orders", "ids"])),
     st.tuples(st.just("advance"), st.integers(1, 120_000)),
     st.tuples(st.just("prune"), st.integers(0, 200_000)),
     st.tuples(
@@ -148,6 +148,10 @@ class _Player:
             "events": journal.events_after,
             "activity": lambda: journal.activity("s1", 0, include_dry=True),
             "orders": journal.orders,
+            "ids": lambda: (
+                journal.known_ids([*self.live[-3:], "nope"]),
+                journal.ord_ids([*self.live[-3:], "nope"]),
+            ),
         }
         return readers[what]()
 
