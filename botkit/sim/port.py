@@ -246,9 +246,9 @@ class SimPort(PortReads):
                 f"place_orders takes 1 to {MAX_BATCH} orders, got {len(orders)}"
             )
         items: list[OrderInput | Rejected] = [
-            OrderInput(
-                sz_text=(wire := o.to_wire())["sz"],  # what the HTTP client would send
-                px_text=wire.get("px"),
+            OrderInput(  # the texts the HTTP client would send (OrderRequest.to_wire's)
+                sz_text=format(o.sz, "f"),
+                px_text=None if o.px is None else format(o.px, "f"),
                 symbol=o.symbol,
                 side=o.side,
                 type=o.type,

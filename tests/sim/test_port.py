@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
 import pytest
 
@@ -128,3 +129,28 @@ def test_port_unknown_symbol_is_rejected(port: SimPort) -> None:
     assert info.value.code == 10001
     (result,) = port.place_orders([req(symbol="NOPE_USDT_PERP")])
     assert result.code == 10001
+
+
+@pytest.mark.parametrize(
+    ("sz", "px"),
+    [("1", "60000"), ("0.50", "59999.90"), ("1E+1", "6E+4"), ("2.000", None), ("3", "0.1E+5")],
+)
+def test_placed_orders_reach_the_engine_with_the_texts_the_wire_sends(
+    sim: Sim, sz: str, px: str | None
+) -> None:
+    """The port hands the engine the size and price texts ``OrderRequest.to_wire`` sends (the
+    strict-text checks read them), without building the wire body a second time (issue 20)."""
+    port = SimPort(sim.engine)
+    seen: list[Any] = []
+    place_batch = sim.engine.place_batch
+
+    def spy(items: Any) -> Any:
+        seen.extend(items)
+        return place_batch(items)
+
+    sim.engine.place_batch = spy  # type: ignore[method-assign]
+    fields = {"type": "LIMIT", "px": px} if px is not None else {"type": "MARKET"}
+    request = OrderRequest.model_validate({"symbol": BTC, "side": "BUY", "sz": sz, **fields})
+    port.place_orders([request])
+    wire = request.to_wire()
+    assert [(i.sz_text, i.px_text) for i in seen] == [(wire["sz"], wire.get("px"))]
