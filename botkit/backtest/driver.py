@@ -430,7 +430,7 @@ def _result(
     orders: list[OrderRow] = []
     tags: dict[str, tuple[str, str]] = {}
     # one record at a time: a year of orders as records at once was the run's peak of memory
-    for record in journal.iter_orders(OrderFilter(include_dry=False)):
+    for record in journal.iter_order_briefs(OrderFilter(include_dry=False)):
         if record.outcome is Outcome.REJECTED_LOCAL:
             refused.update(_reason_key(r) for r in record.reasons)
         elif record.outcome is Outcome.REJECTED:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from botkit.exchange.models import Fill, Position
-    from botkit.journal.records import OrderRecord
+    from botkit.journal.records import OrderBrief, OrderRecord
 
 __all__ = ["BacktestResult", "EquityPoint", "FillRow", "OrderRow", "PositionRow"]
 
@@ -60,7 +60,7 @@ class OrderRow:
     reasons: tuple[str, ...] = ()
 
     @classmethod
-    def from_journal(cls, record: OrderRecord) -> OrderRow:
+    def from_journal(cls, record: OrderRecord | OrderBrief) -> OrderRow:
         """The row of a journal record (the price and size sent, else the intended ones)."""
         px = record.px if record.px is not None else record.intent_px
         # the words every row repeats are shared (interned), not one copy per row: a year of

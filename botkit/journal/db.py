@@ -42,6 +42,7 @@ from botkit.journal.records import (
     Evaluated,
     EventRecord,
     NewOrder,
+    OrderBrief,
     OrderFilter,
     OrderOutcome,
     OrderRecord,
@@ -671,6 +672,13 @@ class Journal:
         the iteration ends: write nothing to it meanwhile."""
         with self._read() as conn:
             yield from queries.iter_orders(conn, flt or OrderFilter())
+
+    def iter_order_briefs(self, flt: OrderFilter | None = None) -> Iterator[OrderBrief]:
+        """:meth:`iter_orders` as :class:`OrderBrief` records (the columns a backtest's table
+        of orders shows, no JSON of notes, inputs or request decoded); the same hold of the
+        journal while it runs."""
+        with self._read() as conn:
+            yield from queries.iter_order_briefs(conn, flt or OrderFilter())
 
     def trips(
         self, *, cycle_id: int | None = None, since_ms: int | None = None

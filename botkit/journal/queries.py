@@ -16,6 +16,7 @@ from botkit.intents import Activity, RuleActivity
 from botkit.journal.records import (
     CycleSummary,
     EventRecord,
+    OrderBrief,
     OrderFilter,
     OrderRecord,
     OrderState,
@@ -28,6 +29,7 @@ __all__ = [
     "cycle_summaries",
     "events_after",
     "events_for",
+    "iter_order_briefs",
     "iter_orders",
     "known_ids",
     "select_orders",
@@ -100,7 +102,45 @@ def iter_orders(conn: sqlite3.Connection, flt: OrderFilter) -> Iterator[OrderRec
             yield _order(row)
 
 
-def _orders_sql(flt: OrderFilter) -> tuple[str, list[Any]]:
+_BRIEF_COLUMNS = (  # the id for the order (and a limit's inner query)
+    "id, ts_ms, strategy, rule, cl_ord_id, symbol, side, type, intent_px, intent_sz, px, sz,"
+    " outcome, code, msg, reasons, error"
+)
+_NO_REASONS = "[]"
+
+
+def iter_order_briefs(conn: sqlite3.Connection, flt: OrderFilter) -> Iterator[OrderBrief]:
+    """:func:`iter_orders` as :class:`OrderBrief` records: only the columns they show are read
+    and no notes, inputs or request decoded."""
+    sql, args = _orders_sql(flt, _BRIEF_COLUMNS)
+    cursor = conn.execute(sql, args)
+    while rows := cursor.fetchmany(1000):
+        for row in rows:
+            (
+                _, ts_ms, strategy, rule, cl_ord_id, symbol, side, type_, intent_px, intent_sz, px,
+                sz, outcome, code, msg, reasons, error,
+            ) = row  # fmt: skip
+            yield OrderBrief(
+                ts_ms,
+                strategy,
+                rule,
+                cl_ord_id,
+                symbol,
+                side,
+                type_,
+                intent_px,
+                intent_sz,
+                px,
+                sz,
+                Outcome(outcome) if outcome else None,
+                code,
+                msg,
+                () if reasons == _NO_REASONS else tuple(json.loads(reasons)),
+                error,
+            )
+
+
+def _orders_sql(flt: OrderFilter, columns: str = _ORDER_COLUMNS) -> tuple[str, list[Any]]:
     where: list[str] = []
     args: list[Any] = []
     for column, value in (
@@ -126,7 +166,7 @@ def _orders_sql(flt: OrderFilter) -> tuple[str, list[Any]]:
         args.append(flt.until_ms)
     if not flt.include_dry:
         where.append("dry = 0")
-    sql = f"SELECT {_ORDER_COLUMNS} FROM orders"  # noqa: S608 - columns are constants
+    sql = f"SELECT {columns} FROM orders"  # noqa: S608 - columns are constants
     if where:
         sql += " WHERE " + " AND ".join(where)
     if flt.limit is not None:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from decimal import Decimal
 
 from botkit.backtest.result import FillRow, OrderRow, PositionRow
 from botkit.exchange.models import Fill, Position
-from botkit.journal.records import OrderRecord, OrderState, Outcome
+from botkit.journal.records import OrderBrief, OrderRecord, OrderState, Outcome
 
 
 def record(**changes: object) -> OrderRecord:
@@ -76,3 +77,16 @@ def test_position_row_from_an_open_position() -> None:
     assert PositionRow.from_position(position) == PositionRow(
         "BTC_USDT_PERP", "BOTH", Decimal("-0.02"), Decimal(61000), Decimal("-3.5")
     )
+
+
+def test_an_order_brief_makes_the_row_its_record_makes() -> None:
+    """The backtest's result reads briefs (issue 20): the same rows as from full records."""
+    names = [f.name for f in dataclasses.fields(OrderBrief)]
+    for full in (
+        record(),
+        record(px=None, sz=None, outcome=Outcome.REJECTED_LOCAL, reasons=("too small",)),
+        record(outcome=Outcome.REJECTED, code=10014, msg="", error="band"),
+        record(type="MARKET", px=None, intent_px=None, outcome=None),
+    ):
+        brief = OrderBrief(**{n: getattr(full, n) for n in names})
+        assert OrderRow.from_journal(brief) == OrderRow.from_journal(full)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 from collections.abc import Iterator
 from decimal import Decimal
@@ -16,6 +17,7 @@ from botkit.journal import (
     Evaluated,
     Journal,
     NewOrder,
+    OrderBrief,
     OrderFilter,
     OrderOutcome,
     Outcome,
@@ -275,3 +277,32 @@ def test_orders_read_one_at_a_time_are_the_orders(journal: Journal, clock: Manua
     assert list(journal.iter_orders()) == journal.orders()
     only = OrderFilter(rule="r1")
     assert list(journal.iter_orders(only)) == journal.orders(only)
+
+
+def test_order_briefs_are_the_orders_fields_of_their_names(
+    journal: Journal, clock: ManualClock
+) -> None:
+    """A brief carries what a backtest's table of orders shows (issue 20: no notes, inputs or
+    request decoded), each the record's value of the same name, in the same order and under
+    the same filter and limit."""
+    fields = [f.name for f in dataclasses.fields(OrderBrief)]
+    for n in range(6):
+        order = new(n, rule=f"r{n % 2}")
+        if n == 3:
+            order = new(
+                n, rule="r1", reasons=("px_missing", "sz 0"), outcome=Outcome.REJECTED_LOCAL
+            )
+        journal.add_orders(None, [order], dry=False)
+        clock.advance(1000)
+    journal.settle([OrderOutcome("s1-r0-0", Outcome.ACCEPTED, ord_id="7")])
+    journal.settle([OrderOutcome("s1-r1-1", Outcome.REJECTED, code=10014, msg="band", error="e")])
+    for flt in (
+        None,
+        OrderFilter(rule="r1"),
+        OrderFilter(limit=2),
+        OrderFilter(outcome="unsettled"),
+    ):
+        expected = [tuple(getattr(r, f) for f in fields) for r in journal.orders(flt)]
+        briefs = [tuple(getattr(b, f) for f in fields) for b in journal.iter_order_briefs(flt)]
+        assert briefs == expected
+        assert expected
