@@ -390,6 +390,15 @@ class Runner:
                 return
         apply_on_delete(self.execution, strategy.name, orders)
 
+    def _due(self, now: int) -> list[Strategy]:
+        """The enabled strategies whose next run is at or before ``now``."""
+        next_due = self._next_due
+        return [
+            s
+            for s in self.store.strategies.values()
+            if s.enabled and next_due.get(s.name, 0) <= now
+        ]
+
     def run_cycle(self) -> CycleReport:
         """One cycle. Never raises for an exchange or strategy problem; a journal problem
         (:class:`~botkit.errors.JournalError`: unwritable, unreadable, corrupt, deleted) is
@@ -403,11 +412,7 @@ class Runner:
                 self._reschedule(now)
             self._latest_ms = max(self._latest_ms, now)
             next_due = self._next_due
-            due = [
-                s
-                for s in self.store.strategies.values()
-                if s.enabled and next_due.get(s.name, 0) <= now
-            ]
+            due = self._due(now)
             if due:
                 if quiet.holds(due, now):
                     for strategy in due:
@@ -420,11 +425,7 @@ class Runner:
         self._reschedule(now)
         self._latest_ms = max(self._latest_ms, now)
         next_due = self._next_due
-        due = [
-            s
-            for s in self.store.strategies.values()
-            if s.enabled and next_due.get(s.name, 0) <= now
-        ]
+        due = self._due(now)
         orphans = self.ownership.take_report() if self.ownership is not None else None
         if not due:
             return CycleReport(
