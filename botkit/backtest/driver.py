@@ -367,8 +367,14 @@ class _Forward:
         closes = times[a:b] + interval
         self.run_.cycles += self.runner.pass_quiet(closes)
         tail = self._tail(a, b)
-        points = [p for bar in self.columns[tail:b] for p in candle_path(bar, interval)]
-        self.engine.pass_quietly(self.symbol, points, 4 * (b - a))
+        moves = 4 * (tail - a)  # the candles whose points are dropped moved the mark too
+        for begin in range(tail, b, CHUNK):  # a block at a time: candles off the minute
+            upto = min(b, begin + CHUNK)  # boundaries keep every point of a long stretch
+            bars = self.columns[begin:upto]
+            points = [p for bar in bars for p in candle_path(bar, interval)]
+            moves += 4 * (upto - begin)
+            self.engine.pass_quietly(self.symbol, points, moves)
+            moves = 0
         last_close = int(closes[-1])
         self.clock.set(last_close)
         positions = self.engine.account.positions
