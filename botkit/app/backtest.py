@@ -177,8 +177,7 @@ def run_backtest(
     ``journal`` defaults to :func:`backtest_journal` in SQLite's private temporary database
     (``""``: a small page cache in memory, the rest in a file the system deletes at the end —
     a year of orders and their decisions held in memory was most of a run's peak), closed at
-    the end; a given
-    journal must run on ``clock`` and is left open. ``on_candle()`` is called once per
+    the end; a given journal must run on ``clock`` and is left open. ``on_candle()`` is called once per
     candle, ``on_candles(n)`` after each ``n`` candles (a progress bar's ``update``): for
     progress only — the calls of a quiet stretch passed at once come after the stretch, so
     the clock and the simulator are then at its end.
@@ -240,9 +239,10 @@ def execute(
     on_candles: Callable[[int], None] | None = None,
     fast_forward: bool = True,
 ) -> BacktestRun:
-    """Run a prepared backtest (journal in memory unless one is given, on ``clock``); the
-    result carries the prepared run's :attr:`~Prepared.notes`. ``evaluations``,
-    ``skip_quiet``, ``on_candles`` and ``fast_forward`` as for :func:`run_backtest`."""
+    """Run a prepared backtest (journal in a temporary database unless one is given, on
+    ``clock``); the result carries the prepared run's :attr:`~Prepared.notes`.
+    ``evaluations``, ``skip_quiet``, ``on_candles`` and ``fast_forward`` as for
+    :func:`run_backtest`."""
     p = prepared
     run = run_backtest(
         p.series,

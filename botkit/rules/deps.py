@@ -127,10 +127,7 @@ def reads_orders(key: str) -> bool:
     fills and settings (an open order count; a position's ``availQty``, which the closing
     orders resting hold back): a verdict that read none of them holds while only orders come
     and go (:attr:`Quiet.orders`)."""
-    display = key.split("@", 1)[0]
-    path = display.split(".")
-    if path[0] == "positions" and len(path) == 3 and path[1] in ("long", "short", "net"):
-        path = ["position", path[2]]
+    path = _unscoped(key).split(".")
     if path == ["position", "availQty"] or path == ["rule", "open_orders"]:
         return True
     return len(path) == 2 and path[0] == "strategy" and path[1] in _ORDER_COUNTS
@@ -201,12 +198,17 @@ whole cycle. Keys are named without their scope (``position.upl@BOTH`` is ``posi
 @functools.lru_cache(maxsize=4096)
 def rechecked(key: str) -> bool:
     """Whether the environment key ``key`` is one of :data:`RECHECKED`."""
+    return _unscoped(key) in RECHECKED
+
+
+def _unscoped(key: str) -> str:
+    """``key`` without its scope: ``position.upl@BOTH`` and ``positions.long.upl`` are
+    ``position.upl``."""
     display = key.split("@", 1)[0]
-    if display.startswith("positions."):
-        parts = display.split(".")
-        if len(parts) == 3 and parts[1] in ("long", "short", "net"):
-            display = f"position.{parts[2]}"
-    return display in RECHECKED
+    parts = display.split(".")
+    if len(parts) == 3 and parts[0] == "positions" and parts[1] in ("long", "short", "net"):
+        return f"position.{parts[2]}"
+    return display
 
 
 class Recheck:

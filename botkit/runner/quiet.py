@@ -29,7 +29,7 @@ book only this runner and the matching of its own orders move: the backtest's.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -225,13 +225,12 @@ class _Verdict:
 class Envelope:
     """While it lasts, every cycle of the strategies it was asked for is skipped (see
     :meth:`QuietCycles.envelope`): a cycle at a time before ``until_ms`` (None: no time limit)
-    while the book keeps its revision ``rev`` and, at that cycle's prices, every one of
-    ``rechecks`` still finds its condition false (:meth:`QuietCycles.holds` evaluates them; the
-    backtest passes stretches at once only without rechecks). The book is the caller's to keep
-    (the simulator's quiet band)."""
+    while the book stays as it is and, at that cycle's prices, every one of ``rechecks`` still
+    finds its condition false (:meth:`QuietCycles.holds` evaluates them; the backtest passes
+    stretches at once only without rechecks). The book is the caller's to keep (the
+    simulator's quiet band)."""
 
     until_ms: int | None
-    rev: Hashable
     rechecks: tuple[tuple[str, tuple[Recheck, ...]], ...]
     """Per symbol, the price rechecks of the verdicts (evaluated at each cycle's prices)."""
 
@@ -241,14 +240,14 @@ class QuietCycles:
 
     ``book_rev()``: a value that changes whenever an order, a position or an account setting
     does (the simulator's ``(matcher.rev, settings_rev)``); ``open_orders()``: the open orders
-    now (to see that no kept order of a quiet strategy rests); ``prices(symbol)``, when given:
-    the :data:`~botkit.rules.deps.RECHECKED` values a cycle now would read for ``symbol`` (as
-    the expression context reads them), so a condition false for a price is checked against
-    the new price alone. ``reads(now_ms, symbols)``, when given (it replaces ``prices``): the
-    snapshot a cycle at ``now_ms`` of strategies trading ``symbols`` would read (the runner's
-    reader: each part read when first asked for); the rechecked figures are read from it
-    through each strategy's own resolvers, as its evaluation would, and a ``keep:`` rule that
-    declared its orders is quiet while its :class:`KeepCheck` holds."""
+    now (to see that no kept order of a quiet strategy rests); ``reads(now_ms, symbols)``, when
+    given: the snapshot a cycle at ``now_ms`` of strategies trading ``symbols`` would read (the
+    runner's reader: each part read when first asked for), from which the
+    :data:`~botkit.rules.deps.RECHECKED` figures are read through each strategy's own
+    resolvers, as its evaluation would, so that a condition false for a price or an account
+    figure is checked against the new figures alone, and a ``keep:`` rule that declared its
+    orders is quiet while its :class:`KeepCheck` holds (without ``reads``, neither: only
+    verdicts over bounded values)."""
 
     __slots__ = (
         "_activity_of",
@@ -256,7 +255,6 @@ class QuietCycles:
         "_loud",
         "_open_orders",
         "_position_rev",
-        "_prices",
         "_reads",
         "_verdicts",
         "skipped",
@@ -266,7 +264,6 @@ class QuietCycles:
         self,
         book_rev: Callable[[], Hashable],
         open_orders: Callable[[], Sequence[OpenOrder]],
-        prices: Callable[[str], Mapping[str, Any]] | None = None,
         *,
         reads: Callable[[int, Collection[str]], Snapshot] | None = None,
         position_rev: Callable[[], Hashable] | None = None,
@@ -274,7 +271,6 @@ class QuietCycles:
         self._book_rev = book_rev
         self._position_rev = position_rev
         self._open_orders = open_orders
-        self._prices = prices
         self._reads = reads
         self._activity_of: Callable[[Strategy], Activity] | None = None
         """The runner's activity of a strategy (given with each cycle observed)."""
@@ -305,7 +301,7 @@ class QuietCycles:
             if verdict.book:
                 if revs is None:
                     revs = self._revs()
-                if (revs.whole if verdict.rev_kind == _WHOLE else revs.positions) != verdict.rev:
+                if revs.of(verdict.rev_kind) != verdict.rev:
                     return False
             if verdict.until_ms is not None and now_ms >= verdict.until_ms:
                 return False
@@ -337,7 +333,7 @@ class QuietCycles:
             if verdict.book:
                 if revs is None:
                     revs = self._revs()
-                if (revs.whole if verdict.rev_kind == _WHOLE else revs.positions) != verdict.rev:
+                if revs.of(verdict.rev_kind) != verdict.rev:
                     return None
             bound = verdict.until_ms
             at = verdict.at_ms
@@ -350,7 +346,7 @@ class QuietCycles:
             if verdict.rechecks:
                 symbol = strategy.symbol
                 rechecks[symbol] = rechecks.get(symbol, ()) + verdict.rechecks
-        return Envelope(until, self._book_rev(), tuple(rechecks.items()))
+        return Envelope(until, tuple(rechecks.items()))
 
     def skip(self, cycles: int) -> None:
         """Count ``cycles`` skipped within an envelope (as :meth:`holds` counts each)."""
@@ -358,29 +354,24 @@ class QuietCycles:
 
     def _still_quiet(self, strategy: Strategy, verdict: _Verdict, now: _Now) -> bool:
         """The verdict's rechecks and keep checks over what a cycle would read now."""
-        values: Mapping[str, Any]
+        reads = self._reads
+        if reads is None:  # no verdict of this kind is taken without it
+            return False
         try:
-            reads = self._reads
-            if reads is not None:
-                snapshot = now.snapshot
-                if snapshot is None:  # one read of the account for every strategy asked
-                    snapshot = now.snapshot = reads(now.now_ms, now.symbols())
-                ctx = Ctx(
-                    snapshot, strategy.name, strategy.symbol, _NO_ACTIVITY, now.now_ms,
-                    strategy.mgn_mode,
-                )  # fmt: skip
-                env = env_for(ctx, strategy.resolvers)
-                values = env
-            elif self._prices is not None and not verdict.keeps:
-                values = self._prices(strategy.symbol)
-            else:
-                return False
-            if not all(r.still_false(values) for r in verdict.rechecks):
+            snapshot = now.snapshot
+            if snapshot is None:  # one read of the account for every strategy asked
+                snapshot = now.snapshot = reads(now.now_ms, now.symbols())
+            ctx = Ctx(
+                snapshot, strategy.name, strategy.symbol, _NO_ACTIVITY, now.now_ms,
+                strategy.mgn_mode,
+            )  # fmt: skip
+            env = env_for(ctx, strategy.resolvers)
+            if not all(r.still_false(env) for r in verdict.rechecks):
                 return False
             if not verdict.keeps:
                 return True
             activity_of = self._activity_of
-            if activity_of is None or reads is None:
+            if activity_of is None:
                 return False
             activity = activity_of(strategy)
             orders = env.ctx.snapshot.open_orders
@@ -428,7 +419,7 @@ class QuietCycles:
                 strategy,
                 evaluation,
                 activity,
-                recheck=self._prices is not None or self._reads is not None,
+                recheck=self._reads is not None,
                 keeps=keeps,
             )
             quiet = None if got is None else got[0]
@@ -484,6 +475,10 @@ class _Revs:
 
     whole: Hashable
     positions: Hashable
+
+    def of(self, kind: int) -> Hashable:
+        """The revision a verdict of ``kind`` (:data:`_WHOLE` or :data:`_POSITIONS`) holds."""
+        return self.whole if kind == _WHOLE else self.positions
 
 
 _WHOLE, _POSITIONS = 0, 1
