@@ -666,6 +666,16 @@ class OrderRequest(BaseModel):
     timeInForce: TimeInForce = TimeInForce.GTC
     stpMode: StpMode = StpMode.NONE
 
+    @property
+    def sz_text(self) -> str:
+        """The size as the wire carries it (plain digits, never an exponent)."""
+        return format(self.sz, "f")
+
+    @property
+    def px_text(self) -> str | None:
+        """The price as the wire carries it, or None without one."""
+        return None if self.px is None else format(self.px, "f")
+
     def to_wire(self) -> dict[str, Any]:
         """The JSON object for the request body: strings for amounts, no ``None`` fields."""
         body: dict[str, Any] = {
@@ -674,12 +684,12 @@ class OrderRequest(BaseModel):
             "mgnMode": self.mgnMode.value,
             "posSide": self.posSide.value,
             "type": self.type.value,
-            "sz": format(self.sz, "f"),
+            "sz": self.sz_text,
         }
         if self.clOrdId is not None:
             body["clOrdId"] = self.clOrdId
         if self.px is not None:
-            body["px"] = format(self.px, "f")
+            body["px"] = self.px_text
         if self.reduceOnly:
             body["reduceOnly"] = True
         if self.timeInForce is not TimeInForce.GTC:

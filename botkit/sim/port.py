@@ -247,8 +247,8 @@ class SimPort(PortReads):
             )
         items: list[OrderInput | Rejected] = [
             OrderInput(  # the texts the HTTP client would send (OrderRequest.to_wire's)
-                sz_text=format(o.sz, "f"),
-                px_text=None if o.px is None else format(o.px, "f"),
+                sz_text=o.sz_text,
+                px_text=o.px_text,
                 symbol=o.symbol,
                 side=o.side,
                 type=o.type,
