@@ -666,17 +666,12 @@ class Journal:
         with self._read() as conn:
             return queries.select_orders(conn, flt or OrderFilter())
 
-    def iter_orders(self, flt: OrderFilter | None = None) -> Iterator[OrderRecord]:
-        """:meth:`orders` one record at a time, for a reader that keeps only what it makes of
-        each (a backtest's result over a year of orders). The journal is held (its lock) until
-        the iteration ends: write nothing to it meanwhile."""
-        with self._read() as conn:
-            yield from queries.iter_orders(conn, flt or OrderFilter())
-
     def iter_order_briefs(self, flt: OrderFilter | None = None) -> Iterator[OrderBrief]:
-        """:meth:`iter_orders` as :class:`OrderBrief` records (the columns a backtest's table
-        of orders shows, no JSON of notes, inputs or request decoded); the same hold of the
-        journal while it runs."""
+        """:meth:`orders` one at a time as :class:`OrderBrief` records (the columns a
+        backtest's table of orders shows, no JSON of notes, inputs or request decoded), for a
+        reader that keeps only what it makes of each (a backtest's result over a year of
+        orders). The journal is held (its lock) until the iteration ends: write nothing to it
+        meanwhile."""
         with self._read() as conn:
             yield from queries.iter_order_briefs(conn, flt or OrderFilter())
 

@@ -30,7 +30,6 @@ __all__ = [
     "events_after",
     "events_for",
     "iter_order_briefs",
-    "iter_orders",
     "known_ids",
     "select_orders",
     "select_trips",
@@ -92,16 +91,6 @@ def select_orders(conn: sqlite3.Connection, flt: OrderFilter) -> list[OrderRecor
     return [_order(row) for row in conn.execute(sql, args)]
 
 
-def iter_orders(conn: sqlite3.Connection, flt: OrderFilter) -> Iterator[OrderRecord]:
-    """:func:`select_orders` one record at a time (a backtest's result reads every order of a
-    year: a list of them all would be its peak of memory)."""
-    sql, args = _orders_sql(flt)
-    cursor = conn.execute(sql, args)
-    while rows := cursor.fetchmany(1000):
-        for row in rows:
-            yield _order(row)
-
-
 _BRIEF_COLUMNS = (  # the id for the order (and a limit's inner query)
     "id, ts_ms, strategy, rule, cl_ord_id, symbol, side, type, intent_px, intent_sz, px, sz,"
     " outcome, code, msg, reasons, error"
@@ -110,8 +99,9 @@ _NO_REASONS = "[]"
 
 
 def iter_order_briefs(conn: sqlite3.Connection, flt: OrderFilter) -> Iterator[OrderBrief]:
-    """:func:`iter_orders` as :class:`OrderBrief` records: only the columns they show are read
-    and no notes, inputs or request decoded."""
+    """:func:`select_orders` one at a time as :class:`OrderBrief` records (a backtest's result
+    reads every order of a year: a list of them all would be its peak of memory): only the
+    columns they show are read and no notes, inputs or request decoded."""
     sql, args = _orders_sql(flt, _BRIEF_COLUMNS)
     cursor = conn.execute(sql, args)
     while rows := cursor.fetchmany(1000):

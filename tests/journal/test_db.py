@@ -269,16 +269,6 @@ def test_a_temporary_journal_holds_its_pages_outside_the_process_and_reads_back(
     assert list(tmp_path.iterdir()) == []
 
 
-def test_orders_read_one_at_a_time_are_the_orders(journal: Journal, clock: ManualClock) -> None:
-    for n in range(5):
-        journal.add_orders(None, [new(n, rule=f"r{n % 2}")], dry=False)
-        clock.advance(1000)
-    journal.settle([OrderOutcome("s1-r0-0", Outcome.ACCEPTED, ord_id="7")])
-    assert list(journal.iter_orders()) == journal.orders()
-    only = OrderFilter(rule="r1")
-    assert list(journal.iter_orders(only)) == journal.orders(only)
-
-
 def test_order_briefs_are_the_orders_fields_of_their_names(
     journal: Journal, clock: ManualClock
 ) -> None:
