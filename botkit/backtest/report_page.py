@@ -110,80 +110,6 @@ class _Level:
         }  # fmt: skip
 
 
-def _base(
-    bars: Sequence[Bar],
-    interval_ms: int,
-    equity: Sequence[EquityPoint],
-    start_balance: float,
-    fills: Sequence[FillRow],
-) -> _Level:
-    """One row per candle: its prices, the equity at its close, the deepest drawdown (percent
-    below the running peak) and the largest net position (buys − sells) during it."""
-    level = _Level(interval_ms)
-    peak = start_balance
-    eq_now = start_balance
-    dd_now = 0.0
-    ei, n_eq = 0, len(equity)
-    fi, n_fills = 0, len(fills)
-    position = Decimal(0)
-    for bar in bars:
-        end = bar.time_ms + interval_ms
-        worst = dd_now
-        while ei < n_eq and equity[ei].time_ms <= end:
-            eq_now = float(equity[ei].equity)
-            ei += 1
-            if eq_now > peak:
-                peak = eq_now
-            dd_now = (eq_now - peak) / peak * 100.0 if peak > 0 else 0.0
-            if dd_now < worst:
-                worst = dd_now
-        most = position
-        while fi < n_fills and fills[fi].time_ms < end:
-            f = fills[fi]
-            fi += 1
-            position += f.qty if f.side.upper() == "BUY" else -f.qty
-            if abs(position) > abs(most):
-                most = position
-        level.t.append(bar.time_ms)
-        level.o.append(float(bar.open))
-        level.h.append(float(bar.high))
-        level.low.append(float(bar.low))
-        level.c.append(float(bar.close))
-        level.eq.append(eq_now)
-        level.dd.append(worst)
-        level.pos.append(float(most))
-    return level
-
-
-def _coarser(src: _Level, width_ms: int) -> _Level:
-    out = _Level(width_ms)
-    key = None
-    for i, t in enumerate(src.t):
-        k = t - t % width_ms
-        if k != key:
-            key = k
-            out.t.append(k)
-            out.o.append(src.o[i])
-            out.h.append(src.h[i])
-            out.low.append(src.low[i])
-            out.c.append(src.c[i])
-            out.eq.append(src.eq[i])
-            out.dd.append(src.dd[i])
-            out.pos.append(src.pos[i])
-            continue
-        if src.h[i] > out.h[-1]:
-            out.h[-1] = src.h[i]
-        if src.low[i] < out.low[-1]:
-            out.low[-1] = src.low[i]
-        out.c[-1] = src.c[i]
-        out.eq[-1] = src.eq[i]
-        if src.dd[i] < out.dd[-1]:
-            out.dd[-1] = src.dd[i]
-        if abs(src.pos[i]) > abs(out.pos[-1]):
-            out.pos[-1] = src.pos[i]
-    return out
-
-
 def levels(
     bars: Sequence[Bar],
     interval_ms: int,
@@ -194,8 +120,8 @@ def levels(
     """The aggregation levels of the module doc, finest first (see :data:`FINEST_BARS`).
 
     Worked out over arrays (:func:`_base_arrays`, :func:`_coarser_arrays`); the same floats
-    as the plain per-candle :func:`_base` and :func:`_coarser` (tests/backtest/
-    test_report_levels.py compares them)."""
+    as plain per-candle loops (tests/backtest/test_report_levels.py holds them as the model and
+    compares)."""
     base = _base_arrays(bars, interval_ms, equity, float(start_balance), fills)
     if not bars:
         return [_as_level(base)]

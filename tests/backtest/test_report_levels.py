@@ -1,15 +1,16 @@
 """The report page's levels worked out over arrays are the plain per-candle loops' floats.
 
 ``report_page.levels`` aggregates a run's candles, equity, drawdown and position with numpy
-(``_base_arrays``, ``_coarser_arrays``); the plain loops (``_base``, ``_coarser``) stay as the
-model. Random candles (as bars and as columns), equity samples (with gaps, several per candle,
-before the first candle, after the last), fills and starting balances (zero included) must
-give the same JSON, sign of zero included.
+(``_base_arrays``, ``_coarser_arrays``); the plain per-candle loops below (``_base``,
+``_coarser``) are the model. Random candles (as bars and as columns), equity samples (with
+gaps, several per candle, before the first candle, after the last), fills and starting
+balances (zero included) must give the same JSON, sign of zero included.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -18,18 +19,88 @@ from hypothesis import strategies as st
 
 from botkit.backtest.bars import Bar
 from botkit.backtest.columns import BarColumns, EquityCurve
-from botkit.backtest.report_page import (
-    _as_level,
-    _base,
-    _base_arrays,
-    _coarser,
-    _coarser_arrays,
-)
+from botkit.backtest.report_page import _as_level, _base_arrays, _coarser_arrays, _Level
 from botkit.backtest.result import EquityPoint, FillRow
 from tests.fuzz.profiles import FUZZ, examples
 
 T0 = 1_704_067_200_000
 M = 60_000
+
+
+def _base(
+    bars: Sequence[Bar],
+    interval_ms: int,
+    equity: Sequence[EquityPoint],
+    start_balance: float,
+    fills: Sequence[FillRow],
+) -> _Level:
+    """The model: one row per candle: its prices, the equity at its close, the deepest
+    drawdown (percent below the running peak) and the largest net position (buys − sells)
+    during it."""
+    level = _Level(interval_ms)
+    peak = start_balance
+    eq_now = start_balance
+    dd_now = 0.0
+    ei, n_eq = 0, len(equity)
+    fi, n_fills = 0, len(fills)
+    position = Decimal(0)
+    for bar in bars:
+        end = bar.time_ms + interval_ms
+        worst = dd_now
+        while ei < n_eq and equity[ei].time_ms <= end:
+            eq_now = float(equity[ei].equity)
+            ei += 1
+            if eq_now > peak:
+                peak = eq_now
+            dd_now = (eq_now - peak) / peak * 100.0 if peak > 0 else 0.0
+            if dd_now < worst:
+                worst = dd_now
+        most = position
+        while fi < n_fills and fills[fi].time_ms < end:
+            f = fills[fi]
+            fi += 1
+            position += f.qty if f.side.upper() == "BUY" else -f.qty
+            if abs(position) > abs(most):
+                most = position
+        level.t.append(bar.time_ms)
+        level.o.append(float(bar.open))
+        level.h.append(float(bar.high))
+        level.low.append(float(bar.low))
+        level.c.append(float(bar.close))
+        level.eq.append(eq_now)
+        level.dd.append(worst)
+        level.pos.append(float(most))
+    return level
+
+
+def _coarser(src: _Level, width_ms: int) -> _Level:
+    out = _Level(width_ms)
+    key = None
+    for i, t in enumerate(src.t):
+        k = t - t % width_ms
+        if k != key:
+            key = k
+            out.t.append(k)
+            out.o.append(src.o[i])
+            out.h.append(src.h[i])
+            out.low.append(src.low[i])
+            out.c.append(src.c[i])
+            out.eq.append(src.eq[i])
+            out.dd.append(src.dd[i])
+            out.pos.append(src.pos[i])
+            continue
+        if src.h[i] > out.h[-1]:
+            out.h[-1] = src.h[i]
+        if src.low[i] < out.low[-1]:
+            out.low[-1] = src.low[i]
+        out.c[-1] = src.c[i]
+        out.eq[-1] = src.eq[i]
+        if src.dd[i] < out.dd[-1]:
+            out.dd[-1] = src.dd[i]
+        if abs(src.pos[i]) > abs(out.pos[-1]):
+            out.pos[-1] = src.pos[i]
+    return out
+
 
 prices = st.integers(1, 2_000).map(lambda n: Decimal(n) / 10)
 
