@@ -177,10 +177,10 @@ def run_backtest(
     ``journal`` defaults to :func:`backtest_journal` in SQLite's private temporary database
     (``""``: a small page cache in memory, the rest in a file the system deletes at the end —
     a year of orders and their decisions held in memory was most of a run's peak), closed at
-    the end; a given journal must run on ``clock`` and is left open. ``on_candle()`` is called once per
-    candle, ``on_candles(n)`` after each ``n`` candles (a progress bar's ``update``): for
-    progress only — the calls of a quiet stretch passed at once come after the stretch, so
-    the clock and the simulator are then at its end.
+    the end; a given journal must run on ``clock`` and is left open. ``on_candle()`` is
+    called once per candle, ``on_candles(n)`` after each ``n`` candles (a progress bar's
+    ``update``): for progress only — the calls of a quiet stretch passed at once come after
+    the stretch, so the clock and the simulator are then at its end.
     ``evaluations``: which rule evaluations are journaled (``all`` or ``changes``, see
     :class:`~botkit.runner.cycle.Runner`); ``skip_quiet``: skip the cycles that provably
     change nothing (see :func:`make_runner`); ``fast_forward``: pass stretches of such
