@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from botkit.exchange.models import Instrument, OrderRequest
+from botkit.exchange.models import Instrument, LimitPrice, OrderRequest, PositionMode
 from botkit.intents import OrderIntent
 from botkit.pipeline.batching import MAX_BATCH, make_batches, order_key
 from botkit.pipeline.risk import (
@@ -29,10 +29,13 @@ from botkit.pipeline.risk import (
     Valuation,
     reduces_only,
 )
-from botkit.pipeline.validate import Reason, RoundingNote, validate_intent
+from botkit.pipeline.validate import Band, Reason, RoundingNote, price_band, validate_intent
 from botkit.snapshot import Snapshot
 
 __all__ = ["Plan", "PlannedOrder", "Refusal", "build_plan"]
+
+_NO_POLICY = StrategyPolicy()
+"""The policy of a strategy ``policies`` does not name (frozen: one shared instance)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +132,42 @@ class Plan:
         return "\n".join(lines)
 
 
+class _Market:
+    """What one symbol's orders are checked against in one plan, read off the snapshot once (in
+    the order each order read it: instrument, ticker, band): the price band with the plan's
+    margin (``None`` when computing it fails: each order then computes it inside its own
+    check, which turns the failure into that order's refusal as before) and the valuation."""
+
+    __slots__ = ("band", "instrument", "limit_price", "mark", "valuation")
+
+    def __init__(
+        self,
+        instrument: Instrument | None,
+        mark: Decimal | None,
+        limit_price: LimitPrice | None,
+        band: Band | None,
+    ) -> None:
+        self.instrument = instrument
+        self.mark = mark
+        self.limit_price = limit_price
+        self.band = band
+        self.valuation: Valuation | None = None
+
+    @classmethod
+    def read(cls, snapshot: Snapshot, symbol: str, margin: Decimal) -> _Market:
+        instrument = snapshot.instruments.get(symbol)
+        ticker = snapshot.tickers.get(symbol)
+        mark = ticker.mPx if ticker is not None else None
+        limit_price = snapshot.limit_prices.get(symbol)
+        band: Band | None = None
+        if instrument is not None:
+            try:
+                band = price_band(instrument, mark=mark, limit_price=limit_price, margin=margin)
+            except Exception:  # each order's own check meets it again
+                band = None
+        return cls(instrument, mark, limit_price, band)
+
+
 def build_plan(
     intents: Iterable[OrderIntent],
     snapshot: Snapshot,
@@ -165,6 +204,8 @@ def build_plan(
     stopped = 0
     failed: dict[str, Reason] = {}  # strategy -> why its planning failed this cycle
     held = 0
+    markets: dict[str, _Market] = {}  # what each symbol's orders are checked against
+    position_mode: PositionMode | None = None  # read (lazily) where the first order needs it
     for intent in sorted(intents, key=order_key):
         if intent.strategy in failed:
             refused.append(Refusal(intent, (failed[intent.strategy],), (), intent.px, intent.sz))
@@ -182,19 +223,25 @@ def build_plan(
             held += 1
             refused.append(Refusal(intent, (hold,), (), intent.px, intent.sz))
             continue
-        policy = policies.get(intent.strategy, StrategyPolicy())
-        instrument = snapshot.instruments.get(intent.symbol)
-        ticker = snapshot.tickers.get(intent.symbol)
-        mark = ticker.mPx if ticker is not None else None
+        policy = policies.get(intent.strategy)
+        if policy is None:
+            policy = _NO_POLICY
+        market = markets.get(intent.symbol)
+        if market is None:
+            market = markets[intent.symbol] = _Market.read(snapshot, intent.symbol, band_margin)
+        instrument, mark = market.instrument, market.mark
+        if position_mode is None:
+            position_mode = snapshot.position_mode
         try:
             checked = validate_intent(
                 intent,
                 instrument,
                 mark=mark,
-                limit_price=snapshot.limit_prices.get(intent.symbol),
-                position_mode=snapshot.position_mode,
+                limit_price=market.limit_price,
+                position_mode=position_mode,
                 off_tick=policy.off_tick,
                 band_margin=band_margin,
+                band=market.band,
             )
             if not checked.ok or checked.request is None or instrument is None:
                 refused.append(
@@ -209,7 +256,9 @@ def build_plan(
                 refused.append(Refusal(intent, (reason,), checked.notes, checked.px, checked.sz))
                 continue
             candidate = Candidate.of(intent, sz=checked.sz, px=checked.px)
-            valuation = Valuation(mark, instrument.ctVal)
+            valuation = market.valuation
+            if valuation is None:
+                valuation = market.valuation = Valuation(mark, instrument.ctVal)
             order_trips = book.admit(candidate, valuation)
             if order_trips:
                 trips.extend(order_trips)

@@ -199,6 +199,10 @@ class Valuation:
         return None if price is None else notional(order.sz, self.ct_val, price)
 
 
+_NO_POLICY = StrategyPolicy()
+"""The policy of a strategy the policies do not name (frozen: one shared instance)."""
+
+
 def _delta(side: OrderSide, sz: Decimal) -> Decimal:
     return sz if side is OrderSide.BUY else -sz
 
@@ -234,6 +238,27 @@ class RiskBook:
                 self._resting[key] += left
         self._count: dict[str | None, int] = defaultdict(int)
         self._notional: dict[str | None, Decimal] = defaultdict(Decimal)
+        self._limits: dict[str, tuple[RiskLimits, RiskLimits, bool, bool]] = {}
+
+    def _limits_of(self, strategy: str) -> tuple[RiskLimits, RiskLimits, bool, bool]:
+        """The strategy's own limits, the stricter of them and the global ones (per order),
+        whether any notional limit applies, whether any order count limit does: read once
+        per strategy (the policies do not change while the book lives)."""
+        cached = self._limits.get(strategy)
+        if cached is None:
+            own = self._policies.get(strategy, _NO_POLICY).limits
+            per_order = own.stricter(self._global)
+            wants_notional = (
+                per_order.max_notional_per_order is not None
+                or own.max_notional_per_cycle is not None
+                or self._global.max_notional_per_cycle is not None
+            )
+            counts = (
+                own.max_orders_per_cycle is not None
+                or self._global.max_orders_per_cycle is not None
+            )
+            cached = self._limits[strategy] = (own, per_order, wants_notional, counts)
+        return cached
 
     def admit(self, order: Candidate, valuation: Valuation) -> tuple[GuardTrip, ...]:
         """The trips ``order`` causes, valued with ``valuation``; an empty tuple means admitted
@@ -241,8 +266,7 @@ class RiskBook:
         strategy, cl_ord_id, symbol = order.strategy, order.cl_ord_id, order.symbol
         side, pos_side, order_type = order.side, order.pos_side, order.order_type
         reduce_only, sz, ct_val = order.reduce_only, order.sz, valuation.ct_val
-        own = self._policies.get(strategy, StrategyPolicy()).limits
-        per_order = own.stricter(self._global)
+        own, per_order, wants_notional, counts = self._limits_of(strategy)
         trips: list[GuardTrip] = []
 
         def trip(
@@ -250,7 +274,9 @@ class RiskBook:
         ) -> None:
             trips.append(GuardTrip(guard, scope, strategy, cl_ord_id, limit, value, msg))
 
-        for scope, key, limits in (("strategy", strategy, own), ("global", None, self._global)):
+        for scope, key, limits in (
+            (("strategy", strategy, own), ("global", None, self._global)) if counts else ()
+        ):
             cap = limits.max_orders_per_cycle
             if cap is not None and self._count[key] + 1 > cap:
                 trip(
@@ -263,11 +289,6 @@ class RiskBook:
                 )
         price = valuation.price(order)
         value = None if price is None else notional(sz, ct_val, price)
-        wants_notional = (
-            per_order.max_notional_per_order is not None
-            or own.max_notional_per_cycle is not None
-            or self._global.max_notional_per_cycle is not None
-        )
         if wants_notional and value is None:
             trip(
                 "notional_unknown",
@@ -288,7 +309,11 @@ class RiskBook:
                     f"notional {value} (sz {sz} × ctVal {ct_val} × price {price}) exceeds"
                     f" max_notional_per_order {cap_d}",
                 )
-            for scope, key, limits in (("strategy", strategy, own), ("global", None, self._global)):
+            for scope, key, limits in (
+                (("strategy", strategy, own), ("global", None, self._global))
+                if wants_notional
+                else ()
+            ):
                 cap_d = limits.max_notional_per_cycle
                 if cap_d is not None and self._notional[key] + value > cap_d:
                     total = self._notional[key] + value

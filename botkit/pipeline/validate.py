@@ -39,6 +39,7 @@ from botkit.numbers import plain
 
 __all__ = [
     "AMOUNT_LIMIT",
+    "Band",
     "Checked",
     "OffTick",
     "Reason",
@@ -121,7 +122,23 @@ def on_step(value: Decimal, step: Decimal) -> Decimal:
     """``value`` (a multiple of ``step``) written with exactly the decimals the step allows: the
     one form every amount leaves in (``format(on_step(v, s), "f")`` has no exponent and no
     trailing zero beyond the step). ``Decimal("2.0")`` on a lot of 1 is ``Decimal("2")``."""
-    return value.quantize(Decimal(1).scaleb(-step_decimals(step)))
+    quantum = _QUANTA.get(step)
+    if quantum is None:
+        quantum = _quantum(step)
+    return value.quantize(quantum)
+
+
+def _quantum(step: Decimal) -> Decimal:
+    """``Decimal(1).scaleb(-step_decimals(step))``, kept per step: the same few ticks and lots
+    every order. Equal steps (``0.1``, ``0.10``) have one normalized form, so one quantum."""
+    quantum = Decimal(1).scaleb(-step_decimals(step))
+    if step.is_finite() and len(_QUANTA) < _QUANTA_MAX:
+        _QUANTA[step] = quantum
+    return quantum
+
+
+_QUANTA: dict[Decimal, Decimal] = {}
+_QUANTA_MAX = 256
 
 
 def _is_multiple(value: Decimal, step: Decimal) -> bool:
@@ -131,6 +148,10 @@ def _is_multiple(value: Decimal, step: Decimal) -> bool:
 def _limit(value: Decimal | None) -> Decimal | None:
     """A maximum of ``None`` or 0 means "no check" (spec 8: the value 0 means no check)."""
     return value if value is not None and value > _ZERO else None
+
+
+Band = tuple[Decimal | None, Decimal | None]
+"""(low, high) of :func:`price_band`."""
 
 
 def price_band(
@@ -255,6 +276,7 @@ def _check_price(
     mark: Decimal | None,
     limit_price: LimitPrice | None,
     margin: Decimal,
+    band: Band | None,
 ) -> tuple[Decimal | None, list[RoundingNote], list[Reason]]:
     px = intent.px
     if px is None or not px.is_finite() or px <= _ZERO:
@@ -289,7 +311,9 @@ def _check_price(
     max_px = _limit(instrument.maxPx)
     if max_px is not None and px > max_px:
         reasons.append(Reason("px_above_max", f"price {px} is above maxPx {max_px} — lower px"))
-    reason = band_reason(px, instrument, mark=mark, limit_price=limit_price, margin=margin)
+    if band is None:
+        band = price_band(instrument, mark=mark, limit_price=limit_price, margin=margin)
+    reason = _outside(px, band, instrument, mark, margin)
     if reason is not None:
         reasons.append(reason)
     return px, notes, reasons
@@ -304,21 +328,33 @@ def band_reason(
     margin: Decimal = _ZERO,
 ) -> Reason | None:
     """Why ``px`` lies outside the price band (with its safety ``margin``), or ``None``."""
-    low, high = price_band(instrument, mark=mark, limit_price=limit_price, margin=margin)
-    inside = f", {plain(margin * 10000)} bps inside the band" if margin > _ZERO else ""
+    band = price_band(instrument, mark=mark, limit_price=limit_price, margin=margin)
+    return _outside(px, band, instrument, mark, margin)
+
+
+def _outside(
+    px: Decimal, band: Band, instrument: Instrument, mark: Decimal | None, margin: Decimal
+) -> Reason | None:
+    """:func:`band_reason` with the band already read off (``band`` is :func:`price_band` of
+    ``instrument``, ``mark`` and ``margin``): the reason's text is built only for a refusal."""
+    low, high = band
     if low is not None and px < low:
         return Reason(
             "px_below_band",
             f"price {px} is below the allowed band low {plain(low)}"
-            f" (mark {mark}, range {instrument.ordPxRange}{inside}) — raise px",
+            f" (mark {mark}, range {instrument.ordPxRange}{_inside(margin)}) — raise px",
         )
     if high is not None and px > high:
         return Reason(
             "px_above_band",
             f"price {px} is above the allowed band high {plain(high)}"
-            f" (mark {mark}, range {instrument.ordPxRange}{inside}) — lower px",
+            f" (mark {mark}, range {instrument.ordPxRange}{_inside(margin)}) — lower px",
         )
     return None
+
+
+def _inside(margin: Decimal) -> str:
+    return f", {plain(margin * 10000)} bps inside the band" if margin > _ZERO else ""
 
 
 def _too_large(field: str, what: str, value: Decimal) -> Reason:
@@ -379,14 +415,18 @@ def validate_intent(
     position_mode: PositionMode = PositionMode.ONE_WAY,
     off_tick: OffTick = OffTick.ROUND,
     band_margin: Decimal = _ZERO,
+    band: Band | None = None,
 ) -> Checked:
     """Round and check ``intent``; every failing rule contributes its own reason.
 
-    ``band_margin``: how far inside the price band a price must lie (a fraction of the bound).
+    ``band_margin``: how far inside the price band a price must lie (a fraction of the bound);
+    ``band``: that band when the caller has it already — ``price_band(instrument, mark=mark,
+    limit_price=limit_price, margin=band_margin)``, which :func:`~botkit.pipeline.plan.build_plan`
+    computes once per symbol — else it is computed here.
     Never raises: arithmetic that fails on an odd amount is a refusal with a reason."""
     try:
         return _validate(
-            intent, instrument, mark, limit_price, position_mode, off_tick, band_margin
+            intent, instrument, mark, limit_price, position_mode, off_tick, band_margin, band
         )
     except DecimalException as exc:
         reason = Reason(
@@ -405,6 +445,7 @@ def _validate(
     position_mode: PositionMode,
     off_tick: OffTick,
     band_margin: Decimal,
+    band: Band | None,
 ) -> Checked:
     if instrument is None:
         reason = Reason(
@@ -426,7 +467,7 @@ def _validate(
     px = intent.px
     if intent.type is not OrderType.MARKET:  # a MARKET price is refused above; nothing to round
         px, px_notes, px_reasons = _check_price(
-            intent, instrument, off_tick, mark, limit_price, band_margin
+            intent, instrument, off_tick, mark, limit_price, band_margin, band
         )
     sz, sz_notes, sz_reasons = _check_size(intent, instrument)
     reasons += px_reasons + sz_reasons
