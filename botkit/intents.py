@@ -20,6 +20,7 @@ from botkit.exchange.models import (
     PosSide,
     StpMode,
     TimeInForce,
+    order_request,
 )
 
 __all__ = [
@@ -72,19 +73,20 @@ class OrderIntent:
     """The values the rule saw (name → decimal string), for the journal."""
 
     def to_request(self, *, px: Decimal | None, sz: Decimal) -> OrderRequest:
-        """The order as sent, with the validated (rounded) price and size."""
-        return OrderRequest(
+        """The order as sent, with the validated (rounded) price and size (the model's
+        validation refuses what it refuses: :func:`~botkit.exchange.models.order_request`)."""
+        return order_request(
             symbol=self.symbol,
             side=self.side,
-            type=self.type,
+            order_type=self.type,
             sz=sz,
             px=px,
-            mgnMode=self.mgn_mode,
-            posSide=self.pos_side,
-            clOrdId=self.cl_ord_id,
-            reduceOnly=self.reduce_only,
-            timeInForce=self.time_in_force,
-            stpMode=self.stp_mode,
+            mgn_mode=self.mgn_mode,
+            pos_side=self.pos_side,
+            cl_ord_id=self.cl_ord_id,
+            reduce_only=self.reduce_only,
+            time_in_force=self.time_in_force,
+            stp_mode=self.stp_mode,
         )
 
 

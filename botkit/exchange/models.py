@@ -701,3 +701,106 @@ class OrderRequest(BaseModel):
         if self.stpMode is not StpMode.NONE:
             body["stpMode"] = self.stpMode._value_
         return body
+
+
+_ORDER_FIELDS = tuple(OrderRequest.model_fields)
+_CL_ORD_ID_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+_ZERO = Decimal(0)
+_set = object.__setattr__
+
+
+def order_request(
+    *,
+    symbol: str,
+    side: OrderSide,
+    order_type: OrderType,
+    sz: Decimal,
+    mgn_mode: MarginMode,
+    pos_side: PosSide,
+    px: Decimal | None,
+    cl_ord_id: str,
+    reduce_only: bool,
+    time_in_force: TimeInForce,
+    stp_mode: StpMode,
+) -> OrderRequest:
+    """``OrderRequest(...)`` of these values, every field given: the same model, built without
+    running the validation again when the values are already what it would keep — each of the
+    type the field holds (a member, a ``Decimal``, a ``bool``, a ``str``), ``sz`` and ``px``
+    finite and above 0, ``clOrdId`` 1–32 of ``A-Z a-z 0-9 _ -`` — and through it otherwise (it
+    then refuses what it refuses). Every order the pipeline sends is one: validation costs as
+    much as the rest of an order's planning. :data:`FAST_ORDER_REQUESTS` says whether the direct
+    build is in use (it is checked against the validated one at import)."""
+    if (
+        _FAST[0]
+        and type(side) is OrderSide  # the exact type the model keeps
+        and type(order_type) is OrderType
+        and type(sz) is Decimal
+        and type(mgn_mode) is MarginMode
+        and type(pos_side) is PosSide
+        and type(symbol) is str
+        and type(cl_ord_id) is str
+        and type(reduce_only) is bool
+        and type(time_in_force) is TimeInForce
+        and type(stp_mode) is StpMode
+        and sz.is_finite()
+        and sz > _ZERO
+        and (px is None or (type(px) is Decimal and px.is_finite() and px > _ZERO))
+        and 0 < len(cl_ord_id) <= 32
+        and _CL_ORD_ID_CHARS.issuperset(cl_ord_id)
+    ):
+        order = OrderRequest.__new__(OrderRequest)
+        _set(order, "__dict__", {
+            "symbol": symbol, "side": side, "type": order_type, "sz": sz, "mgnMode": mgn_mode,
+            "posSide": pos_side, "px": px, "clOrdId": cl_ord_id, "reduceOnly": reduce_only,
+            "timeInForce": time_in_force, "stpMode": stp_mode,
+        })  # fmt: skip
+        _set(order, "__pydantic_fields_set__", set(_ORDER_FIELDS))
+        _set(order, "__pydantic_extra__", None)
+        _set(order, "__pydantic_private__", None)
+        return order
+    return OrderRequest(
+        symbol=symbol, side=side, type=order_type, sz=sz, mgnMode=mgn_mode, posSide=pos_side,
+        px=px, clOrdId=cl_ord_id, reduceOnly=reduce_only, timeInForce=time_in_force,
+        stpMode=stp_mode,
+    )  # fmt: skip
+
+
+_FAST = [False]
+
+
+def _same_build() -> bool:
+    """Whether the direct build gives what validation gives (this pydantic's model layout)."""
+    values: dict[str, Any] = {
+        "symbol": "BTC_USDT_PERP", "side": OrderSide.SELL, "type": OrderType.LIMIT,
+        "sz": Decimal("2.50"), "mgnMode": MarginMode.ISOLATED, "posSide": PosSide.SHORT,
+        "px": Decimal("61234.5"), "clOrdId": "a_b-1", "reduceOnly": True,
+        "timeInForce": TimeInForce.IOC, "stpMode": StpMode.EXPIRE_BOTH,
+    }  # fmt: skip
+    _FAST[0] = True
+    try:
+        fast = order_request(
+            symbol=values["symbol"], side=values["side"], order_type=values["type"],
+            sz=values["sz"], mgn_mode=values["mgnMode"], pos_side=values["posSide"],
+            px=values["px"], cl_ord_id=values["clOrdId"], reduce_only=values["reduceOnly"],
+            time_in_force=values["timeInForce"], stp_mode=values["stpMode"],
+        )  # fmt: skip
+    finally:
+        _FAST[0] = False
+    slow = OrderRequest(**values)
+    return bool(
+        fast == slow
+        and _shape(fast) == _shape(slow)
+        and fast.model_fields_set == slow.model_fields_set
+        and fast.__pydantic_extra__ == slow.__pydantic_extra__
+        and fast.__pydantic_private__ == slow.__pydantic_private__
+        and repr(fast) == repr(slow)
+        and fast.model_dump() == slow.model_dump()
+    )
+
+
+def _shape(order: OrderRequest) -> list[tuple[str, type, str]]:
+    """Each stored value with its type and text (``Decimal("2.50")`` equals ``2.5``)."""
+    return [(k, type(v), str(v)) for k, v in order.__dict__.items()]
+
+
+_FAST[0] = FAST_ORDER_REQUESTS = _same_build()

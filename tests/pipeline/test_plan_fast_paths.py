@@ -1,0 +1,160 @@
+"""The planner's per-plan shortcuts give what checking each order on its own gives (issue 20).
+
+``build_plan`` reads each symbol's instrument, mark and band once per plan and hands the band
+to :func:`validate_intent`; :func:`on_step` keeps each step's quantum; the risk book reads each
+strategy's limits once. These tests compare with the plain path: every order validated alone
+(its band computed inside), and quanta computed afresh.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from botkit.exchange.models import (
+    Balance,
+    Instrument,
+    LimitPrice,
+    OrderSide,
+    OrderType,
+    PositionMode,
+    Ticker,
+)
+from botkit.intents import OrderIntent
+from botkit.pipeline import RiskLimits, StrategyPolicy, build_plan
+from botkit.pipeline.validate import on_step, step_decimals, validate_intent
+from botkit.snapshot import Snapshot
+from tests.pipeline.helpers import instrument
+
+D = Decimal
+
+# two symbols whose bands differ in every part: a band mixed up between them shows
+_MARKETS: dict[str, tuple[Instrument, Decimal, LimitPrice | None]] = {
+    "AAA": (
+        instrument(symbol="AAA", tSz=D("0.1"), lotSz=D("1"), ordPxRange=D("0.05")),
+        D("100"),
+        None,
+    ),
+    "BBB": (
+        instrument(symbol="BBB", tSz=D("0.5"), lotSz=D("0.01"), minSz=D("0.01"),
+                   ordPxRange=D("0.02"), maxPx=D("10000")),
+        D("2000"),
+        LimitPrice(symbol="BBB", buyLmt=D("2030"), sellLmt=D("1975")),
+    ),
+}  # fmt: skip
+
+
+def _snapshot() -> Snapshot:
+    return Snapshot(
+        now_ms=1_700_000_000_000,
+        balance=Balance(eq=D("10000")),
+        instruments={s: m[0] for s, m in _MARKETS.items()},
+        tickers={s: Ticker(s=s, mPx=m[1]) for s, m in _MARKETS.items()},
+        positions=[],
+        open_orders=[],
+        limit_prices={s: m[2] for s, m in _MARKETS.items() if m[2] is not None},
+        position_mode=PositionMode.ONE_WAY,
+    )
+
+
+@st.composite
+def _intent(draw: st.DrawFn, n: int) -> OrderIntent:
+    symbol = draw(st.sampled_from(sorted(_MARKETS)))
+    mark = _MARKETS[symbol][1]
+    # prices from far outside the band to deep inside it, on and off the tick
+    share = draw(st.integers(min_value=-80, max_value=80))
+    px = (mark * (1 + D(share) / 1000)).quantize(D("0.01"))
+    return OrderIntent(
+        strategy=draw(st.sampled_from(["s1", "s2"])),
+        rule="r",
+        slot=1,
+        leg=n,
+        cl_ord_id=f"id{n}",
+        symbol=symbol,
+        side=draw(st.sampled_from(list(OrderSide))),
+        type=draw(st.sampled_from([OrderType.LIMIT, OrderType.LIMIT_MAKER])),
+        sz=draw(st.sampled_from([D("1"), D("2.50"), D("0.004"), D("3")])),
+        px=px,
+    )
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    intents=st.integers(min_value=1, max_value=12).flatmap(
+        lambda k: st.tuples(*[_intent(n) for n in range(k)])
+    ),
+    margin=st.sampled_from([D(0), D("0.001"), D("0.01")]),
+)
+def test_a_plan_checks_each_order_as_validating_it_alone_does(
+    intents: tuple[OrderIntent, ...], margin: Decimal
+) -> None:
+    """Fails if the band a plan keeps per symbol is not that symbol's (another symbol's, or
+    without the plan's margin): the orders near a band's edge then change side."""
+    plan = build_plan(list(intents), _snapshot(), band_margin=margin)
+    alone = {}
+    for i in intents:
+        inst, mark, band = _MARKETS[i.symbol]
+        alone[i.cl_ord_id] = validate_intent(
+            i, inst, mark=mark, limit_price=band, band_margin=margin
+        )
+    assert len(plan.accepted) + len(plan.refused) == len(intents)
+    for order in plan.accepted:
+        checked = alone[order.cl_ord_id]
+        assert checked.ok
+        assert checked.request == order.request
+        assert checked.request is not None
+        assert checked.request.to_wire() == order.request.to_wire()
+        assert checked.notes == order.notes
+    for refusal in plan.refused:
+        checked = alone[refusal.cl_ord_id]
+        assert not checked.ok
+        assert checked.reasons == refusal.reasons
+        assert (checked.notes, checked.px, checked.sz) == (refusal.notes, refusal.px, refusal.sz)
+
+
+def test_the_bps_of_the_margin_are_named_only_in_a_band_refusal() -> None:
+    inst, mark, band = _MARKETS["BBB"]
+    args = {"mark": mark, "limit_price": band, "band_margin": D("0.001")}
+    below = validate_intent(_intent_at("BBB", D("1900")), inst, **args)  # type: ignore[arg-type]
+    assert [r.code for r in below.reasons] == ["px_below_band"]
+    assert "10 bps inside the band" in below.reasons[0].message
+    assert validate_intent(_intent_at("BBB", D("2000")), inst, **args).ok  # type: ignore[arg-type]
+
+
+def _intent_at(symbol: str, px: Decimal, strategy: str = "s1") -> OrderIntent:
+    return OrderIntent(
+        strategy=strategy, rule="r", slot=1, leg=0, cl_ord_id=f"{strategy}-0", symbol=symbol,
+        side=OrderSide.BUY, type=OrderType.LIMIT, sz=D(1), px=px,
+    )  # fmt: skip
+
+
+def test_each_step_keeps_its_own_quantum_whatever_came_before() -> None:
+    """Fails if a step's kept quantum is another step's (kept under the wrong key)."""
+    steps = ["0.10", "0.1", "1E-1", "0.01", "1", "10", "1E+1", "0.0025", "0.5", "0.10"]
+    for text in steps:
+        step = D(text)
+        value = step * 7
+        plain = value.quantize(D(1).scaleb(-step_decimals(step)))
+        got = on_step(value, step)
+        assert (str(got), got.as_tuple()) == (str(plain), plain.as_tuple()), text
+
+
+def test_the_risk_book_reads_each_strategy_s_own_limits() -> None:
+    """Fails if the limits read once per strategy are shared between strategies."""
+    tight = StrategyPolicy(limits=RiskLimits(max_notional_per_order=D("50")))
+    loose = StrategyPolicy(limits=RiskLimits(max_notional_per_order=D("500")))
+    intents = [_intent_at("AAA", D("100"), strategy=s) for s in ("s1", "s2", "s3")]
+    ctval = {"AAA": instrument(symbol="AAA", ctVal=D("1"))}
+    snap = _snapshot()
+    snap = Snapshot(
+        now_ms=snap.now_ms, balance=snap.balance, instruments=ctval, tickers=snap.tickers,
+        positions=[], open_orders=[], limit_prices={}, position_mode=PositionMode.ONE_WAY,
+    )  # fmt: skip
+    for first in (tight, loose):
+        other = loose if first is tight else tight
+        plan = build_plan(intents, snap, policies={"s1": first, "s2": other})
+        refused = {r.cl_ord_id for r in plan.refused}
+        assert refused == {"s1-0" if first is tight else "s2-0"}
+        assert {o.cl_ord_id for o in plan.accepted} == {"s1-0", "s2-0", "s3-0"} - refused
