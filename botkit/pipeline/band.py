@@ -17,7 +17,7 @@ from decimal import Decimal
 from botkit.errors import ExchangeError
 from botkit.exchange.models import Instrument, LimitPrice, OrderRequest
 from botkit.exchange.port import PriceReads
-from botkit.pipeline.validate import band_reason
+from botkit.pipeline.validate import Band, band_reason, outside_band, price_band
 from botkit.ports.journal import OrderOutcome, Outcome
 
 __all__ = ["BAND_CODE", "BandCheck", "Gate"]
@@ -62,6 +62,16 @@ class BandCheck:
             mark = next((t.mPx for t in tickers if t.s == symbol), None)
             return (mark, None) if mark is not None else None
 
+    def _band(self, symbol: str, now: tuple[Decimal | None, LimitPrice | None]) -> Band | None:
+        """The bounds of ``symbol``'s band read now (one :func:`price_band` for the batch's
+        orders of the symbol), or ``None`` when they cannot be computed."""
+        try:
+            return price_band(
+                self._instruments[symbol], mark=now[0], limit_price=now[1], margin=self._margin
+            )
+        except Exception:  # each order's own check meets it again
+            return None
+
     def __call__(
         self, requests: Sequence[OrderRequest]
     ) -> tuple[list[OrderRequest], list[OrderOutcome]]:
@@ -69,6 +79,7 @@ class BandCheck:
         if not symbols:
             return list(requests), []
         fresh = {s: self._fresh(s) for s in symbols if s in self._instruments}
+        bands = {s: self._band(s, now) for s, now in fresh.items() if now is not None}
         keep: list[OrderRequest] = []
         refused: list[OrderOutcome] = []
         for request in requests:
@@ -77,13 +88,14 @@ class BandCheck:
                 keep.append(request)
                 continue
             mark, band = now
-            reason = band_reason(
-                request.px,
-                self._instruments[request.symbol],
-                mark=mark,
-                limit_price=band,
-                margin=self._margin,
-            )
+            instrument = self._instruments[request.symbol]
+            bounds = bands[request.symbol]
+            if bounds is None:  # the band's arithmetic failed: meet it as before, per order
+                reason = band_reason(
+                    request.px, instrument, mark=mark, limit_price=band, margin=self._margin
+                )
+            else:
+                reason = outside_band(request.px, bounds, instrument, mark, self._margin)
             if reason is None:
                 keep.append(request)
                 continue

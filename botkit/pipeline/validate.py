@@ -47,6 +47,7 @@ __all__ = [
     "band_reason",
     "floor_to_lot",
     "on_step",
+    "outside_band",
     "price_band",
     "round_price_passive",
     "step_decimals",
@@ -313,7 +314,7 @@ def _check_price(
         reasons.append(Reason("px_above_max", f"price {px} is above maxPx {max_px} — lower px"))
     if band is None:
         band = price_band(instrument, mark=mark, limit_price=limit_price, margin=margin)
-    reason = _outside(px, band, instrument, mark, margin)
+    reason = outside_band(px, band, instrument, mark, margin)
     if reason is not None:
         reasons.append(reason)
     return px, notes, reasons
@@ -329,14 +330,15 @@ def band_reason(
 ) -> Reason | None:
     """Why ``px`` lies outside the price band (with its safety ``margin``), or ``None``."""
     band = price_band(instrument, mark=mark, limit_price=limit_price, margin=margin)
-    return _outside(px, band, instrument, mark, margin)
+    return outside_band(px, band, instrument, mark, margin)
 
 
-def _outside(
+def outside_band(
     px: Decimal, band: Band, instrument: Instrument, mark: Decimal | None, margin: Decimal
 ) -> Reason | None:
-    """:func:`band_reason` with the band already read off (``band`` is :func:`price_band` of
-    ``instrument``, ``mark`` and ``margin``): the reason's text is built only for a refusal."""
+    """:func:`band_reason` with the band already computed (``band`` is :func:`price_band` of
+    ``instrument``, ``mark``, the limit price and ``margin``; the planner and the re-check
+    compute it once per symbol): the reason's text is built only for a refusal."""
     low, high = band
     if low is not None and px < low:
         return Reason(

@@ -13,6 +13,7 @@ from decimal import Decimal
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from botkit.errors import ExchangeError
 from botkit.exchange.models import (
     Balance,
     Instrument,
@@ -24,7 +25,8 @@ from botkit.exchange.models import (
 )
 from botkit.intents import OrderIntent
 from botkit.pipeline import RiskLimits, StrategyPolicy, build_plan
-from botkit.pipeline.validate import on_step, step_decimals, validate_intent
+from botkit.pipeline.band import BandCheck
+from botkit.pipeline.validate import band_reason, on_step, step_decimals, validate_intent
 from botkit.snapshot import Snapshot
 from tests.pipeline.helpers import instrument
 
@@ -158,3 +160,48 @@ def test_the_risk_book_reads_each_strategy_s_own_limits() -> None:
         refused = {r.cl_ord_id for r in plan.refused}
         assert refused == {"s1-0" if first is tight else "s2-0"}
         assert {o.cl_ord_id for o in plan.accepted} == {"s1-0", "s2-0", "s3-0"} - refused
+
+
+class _Bands:
+    """Answers each symbol's band of :data:`_MARKETS` (AAA has none: its mark is read)."""
+
+    def limit_price(self, symbol: str) -> LimitPrice:
+        band = _MARKETS[symbol][2]
+        if band is None:
+            raise ExchangeError("no band")
+        return band
+
+    def tickers(self, symbol: str | None = None) -> list[Ticker]:
+        return [Ticker(s=s, mPx=m[1]) for s, m in _MARKETS.items() if s == symbol]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    intents=st.integers(min_value=1, max_value=10).flatmap(
+        lambda k: st.tuples(*[_intent(n) for n in range(k)])
+    ),
+    margin=st.sampled_from([D(0), D("0.001"), D("0.01")]),
+)
+def test_the_recheck_refuses_each_order_as_its_own_band_reason_does(
+    intents: tuple[OrderIntent, ...], margin: Decimal
+) -> None:
+    """Fails if the bounds the re-check computes once per symbol are another symbol's or lack
+    the margin."""
+    requests = [i.to_request(px=i.px, sz=i.sz) for i in intents]
+    check = BandCheck(_Bands(), {s: m[0] for s, m in _MARKETS.items()}, margin=margin)
+    keep, refused = check(requests)
+    expected: dict[str, str] = {}
+    for r in requests:
+        inst, mark, band = _MARKETS[r.symbol]
+        assert r.px is not None
+        reason = (
+            band_reason(r.px, inst, mark=mark, limit_price=None, margin=margin)
+            if band is None
+            else band_reason(r.px, inst, mark=None, limit_price=band, margin=margin)
+        )
+        if reason is not None:
+            expected[r.clOrdId or ""] = (
+                f"{reason} [re-checked against the band read just before sending]"
+            )
+    assert {o.cl_ord_id: o.reasons[0] for o in refused} == expected
+    assert [r.clOrdId for r in keep] == [r.clOrdId for r in requests if r.clOrdId not in expected]
