@@ -27,7 +27,6 @@ are kept and sent back, as the client would).
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -202,7 +201,9 @@ class Session:
         give_up_at = self._monotonic() + self.deadline
         try:
             response = self._send(method, url, headers, body_text.encode())
-            answered = dataclasses.replace(context, http_status=response.status_code)
+            answered = RequestContext(  # the context with the answer's status
+                method, path, context.query, context.client_order_ids, response.status_code
+            )
             try:
                 content = self._read(response, give_up_at, answered, write=write)
             finally:
