@@ -13,6 +13,7 @@ The core parses, validates and compiles from the bytes.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Iterable, Mapping, Sequence
@@ -45,13 +46,7 @@ def discover(paths: Iterable[str | Path]) -> tuple[list[Path], list[ConfigError]
     for entry in paths:
         path = Path(entry)
         if path.is_dir():
-            files.extend(
-                sorted(
-                    p
-                    for p in path.iterdir()
-                    if p.suffix in SUFFIXES and p.is_file() and not p.name.startswith((".", "#"))
-                )
-            )
+            files.extend(path / name for name in _strategy_names(path))
         elif path.is_file():
             files.append(path)
         else:
@@ -64,6 +59,44 @@ def discover(paths: Iterable[str | Path]) -> tuple[list[Path], list[ConfigError]
             )
     unique = list(dict.fromkeys(files))
     return unique, problems
+
+
+def _strategy_names(folder: Path) -> list[str]:
+    """The names of ``folder``'s strategy files, sorted: ``*.yaml`` / ``*.yml`` (the suffix as
+    :attr:`PurePath.suffix` reads it), regular files or links to them, hidden and editor files
+    skipped. As ``sorted(p for p in folder.iterdir() if p.suffix in SUFFIXES and p.is_file()
+    and not p.name.startswith((".", "#")))`` (the paths of one folder sort as their names), read
+    through :func:`os.scandir`, whose entries know a plain file's kind without a ``stat`` each
+    (the folder is listed every cycle)."""
+    names: list[str] = []
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            name = entry.name
+            dot = name.rfind(".")
+            if (
+                0 < dot < len(name) - 1
+                and name[dot:] in SUFFIXES
+                and not name.startswith((".", "#"))
+                and _is_file(entry)
+            ):
+                names.append(name)
+    names.sort()
+    return names
+
+
+def _is_file(entry: os.DirEntry[str]) -> bool:
+    """:meth:`Path.is_file` of the entry: a regular file, or a link to one; False for a
+    broken link, a link loop or a name gone meanwhile, and any other failure raised as there."""
+    try:
+        return entry.is_file()
+    except OSError as exc:
+        if exc.errno in _MISSING:
+            return False
+        raise
+
+
+_MISSING = frozenset({errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP})
+"""The errors :meth:`Path.is_file` reads as "not a file" (pathlib's own list)."""
 
 
 def _file_error(file: str, message: str, hint: str) -> StrategyFileError:
@@ -113,8 +146,8 @@ def read_strategy_file(path: Path, *, outside_links: bool = False) -> SourceText
         raise _file_error(
             file, f"cannot read the file: {reason}", "check the path and its permissions"
         ) from None
-    with os.fdopen(fd, "rb") as stream:
-        info = os.fstat(stream.fileno())
+    try:
+        info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise _file_error(file, "not a regular file", "name a *.yaml file")
         if info.st_size > MAX_FILE_BYTES:
@@ -123,15 +156,31 @@ def read_strategy_file(path: Path, *, outside_links: bool = False) -> SourceText
             # the size the file has, and one byte more: a buffer of the cap for every file
             # every cycle cost more than the rest of the read; one that grew meanwhile is read
             # on, up to the cap
-            raw = stream.read(info.st_size + 1)
+            raw = _read_up_to(fd, info.st_size + 1)
             if len(raw) > info.st_size:
-                raw += stream.read(MAX_FILE_BYTES + 1 - len(raw))
+                raw += _read_up_to(fd, MAX_FILE_BYTES + 1 - len(raw))
         except OSError as exc:
             reason = exc.strerror or type(exc).__name__
             raise _file_error(file, f"cannot read the file: {reason}", "check the disk") from None
+    finally:
+        os.close(fd)
     if len(raw) > MAX_FILE_BYTES:
         raise file_too_large(file)
     return SourceText(file, raw)
+
+
+def _read_up_to(fd: int, size: int) -> bytes:
+    """At most ``size`` bytes from ``fd``, fewer only at the end of the file (what a buffered
+    file's ``read(size)`` gives, without building one for each file every cycle)."""
+    chunks: list[bytes] = []
+    left = size
+    while left > 0:
+        chunk = os.read(fd, left)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 class FileSource:
