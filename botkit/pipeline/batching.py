@@ -50,19 +50,22 @@ def match_results(
     A result that does not carry the client order id of the order at its position is a
     mismatch, accepted or not: the exchange may have placed orders we cannot attribute.
     """
-    ids = tuple(r.clOrdId or "" for r in requests)
-    context = RequestContext(method="POST", path="/v3/trade/orders", client_order_ids=ids)
     if len(results) != len(requests):
         raise BatchMismatch(
             f"batch of {len(requests)} orders answered with {len(results)} results",
-            context=context,
+            context=_context(requests),
         )
-    pairs: list[tuple[OrderRequest, PlaceResult]] = []
-    for index, (request, result) in enumerate(zip(requests, results, strict=True)):
+    pairs = list(zip(requests, results, strict=True))
+    for index, (request, result) in enumerate(pairs):
         if result.clOrdId != (request.clOrdId or ""):
             raise BatchMismatch(
                 f"result {index} carries clOrdId {result.clOrdId!r} for order {request.clOrdId!r}",
-                context=context,
+                context=_context(requests),
             )
-        pairs.append((request, result))
     return pairs
+
+
+def _context(requests: Sequence[OrderRequest]) -> RequestContext:
+    """What a mismatch names: the batch request and its client order ids (built only then)."""
+    ids = tuple(r.clOrdId or "" for r in requests)
+    return RequestContext(method="POST", path="/v3/trade/orders", client_order_ids=ids)

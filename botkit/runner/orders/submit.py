@@ -133,6 +133,9 @@ class RateLimiter:
             self._sleep(start - now)
 
 
+_ACCEPTED = Outcome.ACCEPTED
+
+
 def _ids(requests: Sequence[OrderRequest]) -> tuple[str, ...]:
     return tuple(r.clOrdId or "" for r in requests)
 
@@ -203,7 +206,8 @@ class Submitter:
         if self._limiter is not None:
             self._limiter.acquire()
         if gate is not None and gated is not None:  # each send, re-sends included
-            requests = [r for r in requests if (r.clOrdId or "") not in gated]
+            if gated:
+                requests = [r for r in requests if (r.clOrdId or "") not in gated]
             requests, refused = gate(requests)
             gated.update((o.cl_ord_id, o) for o in refused)
             if not requests:
@@ -279,9 +283,7 @@ class Submitter:
             for req, res in pairs:
                 cid = req.clOrdId or ""
                 if res.accepted:
-                    outcomes[cid] = OrderOutcome(
-                        cid, Outcome.ACCEPTED, ord_id=res.ordId, code=res.code, msg=res.msg
-                    )
+                    outcomes[cid] = OrderOutcome(cid, _ACCEPTED, res.ordId, res.code, res.msg)
                 elif res.code == DUPLICATE_CODE:
                     duplicates.append(req)
                 elif cid in ambiguous:
