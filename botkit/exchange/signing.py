@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import re
 from collections.abc import Mapping
 from typing import Literal
 from urllib.parse import quote
@@ -33,8 +34,14 @@ Scheme = Literal["pf", "v3"]
 
 
 def _quote(value: str) -> str:
-    """RFC 3986 percent-encoding: everything but ``A-Z a-z 0-9 - _ . ~``."""
+    """RFC 3986 percent-encoding: everything but ``A-Z a-z 0-9 - _ . ~``. A value of those
+    characters only (symbols, ids, timestamps: nearly every one) is its own encoding."""
+    if _UNRESERVED(value) is not None:
+        return value
     return quote(value, safe="")
+
+
+_UNRESERVED = re.compile(r"[A-Za-z0-9_.~-]*").fullmatch
 
 
 def encode_query(params: Mapping[str, str]) -> str:
