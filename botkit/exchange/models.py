@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated, Any, Self
 
 from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field
 
@@ -645,6 +645,11 @@ class Candle(WireModel):
 # --- requests ------------------------------------------------------------------------------
 
 
+_WIRE = "_wire_body"
+"""Where an :class:`OrderRequest` keeps its wire body (a key of its ``__dict__`` that is no field:
+equality, hashing, ``repr``, iteration and dumps read the fields only)."""
+
+
 class OrderRequest(BaseModel):
     """One order as sent to ``POST /v3/trade/orders`` (4.3). Amounts go out as decimal strings.
 
@@ -666,6 +671,11 @@ class OrderRequest(BaseModel):
     timeInForce: TimeInForce = TimeInForce.GTC
     stpMode: StpMode = StpMode.NONE
 
+    def __copy__(self) -> Self:
+        copied = super().__copy__()
+        copied.__dict__.pop(_WIRE, None)  # an update may follow (model_copy): built afresh
+        return copied
+
     @property
     def sz_text(self) -> str:
         """The size as the wire carries it (plain digits, never an exponent)."""
@@ -679,8 +689,19 @@ class OrderRequest(BaseModel):
     def to_wire(self) -> dict[str, Any]:
         """The JSON object for the request body: strings for amounts, no ``None`` fields.
 
-        The words are the members' ``_value_`` (the plain attribute ``.value`` reads through
-        enum's descriptor, at twice the cost: this runs for every order sent and journaled)."""
+        Built once per request and kept (the journal's row and the request body both ask for
+        it): each call returns a fresh copy. A shallow copy of the request starts without it
+        (``model_copy`` makes one before it applies an update, deep or not), so an updated copy
+        builds its own; a deep copy without an update keeps it, equal in every field.
+        """
+        wire: dict[str, Any] | None = self.__dict__.get(_WIRE)
+        if wire is None:
+            wire = self.__dict__[_WIRE] = self._wire()
+        return dict(wire)
+
+    def _wire(self) -> dict[str, Any]:
+        """The body, built: the words are the members' ``_value_`` (``.value`` reads through
+        enum's descriptor, at twice the cost)."""
         px = self.px
         body: dict[str, Any] = {
             "symbol": self.symbol,

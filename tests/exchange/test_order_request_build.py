@@ -3,6 +3,8 @@ one (issue 20: the pipeline builds every order it sends through :func:`order_req
 
 from __future__ import annotations
 
+import copy
+import pickle
 from decimal import Decimal
 from typing import Any
 
@@ -127,3 +129,32 @@ def test_values_of_other_types_go_through_validation() -> None:
     assert got.type is OrderType.LIMIT
     assert type(got.symbol) is str
     assert got.to_wire()["side"] == "BUY"
+
+
+def test_the_kept_wire_body_is_never_a_stale_or_shared_one() -> None:
+    """Fails if a copy keeps the body of the request it was copied from (an updated price
+    would go out as the old one), or if a caller's change to a body reaches the next one."""
+    order = order_request(
+        symbol="BTC_USDT_PERP", side=OrderSide.BUY, order_type=OrderType.LIMIT, sz=D("1"),
+        mgn_mode=MarginMode.CROSS, pos_side=PosSide.BOTH, px=D("100.5"), cl_ord_id="a",
+        reduce_only=False, time_in_force=TimeInForce.IOC, stp_mode=StpMode.NONE,
+    )  # fmt: skip
+    first = order.to_wire()
+    first["px"] = "1"
+    assert order.to_wire() == _plain_wire(order)
+    assert order.to_wire() is not order.to_wire()
+    for deep in (False, True):
+        moved = order.model_copy(update={"px": D("99.5"), "sz": D("2")}, deep=deep)
+        assert moved.to_wire() == _plain_wire(moved)
+        assert (moved.to_wire()["px"], moved.to_wire()["sz"]) == ("99.5", "2")
+    assert copy.copy(order).to_wire() == copy.deepcopy(order).to_wire() == _plain_wire(order)
+    again = pickle.loads(pickle.dumps(order))  # noqa: S301 - our own bytes
+    assert again.to_wire() == _plain_wire(order)
+    plain = OrderRequest(**dict(order))
+    assert order == plain
+    assert plain == order
+    assert hash(order) == hash(plain)
+    assert repr(order) == repr(plain)
+    assert order.model_dump() == plain.model_dump()
+    assert order.model_dump_json() == plain.model_dump_json()
+    assert list(order) == list(plain)
