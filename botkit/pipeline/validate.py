@@ -262,7 +262,7 @@ def check_position_mode(intent: OrderIntent, mode: PositionMode) -> Reason | Non
 
 def check_cl_ord_id(intent: OrderIntent) -> Reason | None:
     cid = intent.cl_ord_id
-    if not cid or len(cid) > 32 or not set(cid) <= _CL_ORD_ID_CHARS:
+    if not cid or len(cid) > 32 or not _CL_ORD_ID_CHARS.issuperset(cid):
         return Reason(
             "cl_ord_id_invalid",
             f"client order id {cid!r} is not valid — use 1–32 characters of A-Z a-z 0-9 _ -",

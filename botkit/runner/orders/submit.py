@@ -169,6 +169,7 @@ class Submitter:
         rng = rng or random.Random()  # noqa: S311 - jitter, not security
         self._wait = wait_answer(backoff(p.base_delay, p.max_delay, jitter=p.jitter, rng=rng))
         self._lookup_retry = Retry((TransientError,), tries(p.lookup_attempts), self._wait, sleep)
+        self._stop = tries(p.max_attempts)  # a send's stop: stateless, one for every batch
         self._limiter = limiter
         self._observer = observer
 
@@ -193,8 +194,7 @@ class Submitter:
                 except ExchangeError as err:
                     self._emit("resync", what, f"clock re-sync failed: {err}")
 
-        stop = tries(self.policy.max_attempts)
-        return Retry((TransientError,), stop, self._wait, self._sleep, before_sleep)
+        return Retry((TransientError,), self._stop, self._wait, self._sleep, before_sleep)
 
     def _send_once(
         self,
