@@ -16,6 +16,7 @@ from typing import Annotated, Any, Self
 from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field
 
 __all__ = [
+    "FAST_ORDER_REQUESTS",
     "Balance",
     "BalanceDetail",
     "CancelResult",
@@ -51,6 +52,7 @@ __all__ = [
     "Ticker",
     "TimeInForce",
     "WireModel",
+    "order_request",
 ]
 
 
