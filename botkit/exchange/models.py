@@ -752,9 +752,9 @@ def order_request(
     finite and above 0, ``clOrdId`` 1–32 of ``A-Z a-z 0-9 _ -`` — and through it otherwise (it
     then refuses what it refuses). Every order the pipeline sends is one: validation costs as
     much as the rest of an order's planning. :data:`FAST_ORDER_REQUESTS` says whether the direct
-    build is in use (it is checked against the validated one at import)."""
+    build is in use (it is compared with the validated one at import)."""
     if (
-        _FAST[0]
+        FAST_ORDER_REQUESTS
         and type(side) is OrderSide  # the exact type the model keeps
         and type(order_type) is OrderType
         and type(sz) is Decimal
@@ -771,16 +771,11 @@ def order_request(
         and 0 < len(cl_ord_id) <= 32
         and _CL_ORD_ID_CHARS.issuperset(cl_ord_id)
     ):
-        order = OrderRequest.__new__(OrderRequest)
-        _set(order, "__dict__", {
+        return _direct({
             "symbol": symbol, "side": side, "type": order_type, "sz": sz, "mgnMode": mgn_mode,
             "posSide": pos_side, "px": px, "clOrdId": cl_ord_id, "reduceOnly": reduce_only,
             "timeInForce": time_in_force, "stpMode": stp_mode,
         })  # fmt: skip
-        _set(order, "__pydantic_fields_set__", set(_ORDER_FIELDS))
-        _set(order, "__pydantic_extra__", None)
-        _set(order, "__pydantic_private__", None)
-        return order
     return OrderRequest(
         symbol=symbol, side=side, type=order_type, sz=sz, mgnMode=mgn_mode, posSide=pos_side,
         px=px, clOrdId=cl_ord_id, reduceOnly=reduce_only, timeInForce=time_in_force,
@@ -788,7 +783,15 @@ def order_request(
     )  # fmt: skip
 
 
-_FAST = [False]
+def _direct(fields: dict[str, Any]) -> OrderRequest:
+    """The model holding ``fields`` (every field, in the model's order), as validation leaves
+    it: the values in ``__dict__``, every field set, no extras, no private values."""
+    order = OrderRequest.__new__(OrderRequest)
+    _set(order, "__dict__", fields)
+    _set(order, "__pydantic_fields_set__", set(_ORDER_FIELDS))
+    _set(order, "__pydantic_extra__", None)
+    _set(order, "__pydantic_private__", None)
+    return order
 
 
 def _same_build() -> bool:
@@ -799,17 +802,15 @@ def _same_build() -> bool:
         "px": Decimal("61234.5"), "clOrdId": "a_b-1", "reduceOnly": True,
         "timeInForce": TimeInForce.IOC, "stpMode": StpMode.EXPIRE_BOTH,
     }  # fmt: skip
-    _FAST[0] = True
     try:
-        fast = order_request(
-            symbol=values["symbol"], side=values["side"], order_type=values["type"],
-            sz=values["sz"], mgn_mode=values["mgnMode"], pos_side=values["posSide"],
-            px=values["px"], cl_ord_id=values["clOrdId"], reduce_only=values["reduceOnly"],
-            time_in_force=values["timeInForce"], stp_mode=values["stpMode"],
-        )  # fmt: skip
-    finally:
-        _FAST[0] = False
-    slow = OrderRequest(**values)
+        fast = _direct(dict(values))
+        slow = OrderRequest(**values)
+        return _alike(fast, slow) and tuple(values) == _ORDER_FIELDS
+    except Exception:  # a pydantic laid out otherwise: validate every request
+        return False
+
+
+def _alike(fast: OrderRequest, slow: OrderRequest) -> bool:
     return bool(
         fast == slow
         and _shape(fast) == _shape(slow)
@@ -818,6 +819,7 @@ def _same_build() -> bool:
         and fast.__pydantic_private__ == slow.__pydantic_private__
         and repr(fast) == repr(slow)
         and fast.model_dump() == slow.model_dump()
+        and fast.to_wire() == slow.to_wire()
     )
 
 
@@ -826,4 +828,6 @@ def _shape(order: OrderRequest) -> list[tuple[str, type, str]]:
     return [(k, type(v), str(v)) for k, v in order.__dict__.items()]
 
 
-_FAST[0] = FAST_ORDER_REQUESTS = _same_build()
+FAST_ORDER_REQUESTS: bool = _same_build()
+"""Whether :func:`order_request` builds checked values directly (this pydantic's models are laid
+out as the direct build assumes); else every order request is validated."""

@@ -158,3 +158,23 @@ def test_the_kept_wire_body_is_never_a_stale_or_shared_one() -> None:
     assert order.model_dump() == plain.model_dump()
     assert order.model_dump_json() == plain.model_dump_json()
     assert list(order) == list(plain)
+
+
+def test_without_the_direct_build_every_request_is_validated(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The fallback a pydantic laid out otherwise gets: the same requests, validated."""
+    values: dict[str, Any] = {
+        "symbol": "BTC_USDT_PERP", "side": OrderSide.SELL, "order_type": OrderType.LIMIT,
+        "sz": D("2.50"), "mgn_mode": MarginMode.CROSS, "pos_side": PosSide.BOTH,
+        "px": D("7.5"), "cl_ord_id": "a", "reduce_only": False,
+        "time_in_force": TimeInForce.GTC, "stp_mode": StpMode.NONE,
+    }  # fmt: skip
+    fast = order_request(**values)
+    monkeypatch.setattr(models, "FAST_ORDER_REQUESTS", False)
+    monkeypatch.setattr(models, "_direct", None)  # never reached
+    slow = order_request(**values)
+    assert _shape(slow) == _shape(fast)
+    assert slow.to_wire() == fast.to_wire()
+    with pytest.raises(ValidationError):
+        order_request(**{**values, "sz": D(0)})
