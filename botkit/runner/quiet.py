@@ -39,7 +39,7 @@ from botkit.pipeline.desired import FillFact, reconcile
 from botkit.rules import Evaluation, Rule, RuleStatus, Strategy, parse_client_order_id
 from botkit.rules.actions import build_intents
 from botkit.rules.context import Ctx
-from botkit.rules.deps import Quiet, Recheck, input_of, quiet_until, rechecked
+from botkit.rules.deps import Input, Quiet, Recheck, input_of, quiet_until, rechecked
 from botkit.rules.runtime import Env, env_for
 from botkit.rules.series import INTERVALS
 from botkit.snapshot import Snapshot
@@ -404,6 +404,7 @@ class QuietCycles:
         keeps = self._reads is not None and activity_of is not None
         by_name = {s.name: s for s in due}
         open_orders: Sequence[OpenOrder] | None = None
+        after: _Revs | None = None
         loud = self._loud
         for evaluation in sorted(evaluations, key=lambda e: e.strategy != loud):
             found = by_name.get(evaluation.strategy)
@@ -439,6 +440,14 @@ class QuietCycles:
                 held = rev.whole
                 if not quiet.orders and rev.positions is not None:
                     kind, held = _POSITIONS, rev.positions
+                if quiet.book:
+                    if after is None:
+                        after = self._revs()
+                    moved = after.of(kind)
+                    if moved != held and self._same_after(
+                        strategy, evaluation, now_ms, activity_of
+                    ):
+                        held = moved
             verdicts[strategy.name] = _Verdict(
                 strategy,
                 held,
@@ -450,6 +459,50 @@ class QuietCycles:
                 quiet.rechecks,
                 checks,
             )
+
+    def _same_after(
+        self,
+        strategy: Strategy,
+        evaluation: Evaluation,
+        now_ms: int,
+        activity_of: Callable[[Strategy], Activity] | None,
+    ) -> bool:
+        """Whether every ``book`` value the rules of ``evaluation`` read (before the cycle
+        acted) is the same, value and representation, after it: then the verdict, a function
+        of those values, holds for the book as the cycle left it, and waits for the book's
+        revision after the cycle instead of before (the cycle's own orders, placed or
+        cancelled, or a fill they made, no longer wake the next cycle when the strategy's rules
+        read none of what they moved). A ``keep_open`` status, which waits on the rule's
+        orders resting without reading a value, never does; nor does a read that fails."""
+        reads = self._reads
+        if reads is None:
+            return False
+        book: dict[str, Any] = {}
+        for rule, result in zip(strategy.rules, evaluation.results, strict=True):
+            if result.status is RuleStatus.KEEP_OPEN:
+                return False
+            if not rule.input_names:
+                continue
+            by_display = dict(result.values)
+            for key, display in rule.input_names:
+                if display in by_display and input_of(key)[0] is Input.BOOK:
+                    book[key] = by_display[display]
+        if not book:
+            return True
+        try:
+            snapshot = reads(now_ms, strategy.symbols)
+            activity = activity_of(strategy) if activity_of is not None else _NO_ACTIVITY
+            ctx = Ctx(snapshot, strategy.name, strategy.symbol, activity, now_ms, strategy.mgn_mode)
+            env = env_for(ctx, strategy.resolvers)
+            return all(_same(env[key], value) for key, value in book.items())
+        except Exception:  # a read the cycle could not make either: wait for the book
+            return False
+
+
+def _same(a: Any, b: Any) -> bool:
+    """``a`` and ``b`` are the same value with the same representation (``Decimal("1.0")``
+    equals ``Decimal("1")`` but prints, and so journals, otherwise)."""
+    return type(a) is type(b) and a == b and repr(a) == repr(b)
 
 
 class _Now:
