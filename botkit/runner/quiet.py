@@ -178,6 +178,7 @@ class KeepCheck:
             slot=slot,
             instrument=env.ctx.snapshot.instruments.get(symbol),
             filled=_no_fill,
+            explain=False,
         )
         return not diff.changes
 
