@@ -29,6 +29,7 @@ book only this runner and the matching of its own orders move: the backtest's.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Collection, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -253,6 +254,7 @@ class QuietCycles:
     __slots__ = (
         "_activity_of",
         "_book_rev",
+        "_due_symbols",
         "_loud",
         "_open_orders",
         "_position_rev",
@@ -276,6 +278,7 @@ class QuietCycles:
         self._activity_of: Callable[[Strategy], Activity] | None = None
         """The runner's activity of a strategy (given with each cycle observed)."""
         self._verdicts: dict[str, _Verdict] = {}
+        self._due_symbols: tuple[tuple[Strategy, ...], frozenset[str]] = ((), frozenset())
         self._loud: str | None = None
         """The strategy found not quiet last: asked first next time."""
         self.skipped = 0
@@ -361,7 +364,7 @@ class QuietCycles:
         try:
             snapshot = now.snapshot
             if snapshot is None:  # one read of the account for every strategy asked
-                snapshot = now.snapshot = reads(now.now_ms, now.symbols())
+                snapshot = now.snapshot = reads(now.now_ms, self._symbols_of(now.due))
             ctx = Ctx(
                 snapshot, strategy.name, strategy.symbol, _NO_ACTIVITY, now.now_ms,
                 strategy.mgn_mode,
@@ -379,6 +382,15 @@ class QuietCycles:
             return all(k.holds(env, now.now_ms, activity, orders) for k in verdict.keeps)
         except Exception:  # a read the cycle could not make either: let it run and say so
             return False
+
+    def _symbols_of(self, due: Sequence[Strategy]) -> frozenset[str]:
+        """The symbols a cycle of ``due`` reads (their price bands), kept while the same
+        (loaded) strategies are due."""
+        last, symbols = self._due_symbols
+        if len(last) != len(due) or not all(map(operator.is_, last, due)):
+            symbols = frozenset(sym for s in due for sym in s.symbols)
+            self._due_symbols = (tuple(due), symbols)
+        return symbols
 
     def observe(
         self,
@@ -445,9 +457,7 @@ class QuietCycles:
                     if after is None:
                         after = self._revs()
                     moved = after.of(kind)
-                    if moved != held and self._same_after(
-                        strategy, evaluation, now_ms, activity_of
-                    ):
+                    if moved != held and self._same_after(strategy, evaluation, now_ms):
                         held = moved
             verdicts[strategy.name] = _Verdict(
                 strategy,
@@ -466,7 +476,6 @@ class QuietCycles:
         strategy: Strategy,
         evaluation: Evaluation,
         now_ms: int,
-        activity_of: Callable[[Strategy], Activity] | None,
     ) -> bool:
         """Whether every ``book`` value the rules of ``evaluation`` read (before the cycle
         acted) is the same, value and representation, after it: then the verdict, a function
@@ -492,8 +501,9 @@ class QuietCycles:
             return True
         try:
             snapshot = reads(now_ms, strategy.symbols)
-            activity = activity_of(strategy) if activity_of is not None else _NO_ACTIVITY
-            ctx = Ctx(snapshot, strategy.name, strategy.symbol, activity, now_ms, strategy.mgn_mode)
+            ctx = Ctx(
+                snapshot, strategy.name, strategy.symbol, _NO_ACTIVITY, now_ms, strategy.mgn_mode
+            )  # a book value reads no rule activity (a ``rule.*`` value that does is a time one)
             env = env_for(ctx, strategy.resolvers)
             return all(_same(env[key], value) for key, value in book.items())
         except Exception:  # a read the cycle could not make either: wait for the book
@@ -507,8 +517,8 @@ def _same(a: Any, b: Any) -> bool:
 
 
 class _Now:
-    """What one :meth:`QuietCycles.holds` reads, once: the due strategies' symbols and the
-    snapshot a cycle would read now."""
+    """What one :meth:`QuietCycles.holds` reads, once: the snapshot a cycle of the due
+    strategies would read now."""
 
     __slots__ = ("due", "now_ms", "snapshot")
 
@@ -516,10 +526,6 @@ class _Now:
         self.due = due
         self.now_ms = now_ms
         self.snapshot: Snapshot | None = None
-
-    def symbols(self) -> frozenset[str]:
-        """The symbols a cycle of the due strategies reads (their price bands)."""
-        return frozenset(sym for s in self.due for sym in s.symbols)
 
 
 @dataclass(frozen=True, slots=True)
