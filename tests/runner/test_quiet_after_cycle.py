@@ -5,8 +5,17 @@ skipped when no rule reads what those orders moved, and runs when one does."""
 
 from __future__ import annotations
 
+from decimal import Decimal
 from pathlib import Path
 
+from botkit.app.backtest import make_runner
+from botkit.backtest.setup import backtest_sim_config
+from botkit.clock import ManualClock
+from botkit.journal import Journal
+from botkit.rules.loader import loads
+from botkit.sim.config import load_sim_config
+from botkit.sim.inprocess import make_sim
+from botkit.sim.port import SimPort
 from tests.runner.test_quiet_property import DIP_LADDER, EXITS, MINUTE, T0, _run
 
 
@@ -65,3 +74,38 @@ def test_a_rule_reading_what_the_cycle_moved_wakes_at_the_next_cycle(tmp_path: P
     assert quick.result.orders == plain.result.orders
     assert quick_rows == plain_rows
     assert sorted(plain_cycles)[1] in quick_cycles
+
+
+def test_run_cycle_unless_quiet_gives_none_exactly_for_the_cycles_run_cycle_skips() -> None:
+    """The replay's entry (no report made for a quiet minute) skips the same cycles as
+    :meth:`Runner.run_cycle` and runs the others alike: over the same minutes, None where
+    ``run_cycle`` reports a quiet cycle, the same evaluations and orders elsewhere."""
+    ladder = DIP_LADDER.format(dip="-1", first="0.001", rungs=2, tolerance=20, min_rest="")
+    exits = EXITS.format(take="0.02", stop="0.05")
+    seen: list[list[tuple[object, ...]]] = []
+    for entry in ("run_cycle", "run_cycle_unless_quiet"):
+        config = backtest_sim_config(
+            load_sim_config(None), symbol="BTC_USDT_PERP", first_price=Decimal(60000)
+        )
+        clock = ManualClock(T0)
+        sim = make_sim(config, clock, auto_step=False)
+        journal = Journal(":memory:", clock=clock.now_ms, synchronous="OFF")
+        strategies = [loads(ladder, "dip.yaml"), loads(exits, "exits.yaml")]
+        runner = make_runner(SimPort(sim.engine), journal, strategies, skip_quiet=True)
+        steps: list[tuple[object, ...]] = []
+        for minute in range(60):
+            px = Decimal(60000 - (90 if 20 <= minute < 40 else 0) + minute % 3)
+            clock.set(T0 + minute * MINUTE + 30_000)
+            sim.engine.set_mark("BTC_USDT_PERP", px)
+            clock.set(T0 + (minute + 1) * MINUTE)
+            report = getattr(runner, entry)()
+            if report is None or report.quiet:
+                steps.append(("quiet",))
+            else:
+                sent = report.execution.outcomes if report.execution is not None else ()
+                steps.append((report.evaluations, tuple(o.cl_ord_id for o in sent)))
+        journal.close()
+        seen.append(steps)
+    assert seen[1] == seen[0]
+    assert ("quiet",) in seen[0]
+    assert any(s != ("quiet",) for s in seen[0][1:])
