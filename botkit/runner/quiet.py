@@ -10,8 +10,9 @@ none of its kept orders rests (a ``keep:`` rule whose condition is false would c
 but a ``keep:`` rule that declared its orders is quiet, its orders resting included, while its
 :class:`KeepCheck` says the same reconcile over the figures of the cycle would keep every one.
 Its verdict holds until the book changes (the account's orders, positions and settings:
-``book_rev``, the simulator's change counters, read before the cycle), a candle of an interval
-it reads closes, or the first of its gates opens.
+``book_rev``, the simulator's change counters, read before the cycle — or after it, when every
+book value its rules read is the same after the cycle as before: its own orders moved nothing
+they read), a candle of an interval it reads closes, or the first of its gates opens.
 
 :meth:`QuietCycles.holds` says, for the strategies due at a cycle, that every one of them is
 quiet and nothing its verdict waits for happened since: the cycle would read, evaluate and
