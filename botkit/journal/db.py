@@ -319,39 +319,29 @@ class Journal:
     def begin_cycle(
         self, *, dry: bool = False, clock_offset_ms: int | None = None, note: str = ""
     ) -> int:
+        """A new cycle; its id. Its row waits for the cycle's next write (write-through: the
+        intents, a send mark, an event, at the latest :meth:`end_cycle`; group commit: see the
+        class)."""
         now = self._clock()
-        if self._group_rows:
-            with self._lock:
-                self._last_cycle_id = cycle_id = self._last_cycle_id + 1
-                full = self._pending.add_cycle(
-                    cycle_id, now, dry=dry, clock_offset_ms=clock_offset_ms, note=note
-                )
-                if full:
-                    self.flush()
-            return cycle_id
-        self.verify()
-        with self._tx() as conn:
-            cur = conn.execute(
-                "INSERT INTO cycles (started_ms, dry, clock_offset_ms, note) VALUES (?, ?, ?, ?)",
-                (now, int(dry), clock_offset_ms, note),
+        if not self._group_rows:
+            self.verify()
+        with self._lock:
+            self._last_cycle_id = cycle_id = self._last_cycle_id + 1
+            full = self._pending.add_cycle(
+                cycle_id, now, dry=dry, clock_offset_ms=clock_offset_ms, note=note
             )
-            cycle_id = int(cur.lastrowid or 0)
+            if full and self._group_rows:
+                self.flush()
         return cycle_id
 
     def end_cycle(self, cycle_id: int, *, error: str = "") -> None:
+        """The cycle's end (and its error); write-through commits it, with every row of the
+        cycle still waiting."""
         now = self._clock()
-        if self._group_rows:
-            with self._lock:
-                if self._pending.add_end(cycle_id, now, error):
-                    self.flush()
-            return
-        with self._tx() as conn:
-            conn.execute(
-                "UPDATE cycles SET finished_ms = ?, error = ? WHERE id = ?", (now, error, cycle_id)
-            )
-            if error:
-                text = writes.cycle_error_text(cycle_id, error)
-                conn.execute(_EVENT_ONE, (now, cycle_id, "cycle_error", "", "", "", text, "{}"))
+        with self._lock:
+            full = self._pending.add_end(cycle_id, now, error)
+            if full or not self._group_rows:
+                self.flush()
 
     def record_evaluations(
         self,
@@ -384,30 +374,12 @@ class Journal:
             )
             rows += more_rows
             fires += more_fires
-        if self._group_rows:
-            with self._lock:
-                if fires:
-                    self._activity_rev += 1
-                    self._note_fires(evaluated, now, dry)
-                if self._pending.add_evaluations(rows, fires):
-                    self.flush()
-            return
-        if not rows:
-            return
-        if not fires and len(rows) <= writes.EXACT_MAX:  # one statement: atomic on its own
-            with self._lock:
-                try:
-                    writes.insert_values(self._conn, writes.EVALUATION_INSERT, rows)
-                except sqlite3.Error as exc:
-                    raise write_failed(self.path, exc) from exc
-            return
-        with self._tx() as conn:
-            writes.insert_values(conn, writes.EVALUATION_INSERT, rows)
-            writes.insert_values(conn, writes.EVENT_INSERT, fires)
-        if fires:
-            with self._lock:
+        with self._lock:
+            if fires:
                 self._activity_rev += 1
                 self._note_fires(evaluated, now, dry)
+            if self._pending.add_evaluations(rows, fires) and self._group_rows:
+                self.flush()
 
     # --- activity watchers -------------------------------------------------------------------
 
@@ -532,8 +504,8 @@ class Journal:
             detail=detail,
         )
         with self._lock:
-            if self._group_rows:
-                if self._pending.add_event(row):
+            if self._group_rows or self._pending.rows:  # after the rows waiting, in order
+                if self._pending.add_event(row) or not self._group_rows:
                     self.flush()
                 return
             try:
@@ -541,23 +513,49 @@ class Journal:
             except sqlite3.Error as exc:
                 raise write_failed(self.path, exc) from exc
 
-    def settle(self, outcomes: Sequence[OrderOutcome]) -> None:
-        """Record final outcomes in one commit. Settling an order twice is a JournalError."""
+    def settle(self, outcomes: Sequence[OrderOutcome], *, hold: bool = False) -> None:
+        """Record final outcomes in one commit. Settling an order twice is a JournalError.
+
+        ``hold``: the outcomes are checked now but written with the journal's next write (the
+        next batch's send mark, the cycle's end, any read; :meth:`flush`, :meth:`close`)
+        instead of committing on their own. A crash before that leaves these orders sent
+        without an outcome, which reconcile settles by looking them up — what the caller
+        accepts by holding them."""
         if not outcomes:
             return
         now = self._clock()
+        if hold:
+            with self._lock:
+                try:
+                    writes.check_open(
+                        self._conn,
+                        [o.cl_ord_id for o in outcomes],
+                        path=self.path,
+                        held=self._pending.held,
+                    )
+                except sqlite3.Error as exc:
+                    raise journal_failure(self.path, exc, "read", "") from exc
+                updates, events = writes.settle_rows(outcomes, now=now)
+                full = self._pending.add_settles(updates, events)
+                self._settled(outcomes, now)
+                if full and self._group_rows:
+                    self.flush()
+            return
         with self._tx() as conn:
             writes.settle_orders(conn, outcomes, now=now, path=self.path)
         with self._lock:
-            self._unsettled = max(0, self._unsettled - len(outcomes))
-            if self._sinks:
-                self._notify(
-                    [
-                        ActivityNote("", "", now, o.cl_ord_id, False, False)
-                        for o in outcomes
-                        if o.outcome not in _COUNTED
-                    ]
-                )
+            self._settled(outcomes, now)
+
+    def _settled(self, outcomes: Sequence[OrderOutcome], now: int) -> None:
+        self._unsettled = max(0, self._unsettled - len(outcomes))
+        if self._sinks:
+            self._notify(
+                [
+                    ActivityNote("", "", now, o.cl_ord_id, False, False)
+                    for o in outcomes
+                    if o.outcome not in _COUNTED
+                ]
+            )
 
     def repair(self, cl_ord_id: str, ord_id: str, why: str) -> bool:
         """An order the journal settled ``failed`` or ``rejected`` was seen at the exchange:
@@ -652,6 +650,8 @@ class Journal:
         """clOrdId → ordId (``""`` while unsettled) of each of ``ids`` journaled as live."""
         if not ids:
             return {}
+        if self._pending.settles:  # an ordId held for the next write
+            self.flush()
         with self._read_orders() as conn:
             return queries.ord_ids(conn, ids)
 

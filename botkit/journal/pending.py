@@ -1,10 +1,12 @@
-"""The group-commit buffer: bookkeeping rows kept in memory until the journal writes them.
+"""The rows kept in memory until the journal's next write transaction.
 
 In group-commit mode (``Journal(..., group_rows=N)``) cycle rows, evaluation rows and events wait
-here, already in their final form (texts and JSON encoded when the call was made), and are
-written in one go, table by table in the order they were added, inside the journal's next write
-transaction. Cycle ids are assigned by the journal's counter, so a cycle row may still change
-here (its end) before it is written; the end of a cycle already written becomes an ``UPDATE``.
+here; in write-through mode a cycle's row and evaluations wait until the cycle's next write; in
+both, the outcomes a caller holds (``settle(..., hold=True)``). They are kept in their final form
+(texts and JSON encoded when the call was made) and written in one go, table by table in the
+order they were added, inside the journal's next write transaction. Cycle ids are assigned by the
+journal's counter, so a cycle row may still change here (its end) before it is written; the end
+of a cycle already written becomes an ``UPDATE``.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from botkit.journal.writes import (
     CYCLE_INSERT,
     EVALUATION_INSERT,
     EVENT_INSERT,
+    SETTLE,
     Row,
     cycle_error_text,
     insert_values,
@@ -28,7 +31,17 @@ class Pending:
     """Rows not yet written, in order; ``rows`` counts them (each cycle end counts one). Each
     ``add`` method answers whether ``limit`` rows are now pending (time to write them)."""
 
-    __slots__ = ("cycles", "ends", "evaluations", "events", "limit", "open", "rows")
+    __slots__ = (
+        "cycles",
+        "ends",
+        "evaluations",
+        "events",
+        "held",
+        "limit",
+        "open",
+        "rows",
+        "settles",
+    )
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
@@ -40,6 +53,11 @@ class Pending:
         """(finished_ms, error, id) of cycles already written."""
         self.evaluations: list[Row] = []
         self.events: list[Row] = []
+        self.settles: list[Row] = []
+        """Values of :data:`~botkit.journal.writes.SETTLE` of outcomes held for the next
+        write (``Journal.settle(..., hold=True)``)."""
+        self.held: set[str] = set()
+        """The client order ids of ``settles``."""
         self.rows = 0
 
     def add_cycle(
@@ -77,6 +95,14 @@ class Pending:
         self.rows += 1
         return self.rows >= self.limit
 
+    def add_settles(self, updates: list[Row], events: list[Row]) -> bool:
+        """Held outcomes: each order's update (its client order id last) and its event."""
+        self.settles += updates
+        self.held.update(row[-1] for row in updates)
+        self.events += events
+        self.rows += len(updates) + len(events)
+        return self.rows >= self.limit
+
     def write(self, conn: sqlite3.Connection) -> None:
         """Insert every pending row (inside the caller's transaction); :meth:`clear` once it
         is committed."""
@@ -85,6 +111,8 @@ class Pending:
             conn.executemany("UPDATE cycles SET finished_ms = ?, error = ? WHERE id = ?", self.ends)
         insert_values(conn, EVALUATION_INSERT, self.evaluations)
         insert_values(conn, EVENT_INSERT, self.events)
+        if self.settles:
+            conn.executemany(SETTLE, self.settles)
 
     def clear(self) -> None:
         self.cycles = []
@@ -92,4 +120,6 @@ class Pending:
         self.ends = []
         self.evaluations = []
         self.events = []
+        self.settles = []
+        self.held = set()
         self.rows = 0

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from decimal import Decimal
 from itertools import chain
 from json.encoder import encode_basestring_ascii
@@ -25,7 +25,9 @@ __all__ = [
     "EVALUATION_INSERT",
     "EVENT_INSERT",
     "EXACT_MAX",
+    "SETTLE",
     "TripLike",
+    "check_open",
     "cycle_error_text",
     "delete_before",
     "evaluation_rows",
@@ -35,6 +37,7 @@ __all__ = [
     "insert_trips",
     "insert_values",
     "settle_orders",
+    "settle_rows",
 ]
 
 Row = tuple[Any, ...]
@@ -234,7 +237,7 @@ _ORDER_INSERT = (
     " type, pos_side, mgn_mode, reduce_only, intent_px, intent_sz, px, sz, notes, inputs, request,"
     " state, outcome, reasons, outcome_ms)"
 )
-_SETTLE = (
+SETTLE = (
     "UPDATE orders SET state = 'final', outcome = ?, ord_id = ?, code = ?, msg = ?, error = ?,"
     " resolved = ?, reasons = ?, outcome_ms = ? WHERE cl_ord_id = ? AND dry = 0 AND outcome IS NULL"
 )
@@ -306,12 +309,15 @@ def insert_orders(
     insert_values(conn, EVENT_INSERT, events)
 
 
-def settle_orders(
-    conn: sqlite3.Connection, outcomes: Sequence[OrderOutcome], *, now: int, path: str
+def check_open(
+    conn: sqlite3.Connection,
+    ids: Sequence[str],
+    *,
+    path: str,
+    held: Collection[str] = (),
 ) -> None:
-    """Each order's final outcome and its event line: checked first (every order known and
-    still open, none twice), then one ``executemany`` and one multi-row insert of the events."""
-    ids = [out.cl_ord_id for out in outcomes]
+    """Raise :class:`~botkit.errors.JournalError` unless every order of ``ids`` is known, still
+    open (``held``: outcomes not written yet count as settled) and named once: one ``SELECT``."""
     open_ids: set[str] = set()
     for start in range(0, len(ids), _CHUNK_MAX):
         chunk = ids[start : start + _CHUNK_MAX]
@@ -324,7 +330,9 @@ def settle_orders(
                 chunk,
             )
         )
-    if len(open_ids) != len(ids):  # unknown, already settled, or twice in ``outcomes``
+    if held:
+        open_ids.difference_update(held)
+    if len(open_ids) != len(ids):  # unknown, already settled, or twice in ``ids``
         seen: set[str] = set()
         for cid in ids:
             if cid not in open_ids or cid in seen:
@@ -333,10 +341,16 @@ def settle_orders(
                     " settled — an order has exactly one final outcome"
                 )
             seen.add(cid)
+
+
+def settle_rows(outcomes: Sequence[OrderOutcome], *, now: int) -> tuple[list[Row], list[Row]]:
+    """The values of :data:`SETTLE` (the client order id last) and the event rows of
+    ``outcomes``, in their order."""
     updates: list[Row] = []
     events: list[Row] = []
     for out in outcomes:
         value = out.outcome.value
+        reasons = out.reasons
         updates.append(
             (
                 value,
@@ -345,7 +359,7 @@ def settle_orders(
                 out.msg,
                 out.error,
                 int(out.resolved),
-                _json(list(out.reasons)),
+                _json(list(reasons)) if reasons else "[]",
                 now,
                 out.cl_ord_id,
             )
@@ -362,7 +376,17 @@ def settle_orders(
         if out.resolved:
             text += " [resolved by lookup]"
         events.append((now, None, "outcome", "", "", out.cl_ord_id, text, "{}"))
-    conn.executemany(_SETTLE, updates)
+    return updates, events
+
+
+def settle_orders(
+    conn: sqlite3.Connection, outcomes: Sequence[OrderOutcome], *, now: int, path: str
+) -> None:
+    """Each order's final outcome and its event line: checked first (:func:`check_open`), then
+    one ``executemany`` and one multi-row insert of the events."""
+    check_open(conn, [out.cl_ord_id for out in outcomes], path=path)
+    updates, events = settle_rows(outcomes, now=now)
+    conn.executemany(SETTLE, updates)
     insert_values(conn, EVENT_INSERT, events)
 
 

@@ -47,7 +47,7 @@ _ops = st.one_of(
     ),
     st.tuples(st.just("sent"), st.integers(0, 20)),
     st.tuples(st.just("unknown"), st.integers(0, 20)),
-    st.tuples(st.just("settle"), st.integers(0, 20)),
+    st.tuples(st.just("settle"), st.integers(0, 20), st.booleans()),
     st.tuples(st.just("trip"), st.integers(-1, 9)),
     st.tuples(st.just("read"), st.sampled_from(["cycles", "events", "activity", "orders", "ids"])),
     st.tuples(st.just("advance"), st.integers(1, 120_000)),
@@ -62,8 +62,9 @@ class _Player:
     """Plays one operation at a time on ``journal``: one method per operation kind
     (``op_<kind>``), each returning what the call answered."""
 
-    def __init__(self, journal: Journal, clock: ManualClock) -> None:
+    def __init__(self, journal: Journal, clock: ManualClock, *, hold: bool = True) -> None:
         self.journal = journal
+        self.hold = hold
         self.clock = clock
         self.answers: list[Any] = []
         self.cycles: list[int] = []
@@ -132,10 +133,11 @@ class _Player:
         if self.live:
             self.journal.mark_unknown([self.live[index % len(self.live)]], "timeout")
 
-    def op_settle(self, index: int) -> None:
+    def op_settle(self, index: int, hold: bool = False) -> None:
         if self.live:
             cid = self.live[index % len(self.live)]
-            self.journal.settle([OrderOutcome(cid, Outcome.ACCEPTED, ord_id=cid)])
+            outcome = OrderOutcome(cid, Outcome.ACCEPTED, ord_id=cid)
+            self.journal.settle([outcome], hold=hold and self.hold)
 
     def op_trip(self, index: int) -> None:
         trip = GuardTrip("max_position", "global", "s1", None, Decimal(5), None, "big")
@@ -165,11 +167,14 @@ class _Player:
         self.journal.flush()
 
 
-def _run(path: Path, ops: list[Op], group_rows: int) -> tuple[list[Any], dict[str, list[Any]]]:
-    """Play ``ops``; return what each call answered and every table's rows after close."""
+def _run(
+    path: Path, ops: list[Op], group_rows: int, *, hold: bool = True
+) -> tuple[list[Any], dict[str, list[Any]]]:
+    """Play ``ops``; return what each call answered and every table's rows after close
+    (``hold=False``: every settle commits at once, whatever the op says)."""
     clock = ManualClock(1_000_000)
     with Journal(path, clock=clock, synchronous="OFF", group_rows=group_rows) as journal:
-        player = _Player(journal, clock)
+        player = _Player(journal, clock, hold=hold)
         for op in ops:
             player.play(op)
     with sqlite3.connect(path) as conn:
@@ -182,9 +187,13 @@ def _run(path: Path, ops: list[Op], group_rows: int) -> tuple[list[Any], dict[st
 def test_group_commit_leaves_the_rows_and_ids_write_through_leaves(
     ops: list[Op], group_rows: int
 ) -> None:
+    """And outcomes held for the next write (``settle(..., hold=True)``) leave what outcomes
+    committed at once leave, in either mode."""
     with tempfile.TemporaryDirectory() as tmp:
-        expected = _run(Path(tmp) / "through.sqlite", ops, 0)
+        expected = _run(Path(tmp) / "through.sqlite", ops, 0, hold=False)
+        held = _run(Path(tmp) / "held.sqlite", ops, 0)
         grouped = _run(Path(tmp) / "grouped.sqlite", ops, group_rows)
+    assert held == expected
     assert grouped == expected
 
 
