@@ -77,6 +77,10 @@ def _json(value: Any) -> str:
         if plan is None:
             plan = _plan(keys)
         if plan:
+            try:  # every value a str (an order's wire dict): one comprehension
+                return "{" + ",".join([prefix + _string(value[key]) for key, prefix in plan]) + "}"
+            except TypeError:  # another type: each encoded by its own
+                pass
             parts = []
             for key, prefix in plan:
                 item = value[key]
@@ -85,6 +89,8 @@ def _json(value: Any) -> str:
                     parts.append(f'{prefix}"{item!s}"')
                 elif kind is str:
                     parts.append(prefix + _string(item))
+                elif kind is list:  # a send's ids: encoding composes
+                    parts.append(prefix + _json(item))
                 else:
                     encode = _PLAIN.get(kind)
                     if encode is None:
@@ -258,8 +264,13 @@ def insert_orders(
     events: list[Row] = []
     intent_state = OrderState.INTENT.value
     final_state = OrderState.FINAL.value
+    shared: tuple[object, str] = (None, "")  # the legs of one fire share their inputs
     for order in orders:
         i = order.intent
+        notes = order.notes
+        reasons = order.reasons
+        if i.inputs is not shared[0]:
+            shared = (i.inputs, _json(dict(i.inputs)))
         outcome = order.outcome
         final = outcome is not None
         side = i.side.value
@@ -284,12 +295,12 @@ def insert_orders(
                 _dec(i.sz),
                 _dec(order.px),
                 _dec(order.sz),
-                _json(list(order.notes)),
-                _json(dict(i.inputs)),
+                _json(list(notes)) if notes else "[]",
+                shared[1],
                 None if order.wire is None else _json(order.wire),
                 final_state if final else intent_state,
                 outcome.value if outcome else None,
-                _json(list(order.reasons)),
+                _json(list(reasons)) if reasons else "[]",
                 now if final else None,
             )
         )
@@ -297,13 +308,13 @@ def insert_orders(
         if order.px is not None:
             what += f" @ {order.px}"
         if outcome is Outcome.REJECTED_LOCAL:
-            kind, text = "rejected_local", f"refused {what}: " + "; ".join(order.reasons)
+            kind, text = "rejected_local", f"refused {what}: " + "; ".join(reasons)
         elif outcome is Outcome.DRY_RUN:
             kind, text = "dry_run", f"dry run: would send {what}"
         else:
             kind, text = "intent", f"intent {what}"
-        if order.notes:
-            text += " (rounded " + "; ".join(order.notes) + ")"
+        if notes:
+            text += " (rounded " + "; ".join(notes) + ")"
         events.append((now, cycle_id, kind, i.strategy, i.rule, i.cl_ord_id, text, "{}"))
     insert_values(conn, _ORDER_INSERT, rows)
     insert_values(conn, EVENT_INSERT, events)

@@ -77,12 +77,14 @@ def _refusal_row(refusal: Refusal) -> NewOrder:
 
 
 def _order_row(order: PlannedOrder, outcome: Outcome | None) -> NewOrder:
+    request = order.request
+    notes = order.notes
     return NewOrder(
         intent=order.intent,
-        px=order.request.px,
-        sz=order.request.sz,
-        notes=tuple(str(n) for n in order.notes),
-        wire=order.wire(),
+        px=request.px,
+        sz=request.sz,
+        notes=tuple(map(str, notes)) if notes else (),
+        wire=request.to_wire(),
         outcome=outcome,
     )
 
