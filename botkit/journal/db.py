@@ -109,6 +109,7 @@ class Journal:
         clock: Callable[[], int],
         synchronous: Synchronous = "FULL",
         group_rows: int = 0,
+        transient: bool = False,
         secrets: Iterable[str] = (),
         lock: JournalLock | None = None,
     ) -> None:
@@ -118,7 +119,10 @@ class Journal:
             raise ValueError(
                 f"group_rows must be 0 (write-through) or a positive row count, not {group_rows!r}"
             )
+        if transient and not group_rows:
+            raise ValueError("a transient journal groups its rows: give group_rows too")
         self.path = str(path)
+        self._transient = transient
         self._clock = clock
         self._lock = threading.RLock()
         self._group_rows = group_rows
@@ -304,10 +308,10 @@ class Journal:
 
     @contextmanager
     def _read_orders(self) -> Iterator[sqlite3.Connection]:
-        """A read of the ``orders`` table alone: group commit never holds an order row (orders
-        are written by their own transactions, see :class:`~botkit.journal.pending.Pending`),
-        so the pending rows need not be written first — a backtest plans every few candles and
-        each plan's read cut the group commit short."""
+        """A read of the ``orders`` table alone, the pending rows left waiting (a backtest
+        plans every few candles and each plan's read cut the group commit short): the caller
+        adds what a transient journal's pending orders answer, and writes held outcomes first
+        when they matter."""
         with self._lock:
             try:
                 yield self._conn
@@ -423,8 +427,11 @@ class Journal:
             return
         self.verify()
         now = self._clock()
-        with self._tx() as conn:
-            writes.insert_orders(conn, cycle_id, orders, dry=dry, now=now)
+        if self._transient:
+            self._add_pending_orders(cycle_id, orders, dry=dry, now=now)
+        else:
+            with self._tx() as conn:
+                writes.insert_orders(conn, cycle_id, orders, dry=dry, now=now)
         with self._lock:  # counted once committed
             self._activity_rev += 1
             if not dry:
@@ -444,9 +451,47 @@ class Journal:
                     ]
                 )
 
+    def _add_pending_orders(
+        self, cycle_id: int | None, orders: Sequence[NewOrder], *, dry: bool, now: int
+    ) -> None:
+        """A transient journal's orders wait in memory, refused as the table's unique index
+        would refuse them (a live client order id the journal already holds)."""
+        with self._lock:
+            if not dry:
+                ids = [o.intent.cl_ord_id for o in orders]
+                taken = self._pending.live.keys() & ids
+                if not taken:
+                    try:
+                        taken = queries.known_ids(self._conn, ids)
+                    except sqlite3.Error as exc:
+                        raise journal_failure(self.path, exc, "read", "") from exc
+                if taken or len(set(ids)) != len(ids):
+                    duplicate = min(taken) if taken else next(c for c in ids if ids.count(c) > 1)
+                    raise JournalError(
+                        f"journal {self.path}: cannot write (UNIQUE constraint failed:"
+                        f" orders.cl_ord_id {duplicate}) — a live order has one client order id"
+                    )
+            rows, events = writes.order_rows(cycle_id, orders, dry=dry, now=now)
+            if self._pending.add_orders(rows, events, dry=dry):
+                self.flush()
+
     def mark_sent(self, cl_ord_ids: Sequence[str], *, note: str = "") -> None:
         """A request carrying these orders is about to leave (or has left)."""
         now = self._clock()
+        live = self._pending.live
+        if live and all(cid in live for cid in cl_ord_ids):  # a transient journal's
+            row = writes.event_row(
+                "sent",
+                f"sent {len(cl_ord_ids)} order(s)" + (f": {note}" if note else ""),
+                now=now,
+                cl_ord_id=cl_ord_ids[0] if len(cl_ord_ids) == 1 else "",
+                detail={"cl_ord_ids": list(cl_ord_ids)},
+            )
+            with self._lock:
+                self._pending.mark_sent(cl_ord_ids, now)
+                if self._pending.add_event(row):
+                    self.flush()
+            return
         with self._tx() as conn:
             conn.executemany(
                 "UPDATE orders SET state = CASE WHEN outcome IS NULL THEN 'sent' ELSE state"
@@ -524,6 +569,19 @@ class Journal:
         if not outcomes:
             return
         now = self._clock()
+        live = self._pending.live
+        if live and all(o.cl_ord_id in live for o in outcomes):  # a transient journal's
+            with self._lock:
+                ids = [o.cl_ord_id for o in outcomes]
+                if len(self._pending.open_ids(ids)) != len(ids):
+                    writes.refuse_settle(ids, self._pending.open_ids(ids), self.path)
+                updates, events = writes.settle_rows(outcomes, now=now)
+                self._pending.settle(updates)
+                full = self._pending.add_events(events)
+                self._settled(outcomes, now)
+                if full:
+                    self.flush()
+            return
         if hold:
             with self._lock:
                 try:
@@ -644,7 +702,10 @@ class Journal:
         if not ids:  # a quiet cycle's plan
             return set()
         with self._read_orders() as conn:
-            return queries.known_ids(conn, ids)
+            found = queries.known_ids(conn, ids)
+            if self._pending.live:  # a transient journal's orders not written yet
+                found.update(self._pending.live.keys() & ids)
+            return found
 
     def ord_ids(self, ids: Collection[str]) -> dict[str, str]:
         """clOrdId → ordId (``""`` while unsettled) of each of ``ids`` journaled as live."""
@@ -653,7 +714,10 @@ class Journal:
         if self._pending.settles:  # an ordId held for the next write
             self.flush()
         with self._read_orders() as conn:
-            return queries.ord_ids(conn, ids)
+            found = queries.ord_ids(conn, ids)
+            if self._pending.live:  # a transient journal's orders not written yet
+                found.update(self._pending.ord_ids(ids))
+            return found
 
     def order(self, cl_ord_id: str) -> OrderRecord | None:
         """The live order with this client order id (else the latest dry-run one)."""

@@ -25,6 +25,8 @@ __all__ = [
     "EVALUATION_INSERT",
     "EVENT_INSERT",
     "EXACT_MAX",
+    "ORDER_FULL_INSERT",
+    "ORDER_LATER",
     "SETTLE",
     "TripLike",
     "check_open",
@@ -36,6 +38,8 @@ __all__ = [
     "insert_orders",
     "insert_trips",
     "insert_values",
+    "order_rows",
+    "refuse_settle",
     "settle_orders",
     "settle_rows",
 ]
@@ -249,6 +253,16 @@ SETTLE = (
 )
 
 
+ORDER_FULL_INSERT = _ORDER_INSERT[:-1] + (
+    ", ord_id, code, msg, error, resolved, attempts, sent_ms)"
+)
+"""Every column an order's row changes over its life: an order written once, in its final form
+(a transient journal's, see :class:`~botkit.journal.pending.Pending`)."""
+ORDER_LATER = ("", None, "", "", 0, 0, None)
+"""The values of :data:`ORDER_FULL_INSERT`'s last columns an intent starts with (the schema's
+defaults)."""
+
+
 def insert_orders(
     conn: sqlite3.Connection,
     cycle_id: int | None,
@@ -259,6 +273,15 @@ def insert_orders(
 ) -> None:
     """The orders' rows and their event lines, each table in one multi-row statement
     (:func:`insert_values`): the same rows with the same ids as one ``INSERT`` per row."""
+    rows, events = order_rows(cycle_id, orders, dry=dry, now=now)
+    insert_values(conn, _ORDER_INSERT, rows)
+    insert_values(conn, EVENT_INSERT, events)
+
+
+def order_rows(
+    cycle_id: int | None, orders: Sequence[NewOrder], *, dry: bool, now: int
+) -> tuple[list[Row], list[Row]]:
+    """The values of the orders' rows (``_ORDER_INSERT``) and of their event lines."""
     flag = int(dry)
     rows: list[Row] = []
     events: list[Row] = []
@@ -316,8 +339,7 @@ def insert_orders(
         if notes:
             text += " (rounded " + "; ".join(notes) + ")"
         events.append((now, cycle_id, kind, i.strategy, i.rule, i.cl_ord_id, text, "{}"))
-    insert_values(conn, _ORDER_INSERT, rows)
-    insert_values(conn, EVENT_INSERT, events)
+    return rows, events
 
 
 def check_open(
@@ -344,14 +366,19 @@ def check_open(
     if held:
         open_ids.difference_update(held)
     if len(open_ids) != len(ids):  # unknown, already settled, or twice in ``ids``
-        seen: set[str] = set()
-        for cid in ids:
-            if cid not in open_ids or cid in seen:
-                raise JournalError(
-                    f"journal {path}: order {cid} is unknown or already"
-                    " settled — an order has exactly one final outcome"
-                )
-            seen.add(cid)
+        refuse_settle(ids, open_ids, path)
+
+
+def refuse_settle(ids: Sequence[str], open_ids: Collection[str], path: str) -> None:
+    """Raise for the first of ``ids`` not in ``open_ids`` or named twice (if any)."""
+    seen: set[str] = set()
+    for cid in ids:
+        if cid not in open_ids or cid in seen:
+            raise JournalError(
+                f"journal {path}: order {cid} is unknown or already"
+                " settled — an order has exactly one final outcome"
+            )
+        seen.add(cid)
 
 
 def settle_rows(outcomes: Sequence[OrderOutcome], *, now: int) -> tuple[list[Row], list[Row]]:
