@@ -10,9 +10,10 @@ may lose the last commits on power loss or an OS crash, and a lost intent is an 
 exchange the bot no longer knows it sent. FULL costs one fsync per commit; the pipeline writes
 a whole batch per commit. The backtest may pass ``synchronous="OFF"`` (nothing real at stake).
 
-Two write modes (``group_rows``, see :class:`Journal`): write-through (each call commits) and
-group commit (the per-cycle bookkeeping rows wait in memory and go with the next commit). Both
-store the very same rows with the very same ids.
+Two write modes (``group_rows``, see :class:`Journal`): write-through (each call commits; a
+cycle's own rows with its next write) and group commit (the per-cycle bookkeeping rows wait in
+memory and go with the next commit). Both store the very same rows with the very same ids;
+outcomes may be held for the next write in both (``settle(..., hold=True)``).
 
 Time comes from the injected ``clock`` (Unix ms). One connection, guarded by a lock, so the
 submitter's threads may write; readers in other processes (``botkit journal tail``) see committed
@@ -73,7 +74,10 @@ class Journal:
 
     ``group_rows`` chooses how the per-cycle bookkeeping is written:
 
-    * ``0`` (the default) -- **write-through**: every call commits before it returns.
+    * ``0`` (the default) -- **write-through**: every call commits before it returns, but a
+      cycle's row and evaluations (:meth:`begin_cycle`, :meth:`record_evaluations`), which
+      wait for the cycle's next write (its intents, an event; :meth:`end_cycle` always
+      commits).
     * ``N > 0`` -- **group commit**: cycle rows (:meth:`begin_cycle`, :meth:`end_cycle`),
       evaluation rows (:meth:`record_evaluations`) and events (:meth:`record_event`, and the
       events those calls write) wait in memory, values fixed at the call, and are written in one
@@ -83,10 +87,16 @@ class Journal:
       :meth:`settle`, :meth:`record_trips`, :meth:`prune` -- before any read of the tables
       (every public read method, :meth:`activity` included, sees every earlier call), and in
       :meth:`flush` and :meth:`close`. A crash (no close) loses at most the unwritten
-      bookkeeping rows -- never an intent, an order state or an outcome, which are always
-      committed before the call returns.
+      bookkeeping rows -- never an intent, an order state or an outcome, which are committed
+      before the call returns (but held outcomes, below).
       Other processes (``botkit journal tail``) see bookkeeping rows up to ``N`` rows late.
       A failed write keeps the pending rows for the next one.
+
+    In either mode ``settle(..., hold=True)`` lets outcomes wait for the next write (the next
+    batch's send mark): a crash before it leaves those orders sent without an outcome, for
+    reconcile. ``transient=True`` (group commit only; a journal nothing outlives and nothing
+    else writes: the backtest's temporary database) keeps the orders in memory too, sent and
+    settled there, each written once in its final form.
 
     ``secrets`` (the API key, secret and passphrase): every text the journal stores passes
     through the log sink's :class:`~botkit.redaction.Redactor` first, so a credential an exchange
