@@ -301,9 +301,10 @@ class Journal:
     def __repr__(self) -> str:
         return f"Journal({self.path!r})"
 
-    def _tx(self) -> Transaction:
-        """One write transaction (``with self._tx() as conn:``), pending rows first."""
-        return Transaction(self._conn, self._lock, self._pending, self.path)
+    def _tx(self, events: list[writes.Row] | None = None) -> Transaction:
+        """One write transaction (``with self._tx() as conn:``), pending rows first, then
+        ``events`` (this write's own event rows, in the same statements)."""
+        return Transaction(self._conn, self._lock, self._pending, self.path, events)
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
@@ -440,8 +441,9 @@ class Journal:
         if self._transient:
             self._add_pending_orders(cycle_id, orders, dry=dry, now=now)
         else:
-            with self._tx() as conn:
-                writes.insert_orders(conn, cycle_id, orders, dry=dry, now=now)
+            rows, events = writes.order_rows(cycle_id, orders, dry=dry, now=now)
+            with self._tx(events) as conn:  # the events with those waiting: one statement
+                writes.insert_values(conn, writes.ORDER_INSERT, rows)
         with self._lock:  # counted once committed
             self._activity_rev += 1
             if not dry:
@@ -488,34 +490,26 @@ class Journal:
     def mark_sent(self, cl_ord_ids: Sequence[str], *, note: str = "") -> None:
         """A request carrying these orders is about to leave (or has left)."""
         now = self._clock()
+        row = writes.event_row(
+            "sent",
+            f"sent {len(cl_ord_ids)} order(s)" + (f": {note}" if note else ""),
+            now=now,
+            cl_ord_id=cl_ord_ids[0] if len(cl_ord_ids) == 1 else "",
+            detail={"cl_ord_ids": list(cl_ord_ids)},
+        )
         live = self._pending.live
         if live and all(cid in live for cid in cl_ord_ids):  # a transient journal's
-            row = writes.event_row(
-                "sent",
-                f"sent {len(cl_ord_ids)} order(s)" + (f": {note}" if note else ""),
-                now=now,
-                cl_ord_id=cl_ord_ids[0] if len(cl_ord_ids) == 1 else "",
-                detail={"cl_ord_ids": list(cl_ord_ids)},
-            )
             with self._lock:
                 self._pending.mark_sent(cl_ord_ids, now)
                 if self._pending.add_event(row):
                     self.flush()
             return
-        with self._tx() as conn:
+        with self._tx([row]) as conn:  # the event with the rows waiting: one statement
             conn.executemany(
                 "UPDATE orders SET state = CASE WHEN outcome IS NULL THEN 'sent' ELSE state"
                 " END, attempts = attempts + 1, sent_ms = ?"
                 " WHERE cl_ord_id = ? AND dry = 0",
                 [(now, cid) for cid in cl_ord_ids],
-            )
-            writes.event(
-                conn,
-                "sent",
-                f"sent {len(cl_ord_ids)} order(s)" + (f": {note}" if note else ""),
-                now=now,
-                cl_ord_id=cl_ord_ids[0] if len(cl_ord_ids) == 1 else "",
-                detail={"cl_ord_ids": list(cl_ord_ids)},
             )
 
     def mark_unknown(self, cl_ord_ids: Sequence[str], error: str) -> None:

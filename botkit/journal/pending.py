@@ -169,15 +169,15 @@ class Pending:
             row[_REASONS] = reasons
             row[_OUTCOME_MS] = now
 
-    def write(self, conn: sqlite3.Connection) -> None:
-        """Insert every pending row (inside the caller's transaction); :meth:`clear` once it
-        is committed."""
+    def write(self, conn: sqlite3.Connection, events: list[Row] | None = None) -> None:
+        """Insert every pending row (inside the caller's transaction), and ``events`` after
+        the pending events, in the same statements; :meth:`clear` once it is committed."""
         insert_values(conn, CYCLE_INSERT, self.cycles)
         insert_values(conn, ORDER_FULL_INSERT, self.orders)
         if self.ends:
             conn.executemany("UPDATE cycles SET finished_ms = ?, error = ? WHERE id = ?", self.ends)
         insert_values(conn, EVALUATION_INSERT, self.evaluations)
-        insert_values(conn, EVENT_INSERT, self.events)
+        insert_values(conn, EVENT_INSERT, self.events + events if events else self.events)
         if self.settles:
             conn.executemany(SETTLE, self.settles)
 

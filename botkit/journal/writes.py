@@ -26,6 +26,7 @@ __all__ = [
     "EVENT_INSERT",
     "EXACT_MAX",
     "ORDER_FULL_INSERT",
+    "ORDER_INSERT",
     "ORDER_LATER",
     "SETTLE",
     "TripLike",
@@ -35,7 +36,6 @@ __all__ = [
     "evaluation_rows",
     "event",
     "event_row",
-    "insert_orders",
     "insert_trips",
     "insert_values",
     "order_rows",
@@ -137,7 +137,7 @@ _PLAIN: dict[type, Callable[[Any], str]] = {
 
 
 _VALUES_SQL: dict[tuple[str, int, int], str] = {}
-EXACT_MAX = 8
+EXACT_MAX = 16
 """Up to this many rows go in one statement (more: in power-of-two chunks)."""
 _CHUNK_MAX = 128
 
@@ -147,8 +147,9 @@ def insert_values(conn: sqlite3.Connection, into: str, rows: Sequence[Sequence[A
     rows per statement (one multi-row ``VALUES``): SQLite gives the new rows the same ids, in the
     same order, as one ``INSERT`` each would, at a fraction of the cost per row.
 
-    Up to 8 rows go in one statement; more in chunks of a power of two rows (at most 128), so a
-    dozen statement texts per table stay in the connection's statement cache."""
+    Up to 16 rows go in one statement (a batch's 10 outcomes and the next send's event: one);
+    more in chunks of a power of two rows (at most 128), so about twenty statement texts per
+    table stay in the connection's statement cache (256)."""
     start, total = 0, len(rows)
     while start < total:
         left = total - start
@@ -242,7 +243,7 @@ def evaluation_rows(
     return rows, fires
 
 
-_ORDER_INSERT = (
+ORDER_INSERT = (
     "INSERT INTO orders (cycle_id, ts_ms, dry, strategy, rule, slot, leg, cl_ord_id, symbol, side,"
     " type, pos_side, mgn_mode, reduce_only, intent_px, intent_sz, px, sz, notes, inputs, request,"
     " state, outcome, reasons, outcome_ms)"
@@ -253,9 +254,7 @@ SETTLE = (
 )
 
 
-ORDER_FULL_INSERT = _ORDER_INSERT[:-1] + (
-    ", ord_id, code, msg, error, resolved, attempts, sent_ms)"
-)
+ORDER_FULL_INSERT = ORDER_INSERT[:-1] + (", ord_id, code, msg, error, resolved, attempts, sent_ms)")
 """Every column an order's row changes over its life: an order written once, in its final form
 (a transient journal's, see :class:`~botkit.journal.pending.Pending`)."""
 ORDER_LATER = ("", None, "", "", 0, 0, None)
@@ -263,25 +262,12 @@ ORDER_LATER = ("", None, "", "", 0, 0, None)
 defaults)."""
 
 
-def insert_orders(
-    conn: sqlite3.Connection,
-    cycle_id: int | None,
-    orders: Sequence[NewOrder],
-    *,
-    dry: bool,
-    now: int,
-) -> None:
-    """The orders' rows and their event lines, each table in one multi-row statement
-    (:func:`insert_values`): the same rows with the same ids as one ``INSERT`` per row."""
-    rows, events = order_rows(cycle_id, orders, dry=dry, now=now)
-    insert_values(conn, _ORDER_INSERT, rows)
-    insert_values(conn, EVENT_INSERT, events)
-
-
 def order_rows(
     cycle_id: int | None, orders: Sequence[NewOrder], *, dry: bool, now: int
 ) -> tuple[list[Row], list[Row]]:
-    """The values of the orders' rows (``_ORDER_INSERT``) and of their event lines."""
+    """The values of the orders' rows (:data:`ORDER_INSERT`) and of their event lines, each
+    table to be written in multi-row statements (:func:`insert_values`): the same rows with the
+    same ids as one ``INSERT`` per row."""
     flag = int(dry)
     rows: list[Row] = []
     events: list[Row] = []
