@@ -497,13 +497,13 @@ class Journal:
             cl_ord_id=cl_ord_ids[0] if len(cl_ord_ids) == 1 else "",
             detail={"cl_ord_ids": list(cl_ord_ids)},
         )
-        live = self._pending.live
-        if live and all(cid in live for cid in cl_ord_ids):  # a transient journal's
-            with self._lock:
+        with self._lock:
+            live = self._pending.live
+            if live and all(cid in live for cid in cl_ord_ids):  # a transient journal's
                 self._pending.mark_sent(cl_ord_ids, now)
                 if self._pending.add_event(row):
                     self.flush()
-            return
+                return
         with self._tx([row]) as conn:  # the event with the rows waiting: one statement
             conn.executemany(
                 "UPDATE orders SET state = CASE WHEN outcome IS NULL THEN 'sent' ELSE state"
@@ -573,19 +573,20 @@ class Journal:
         if not outcomes:
             return
         now = self._clock()
-        live = self._pending.live
-        if live and all(o.cl_ord_id in live for o in outcomes):  # a transient journal's
-            with self._lock:
+        with self._lock:
+            live = self._pending.live
+            if live and all(o.cl_ord_id in live for o in outcomes):  # a transient journal's
                 ids = [o.cl_ord_id for o in outcomes]
-                if len(self._pending.open_ids(ids)) != len(ids):
-                    writes.refuse_settle(ids, self._pending.open_ids(ids), self.path)
+                open_ids = self._pending.open_ids(ids)
+                if len(open_ids) != len(ids):
+                    writes.refuse_settle(ids, open_ids, self.path)
                 updates, events = writes.settle_rows(outcomes, now=now)
                 self._pending.settle(updates)
                 full = self._pending.add_events(events)
                 self._settled(outcomes, now)
                 if full:
                     self.flush()
-            return
+                return
         if hold:
             with self._lock:
                 try:
