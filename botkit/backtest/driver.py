@@ -224,7 +224,7 @@ def _replay(
     move = engine.pass_quietly
     equity_now = engine.equity
     positions = engine.account.positions
-    run_cycle = runner.run_cycle
+    run_cycle = runner.run_cycle_unless_quiet
     next_due = runner.next_due_ms()
     columns = bars if isinstance(bars, BarColumns) else BarColumns.from_bars(bars)
     forward = _Forward(run, columns, interval, symbol, clock, engine, runner, equity)
@@ -251,7 +251,7 @@ def _replay(
             if next_due is not None and next_due <= close_ms:
                 report = run_cycle()
                 run.cycles += 1
-                if not report.quiet:
+                if report is not None and not report.quiet:
                     probe = fast_forward
                     if report.error or report.strategy_errors or report.rule_errors:
                         _note_problems(run, report)

@@ -164,10 +164,16 @@ def _size(sz: Decimal, instrument: Instrument | None) -> Decimal:
 
 
 def drift(
-    declared: DeclaredOrder, order: OpenOrder, policy: KeepPolicy, instrument: Instrument | None
+    declared: DeclaredOrder,
+    order: OpenOrder,
+    policy: KeepPolicy,
+    instrument: Instrument | None,
+    *,
+    explain: bool = True,
 ) -> tuple[bool, str]:
     """Whether ``order`` no longer stands for ``declared`` (beyond tolerance or different), and
-    the reason either way."""
+    the reason either way (without ``explain``: the same answer, the reason of an order within
+    its tolerance left empty)."""
     for name, want, have in (
         ("side", declared.side, order.side),
         ("type", declared.type, order.type),
@@ -184,18 +190,21 @@ def drift(
         return False, "same order"
     px = _passive(declared.px, declared.side, instrument)
     moved = abs(px - order.px)
-    tolerance = policy.describe_tolerance()
     if policy.tolerance_ticks and instrument is not None:
         ticks = moved / instrument.tSz
         beyond = ticks > policy.tolerance
+        if not beyond and not explain:
+            return False, ""
         amount = f"{ticks.normalize():f} tick(s)"
     else:
         bps = moved / order.px * 10_000
         beyond = bps > policy.tolerance
+        if not beyond and not explain:
+            return False, ""
         amount = _pct(bps / 100)
-    where = f"{order.px:f} → {px:f}"
+    tolerance = policy.describe_tolerance()
     if beyond:
-        return True, f"price drifted {amount} > tolerance {tolerance} ({where})"
+        return True, f"price drifted {amount} > tolerance {tolerance} ({order.px:f} → {px:f})"
     return False, f"within tolerance: {amount} ≤ {tolerance}"
 
 
@@ -265,6 +274,7 @@ class _Reconcile:
     inputs: dict[str, str]
     recent: int
     budget: int | None
+    explain: bool = True
     cancels: list[Decision] = field(default_factory=list)
     places: list[Decision] = field(default_factory=list)
     others: list[Decision] = field(default_factory=list)
@@ -314,7 +324,7 @@ class _Reconcile:
     def resting(self, want: DeclaredOrder, entry: _Rung, order: OpenOrder) -> None:
         """A declared order with an order resting: keep it, or replace it if it drifted (and
         churn allows)."""
-        beyond, why = drift(want, order, self.policy, self.instrument)
+        beyond, why = drift(want, order, self.policy, self.instrument, explain=self.explain)
         age = self.now_ms - order.cTime if order.cTime is not None else None
         policy = self.policy
         if not beyond:
@@ -395,6 +405,7 @@ def reconcile(
     instrument: Instrument | None = None,
     filled: Callable[[str], FillFact | None] = lambda _id: None,
     inputs: dict[str, str] | None = None,
+    explain: bool = True,
 ) -> RuleDiff:
     """The decisions that bring ``rule``'s resting orders to its ``declared`` set.
 
@@ -402,7 +413,8 @@ def reconcile(
     id) of the orders the rule sent recently, oldest first (the journal's activity); ``slot``:
     the evaluation slot, the least generation a new order gets; ``filled``: the fill of an
     order no longer resting, or None. Cancels come first in the result, then places, then
-    keeps and waits.
+    keeps and waits. Without ``explain`` the decisions are the same, but an order kept within
+    its tolerance carries no reason (for a caller that only asks whether anything changes).
     """
     limit = policy.max_replacements
     rungs, strays, recent = _facts(
@@ -411,6 +423,7 @@ def reconcile(
     work = _Reconcile(
         strategy, rule, symbol, policy, now_ms, slot, instrument, filled,
         inputs if inputs is not None else {}, recent, None if limit is None else limit - recent,
+        explain,
     )  # fmt: skip
     work.cancels.extend(
         Decision(Action.CANCEL, None, "not a declared order (placed by an earlier place: rule)", o)

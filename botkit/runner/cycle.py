@@ -403,22 +403,45 @@ class Runner:
         """One cycle. Never raises for an exchange or strategy problem; a journal problem
         (:class:`~botkit.errors.JournalError`: unwritable, unreadable, corrupt, deleted) is
         raised — trading on without a journal could send an order twice."""
+        skipped, asked = self._skip_quiet()
+        if skipped is not None:
+            return CycleReport(now_ms=skipped, reload=_UNCHANGED, quiet=True)
+        return self._run_cycle(asked)
+
+    def run_cycle_unless_quiet(self) -> CycleReport | None:
+        """:meth:`run_cycle`, but a cycle of a fixed store skipped as quiet gives None instead
+        of its report (a backtest's replay, which asks at every candle: the same effects,
+        without a report made for each quiet minute)."""
+        skipped, asked = self._skip_quiet()
+        if skipped is not None:
+            return None
+        return self._run_cycle(asked)
+
+    def _skip_quiet(self) -> tuple[int | None, bool]:
+        """A fixed store's quiet cycle, which is only the due check (its reload changes
+        nothing): (the time of the cycle skipped, or None; whether the due strategies were
+        asked and found not quiet)."""
         quiet = self.quiet
-        asked = False
-        if quiet is not None and self.store.fixed:
-            # a fixed store's reload changes nothing: a quiet cycle is only the due check
-            now = self.now_ms()
-            if now < self._latest_ms:  # else every next run was set at or before now: in time
-                self._reschedule(now)
-            self._latest_ms = max(self._latest_ms, now)
+        if quiet is None or not self.store.fixed:
+            return None, False
+        now = self.now_ms()
+        if now < self._latest_ms:  # else every next run was set at or before now: in time
+            self._reschedule(now)
+        self._latest_ms = max(self._latest_ms, now)
+        due = self._due(now)
+        if not due:
+            return None, False
+        if quiet.holds(due, now):
             next_due = self._next_due
-            due = self._due(now)
-            if due:
-                if quiet.holds(due, now):
-                    for strategy in due:
-                        next_due[strategy.name] = strategy.next_due_ms(now)
-                    return CycleReport(now_ms=now, reload=_UNCHANGED, quiet=True)
-                asked = True
+            for strategy in due:
+                next_due[strategy.name] = strategy.next_due_ms(now)
+            return now, False
+        return None, True
+
+    def _run_cycle(self, asked: bool) -> CycleReport:
+        """:meth:`run_cycle` past the quiet check of a fixed store (``asked``: it found the
+        due strategies not quiet)."""
+        quiet = self.quiet
         started = self._monotonic()
         now = self.now_ms()
         reload = self.reload(now)

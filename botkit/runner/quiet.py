@@ -10,8 +10,9 @@ none of its kept orders rests (a ``keep:`` rule whose condition is false would c
 but a ``keep:`` rule that declared its orders is quiet, its orders resting included, while its
 :class:`KeepCheck` says the same reconcile over the figures of the cycle would keep every one.
 Its verdict holds until the book changes (the account's orders, positions and settings:
-``book_rev``, the simulator's change counters, read before the cycle), a candle of an interval
-it reads closes, or the first of its gates opens.
+``book_rev``, the simulator's change counters, read before the cycle — or after it, when every
+book value its rules read is the same after the cycle as before: its own orders moved nothing
+they read), a candle of an interval it reads closes, or the first of its gates opens.
 
 :meth:`QuietCycles.holds` says, for the strategies due at a cycle, that every one of them is
 quiet and nothing its verdict waits for happened since: the cycle would read, evaluate and
@@ -29,6 +30,7 @@ book only this runner and the matching of its own orders move: the backtest's.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Collection, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -39,7 +41,7 @@ from botkit.pipeline.desired import FillFact, reconcile
 from botkit.rules import Evaluation, Rule, RuleStatus, Strategy, parse_client_order_id
 from botkit.rules.actions import build_intents
 from botkit.rules.context import Ctx
-from botkit.rules.deps import Quiet, Recheck, input_of, quiet_until, rechecked
+from botkit.rules.deps import Input, Quiet, Recheck, input_of, quiet_until, rechecked
 from botkit.rules.runtime import Env, env_for
 from botkit.rules.series import INTERVALS
 from botkit.snapshot import Snapshot
@@ -178,6 +180,7 @@ class KeepCheck:
             slot=slot,
             instrument=env.ctx.snapshot.instruments.get(symbol),
             filled=_no_fill,
+            explain=False,
         )
         return not diff.changes
 
@@ -252,6 +255,7 @@ class QuietCycles:
     __slots__ = (
         "_activity_of",
         "_book_rev",
+        "_due_symbols",
         "_loud",
         "_open_orders",
         "_position_rev",
@@ -275,6 +279,7 @@ class QuietCycles:
         self._activity_of: Callable[[Strategy], Activity] | None = None
         """The runner's activity of a strategy (given with each cycle observed)."""
         self._verdicts: dict[str, _Verdict] = {}
+        self._due_symbols: tuple[tuple[Strategy, ...], frozenset[str]] = ((), frozenset())
         self._loud: str | None = None
         """The strategy found not quiet last: asked first next time."""
         self.skipped = 0
@@ -360,7 +365,7 @@ class QuietCycles:
         try:
             snapshot = now.snapshot
             if snapshot is None:  # one read of the account for every strategy asked
-                snapshot = now.snapshot = reads(now.now_ms, now.symbols())
+                snapshot = now.snapshot = reads(now.now_ms, self._symbols_of(now.due))
             ctx = Ctx(
                 snapshot, strategy.name, strategy.symbol, _NO_ACTIVITY, now.now_ms,
                 strategy.mgn_mode,
@@ -378,6 +383,15 @@ class QuietCycles:
             return all(k.holds(env, now.now_ms, activity, orders) for k in verdict.keeps)
         except Exception:  # a read the cycle could not make either: let it run and say so
             return False
+
+    def _symbols_of(self, due: Sequence[Strategy]) -> frozenset[str]:
+        """The symbols a cycle of ``due`` reads (their price bands), kept while the same
+        (loaded) strategies are due."""
+        last, symbols = self._due_symbols
+        if len(last) != len(due) or not all(map(operator.is_, last, due)):
+            symbols = frozenset(sym for s in due for sym in s.symbols)
+            self._due_symbols = (tuple(due), symbols)
+        return symbols
 
     def observe(
         self,
@@ -404,6 +418,7 @@ class QuietCycles:
         keeps = self._reads is not None and activity_of is not None
         by_name = {s.name: s for s in due}
         open_orders: Sequence[OpenOrder] | None = None
+        after: _Revs | None = None
         loud = self._loud
         for evaluation in sorted(evaluations, key=lambda e: e.strategy != loud):
             found = by_name.get(evaluation.strategy)
@@ -439,6 +454,12 @@ class QuietCycles:
                 held = rev.whole
                 if not quiet.orders and rev.positions is not None:
                     kind, held = _POSITIONS, rev.positions
+                if quiet.book:
+                    if after is None:
+                        after = self._revs()
+                    moved = after.of(kind)
+                    if moved != held and self._same_after(strategy, evaluation, now_ms):
+                        held = moved
             verdicts[strategy.name] = _Verdict(
                 strategy,
                 held,
@@ -451,10 +472,54 @@ class QuietCycles:
                 checks,
             )
 
+    def _same_after(
+        self,
+        strategy: Strategy,
+        evaluation: Evaluation,
+        now_ms: int,
+    ) -> bool:
+        """Whether every ``book`` value the rules of ``evaluation`` read (before the cycle
+        acted) is the same, value and representation, after it: then the verdict, a function
+        of those values, holds for the book as the cycle left it, and waits for the book's
+        revision after the cycle instead of before (the cycle's own orders, placed or
+        cancelled, or a fill they made, no longer wake the next cycle when the strategy's rules
+        read none of what they moved). A ``keep_open`` status, which waits on the rule's
+        orders resting without reading a value, never does; nor does a read that fails."""
+        reads = self._reads
+        if reads is None:
+            return False
+        book: dict[str, Any] = {}
+        for rule, result in zip(strategy.rules, evaluation.results, strict=True):
+            if result.status is RuleStatus.KEEP_OPEN:
+                return False
+            if not rule.input_names:
+                continue
+            by_display = dict(result.values)
+            for key, display in rule.input_names:
+                if display in by_display and input_of(key)[0] is Input.BOOK:
+                    book[key] = by_display[display]
+        if not book:
+            return True
+        try:
+            snapshot = reads(now_ms, strategy.symbols)
+            ctx = Ctx(
+                snapshot, strategy.name, strategy.symbol, _NO_ACTIVITY, now_ms, strategy.mgn_mode
+            )  # a book value reads no rule activity (a ``rule.*`` value that does is a time one)
+            env = env_for(ctx, strategy.resolvers)
+            return all(_same(env[key], value) for key, value in book.items())
+        except Exception:  # a read the cycle could not make either: wait for the book
+            return False
+
+
+def _same(a: Any, b: Any) -> bool:
+    """``a`` and ``b`` are the same value with the same representation (``Decimal("1.0")``
+    equals ``Decimal("1")`` but prints, and so journals, otherwise)."""
+    return type(a) is type(b) and a == b and repr(a) == repr(b)
+
 
 class _Now:
-    """What one :meth:`QuietCycles.holds` reads, once: the due strategies' symbols and the
-    snapshot a cycle would read now."""
+    """What one :meth:`QuietCycles.holds` reads, once: the snapshot a cycle of the due
+    strategies would read now."""
 
     __slots__ = ("due", "now_ms", "snapshot")
 
@@ -462,10 +527,6 @@ class _Now:
         self.due = due
         self.now_ms = now_ms
         self.snapshot: Snapshot | None = None
-
-    def symbols(self) -> frozenset[str]:
-        """The symbols a cycle of the due strategies reads (their price bands)."""
-        return frozenset(sym for s in self.due for sym in s.symbols)
 
 
 @dataclass(frozen=True, slots=True)
