@@ -203,8 +203,18 @@ class _TimedConnection:
 
     def __init__(self, conn: Any, parts: _Parts) -> None:
         self._conn = conn
-        self.execute = parts.timed(_JOURNAL_SQL, conn.execute)
-        self.executemany = parts.timed(_JOURNAL_SQL, conn.executemany)
+        self.statements = self.commits = 0
+        self._execute = parts.timed(_JOURNAL_SQL, conn.execute)
+        self._executemany = parts.timed(_JOURNAL_SQL, conn.executemany)
+
+    def execute(self, sql: str, *args: Any) -> Any:
+        self.statements += 1
+        self.commits += sql == "COMMIT"
+        return self._execute(sql, *args)
+
+    def executemany(self, sql: str, *args: Any) -> Any:
+        self.statements += 1
+        return self._executemany(sql, *args)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._conn, name)
@@ -244,7 +254,8 @@ def _breakdown(cycles: int = 30) -> None:
             parts.wrap(journal, name, "journal: rows, JSON, notes (Python)")
         # the journal's statements, commits included, through a timing stand-in for its
         # connection (the journal's private attribute: a benchmark's look inside)
-        journal._conn = _TimedConnection(journal._conn, parts)  # type: ignore[assignment]
+        timed = _TimedConnection(journal._conn, parts)
+        journal._conn = timed  # type: ignore[assignment]
         client = runner.port
         parts.wrap(client, "_call", _CLIENT_REQUESTS)
         for name in ("place_orders", "limit_price", "tickers", "instruments", "positions",
@@ -274,6 +285,8 @@ def _breakdown(cycles: int = 30) -> None:
         if label != _SIMULATOR:
             print(f"  {cpu / orders * 1e6:6.1f}  {label}")
     print(f"  {total / orders * 1e6:6.1f}  in all (timing included)")
+    print(f"  (the journal: {timed.commits / cycles:.0f} commits and"
+          f" {timed.statements / cycles:.0f} statements a cycle)")  # fmt: skip
     print(f"  ({parts.cpu[_SIMULATOR] / orders * 1e6:.1f} µs per order in the {_SIMULATOR})")
 
 

@@ -54,16 +54,26 @@ __all__ = [
 GROUP_ROWS = 1024
 """A backtest's journal writes its bookkeeping rows (cycles, evaluations, events) in groups of
 this many per commit (:class:`~botkit.journal.Journal` ``group_rows``): the same rows and ids as
-writing each at once, for a quarter of the cost; orders and their outcomes are written at once
-as always, and every read sees everything before it."""
+writing each at once, for a quarter of the cost. A journal no file keeps (the default) is
+``transient``: its orders wait too, sent and settled in memory, and are written once in their
+final form; a ``--journal FILE`` writes them at once as always. Every read sees everything
+before it."""
 
 
 def backtest_journal(path: str | Path, clock: ManualClock) -> Journal:
     """The journal of a backtest: on the replay's ``clock``, ``synchronous=OFF`` (nothing real
     is at stake), bookkeeping grouped by :data:`GROUP_ROWS`, held by this process when it is a
     file (:func:`~botkit.journal.lock_journal`). ``close()`` writes what waits."""
-    lock = None if str(path) in (":memory:", "") else lock_journal(path, "botkit backtest")
-    return Journal(path, clock=clock.now_ms, synchronous="OFF", group_rows=GROUP_ROWS, lock=lock)
+    kept = str(path) not in (":memory:", "")
+    lock = lock_journal(path, "botkit backtest") if kept else None
+    return Journal(
+        path,
+        clock=clock.now_ms,
+        synchronous="OFF",
+        group_rows=GROUP_ROWS,
+        transient=not kept,
+        lock=lock,
+    )
 
 
 class FixedStore(StrategyStore):

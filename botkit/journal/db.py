@@ -10,9 +10,10 @@ may lose the last commits on power loss or an OS crash, and a lost intent is an 
 exchange the bot no longer knows it sent. FULL costs one fsync per commit; the pipeline writes
 a whole batch per commit. The backtest may pass ``synchronous="OFF"`` (nothing real at stake).
 
-Two write modes (``group_rows``, see :class:`Journal`): write-through (each call commits) and
-group commit (the per-cycle bookkeeping rows wait in memory and go with the next commit). Both
-store the very same rows with the very same ids.
+Two write modes (``group_rows``, see :class:`Journal`): write-through (each call commits; a
+cycle's own rows with its next write) and group commit (the per-cycle bookkeeping rows wait in
+memory and go with the next commit). Both store the very same rows with the very same ids;
+outcomes may be held for the next write in both (``settle(..., hold=True)``).
 
 Time comes from the injected ``clock`` (Unix ms). One connection, guarded by a lock, so the
 submitter's threads may write; readers in other processes (``botkit journal tail``) see committed
@@ -73,7 +74,10 @@ class Journal:
 
     ``group_rows`` chooses how the per-cycle bookkeeping is written:
 
-    * ``0`` (the default) -- **write-through**: every call commits before it returns.
+    * ``0`` (the default) -- **write-through**: every call commits before it returns, but a
+      cycle's row and evaluations (:meth:`begin_cycle`, :meth:`record_evaluations`), which
+      wait for the cycle's next write (its intents, an event; :meth:`end_cycle` always
+      commits).
     * ``N > 0`` -- **group commit**: cycle rows (:meth:`begin_cycle`, :meth:`end_cycle`),
       evaluation rows (:meth:`record_evaluations`) and events (:meth:`record_event`, and the
       events those calls write) wait in memory, values fixed at the call, and are written in one
@@ -83,10 +87,16 @@ class Journal:
       :meth:`settle`, :meth:`record_trips`, :meth:`prune` -- before any read of the tables
       (every public read method, :meth:`activity` included, sees every earlier call), and in
       :meth:`flush` and :meth:`close`. A crash (no close) loses at most the unwritten
-      bookkeeping rows -- never an intent, an order state or an outcome, which are always
-      committed before the call returns.
+      bookkeeping rows -- never an intent, an order state or an outcome, which are committed
+      before the call returns (but held outcomes, below).
       Other processes (``botkit journal tail``) see bookkeeping rows up to ``N`` rows late.
       A failed write keeps the pending rows for the next one.
+
+    In either mode ``settle(..., hold=True)`` lets outcomes wait for the next write (the next
+    batch's send mark): a crash before it leaves those orders sent without an outcome, for
+    reconcile. ``transient=True`` (group commit only; a journal nothing outlives and nothing
+    else writes: the backtest's temporary database) keeps the orders in memory too, sent and
+    settled there, each written once in its final form.
 
     ``secrets`` (the API key, secret and passphrase): every text the journal stores passes
     through the log sink's :class:`~botkit.redaction.Redactor` first, so a credential an exchange
@@ -109,6 +119,7 @@ class Journal:
         clock: Callable[[], int],
         synchronous: Synchronous = "FULL",
         group_rows: int = 0,
+        transient: bool = False,
         secrets: Iterable[str] = (),
         lock: JournalLock | None = None,
     ) -> None:
@@ -118,7 +129,10 @@ class Journal:
             raise ValueError(
                 f"group_rows must be 0 (write-through) or a positive row count, not {group_rows!r}"
             )
+        if transient and not group_rows:
+            raise ValueError("a transient journal groups its rows: give group_rows too")
         self.path = str(path)
+        self._transient = transient
         self._clock = clock
         self._lock = threading.RLock()
         self._group_rows = group_rows
@@ -287,9 +301,10 @@ class Journal:
     def __repr__(self) -> str:
         return f"Journal({self.path!r})"
 
-    def _tx(self) -> Transaction:
-        """One write transaction (``with self._tx() as conn:``), pending rows first."""
-        return Transaction(self._conn, self._lock, self._pending, self.path)
+    def _tx(self, events: list[writes.Row] | None = None) -> Transaction:
+        """One write transaction (``with self._tx() as conn:``), pending rows first, then
+        ``events`` (this write's own event rows, in the same statements)."""
+        return Transaction(self._conn, self._lock, self._pending, self.path, events)
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
@@ -304,10 +319,10 @@ class Journal:
 
     @contextmanager
     def _read_orders(self) -> Iterator[sqlite3.Connection]:
-        """A read of the ``orders`` table alone: group commit never holds an order row (orders
-        are written by their own transactions, see :class:`~botkit.journal.pending.Pending`),
-        so the pending rows need not be written first — a backtest plans every few candles and
-        each plan's read cut the group commit short."""
+        """A read of the ``orders`` table alone, the pending rows left waiting (a backtest
+        plans every few candles and each plan's read cut the group commit short): the caller
+        adds what a transient journal's pending orders answer, and writes held outcomes first
+        when they matter."""
         with self._lock:
             try:
                 yield self._conn
@@ -319,39 +334,29 @@ class Journal:
     def begin_cycle(
         self, *, dry: bool = False, clock_offset_ms: int | None = None, note: str = ""
     ) -> int:
+        """A new cycle; its id. Its row waits for the cycle's next write (write-through: the
+        intents, a send mark, an event, at the latest :meth:`end_cycle`; group commit: see the
+        class)."""
         now = self._clock()
-        if self._group_rows:
-            with self._lock:
-                self._last_cycle_id = cycle_id = self._last_cycle_id + 1
-                full = self._pending.add_cycle(
-                    cycle_id, now, dry=dry, clock_offset_ms=clock_offset_ms, note=note
-                )
-                if full:
-                    self.flush()
-            return cycle_id
-        self.verify()
-        with self._tx() as conn:
-            cur = conn.execute(
-                "INSERT INTO cycles (started_ms, dry, clock_offset_ms, note) VALUES (?, ?, ?, ?)",
-                (now, int(dry), clock_offset_ms, note),
+        if not self._group_rows:
+            self.verify()
+        with self._lock:
+            self._last_cycle_id = cycle_id = self._last_cycle_id + 1
+            full = self._pending.add_cycle(
+                cycle_id, now, dry=dry, clock_offset_ms=clock_offset_ms, note=note
             )
-            cycle_id = int(cur.lastrowid or 0)
+            if full and self._group_rows:
+                self.flush()
         return cycle_id
 
     def end_cycle(self, cycle_id: int, *, error: str = "") -> None:
+        """The cycle's end (and its error); write-through commits it, with every row of the
+        cycle still waiting."""
         now = self._clock()
-        if self._group_rows:
-            with self._lock:
-                if self._pending.add_end(cycle_id, now, error):
-                    self.flush()
-            return
-        with self._tx() as conn:
-            conn.execute(
-                "UPDATE cycles SET finished_ms = ?, error = ? WHERE id = ?", (now, error, cycle_id)
-            )
-            if error:
-                text = writes.cycle_error_text(cycle_id, error)
-                conn.execute(_EVENT_ONE, (now, cycle_id, "cycle_error", "", "", "", text, "{}"))
+        with self._lock:
+            full = self._pending.add_end(cycle_id, now, error)
+            if full or not self._group_rows:
+                self.flush()
 
     def record_evaluations(
         self,
@@ -384,30 +389,12 @@ class Journal:
             )
             rows += more_rows
             fires += more_fires
-        if self._group_rows:
-            with self._lock:
-                if fires:
-                    self._activity_rev += 1
-                    self._note_fires(evaluated, now, dry)
-                if self._pending.add_evaluations(rows, fires):
-                    self.flush()
-            return
-        if not rows:
-            return
-        if not fires and len(rows) <= writes.EXACT_MAX:  # one statement: atomic on its own
-            with self._lock:
-                try:
-                    writes.insert_values(self._conn, writes.EVALUATION_INSERT, rows)
-                except sqlite3.Error as exc:
-                    raise write_failed(self.path, exc) from exc
-            return
-        with self._tx() as conn:
-            writes.insert_values(conn, writes.EVALUATION_INSERT, rows)
-            writes.insert_values(conn, writes.EVENT_INSERT, fires)
-        if fires:
-            with self._lock:
+        with self._lock:
+            if fires:
                 self._activity_rev += 1
                 self._note_fires(evaluated, now, dry)
+            if self._pending.add_evaluations(rows, fires) and self._group_rows:
+                self.flush()
 
     # --- activity watchers -------------------------------------------------------------------
 
@@ -451,8 +438,12 @@ class Journal:
             return
         self.verify()
         now = self._clock()
-        with self._tx() as conn:
-            writes.insert_orders(conn, cycle_id, orders, dry=dry, now=now)
+        if self._transient:
+            self._add_pending_orders(cycle_id, orders, dry=dry, now=now)
+        else:
+            rows, events = writes.order_rows(cycle_id, orders, dry=dry, now=now)
+            with self._tx(events) as conn:  # the events with those waiting: one statement
+                writes.insert_values(conn, writes.ORDER_INSERT, rows)
         with self._lock:  # counted once committed
             self._activity_rev += 1
             if not dry:
@@ -472,23 +463,53 @@ class Journal:
                     ]
                 )
 
+    def _add_pending_orders(
+        self, cycle_id: int | None, orders: Sequence[NewOrder], *, dry: bool, now: int
+    ) -> None:
+        """A transient journal's orders wait in memory, refused as the table's unique index
+        would refuse them (a live client order id the journal already holds)."""
+        with self._lock:
+            if not dry:
+                ids = [o.intent.cl_ord_id for o in orders]
+                taken = self._pending.live.keys() & ids
+                if not taken:
+                    try:
+                        taken = queries.known_ids(self._conn, ids)
+                    except sqlite3.Error as exc:
+                        raise journal_failure(self.path, exc, "read", "") from exc
+                if taken or len(set(ids)) != len(ids):
+                    duplicate = min(taken) if taken else next(c for c in ids if ids.count(c) > 1)
+                    raise JournalError(
+                        f"journal {self.path}: cannot write (UNIQUE constraint failed:"
+                        f" orders.cl_ord_id {duplicate}) — a live order has one client order id"
+                    )
+            rows, events = writes.order_rows(cycle_id, orders, dry=dry, now=now)
+            if self._pending.add_orders(rows, events, dry=dry):
+                self.flush()
+
     def mark_sent(self, cl_ord_ids: Sequence[str], *, note: str = "") -> None:
         """A request carrying these orders is about to leave (or has left)."""
         now = self._clock()
-        with self._tx() as conn:
+        row = writes.event_row(
+            "sent",
+            f"sent {len(cl_ord_ids)} order(s)" + (f": {note}" if note else ""),
+            now=now,
+            cl_ord_id=cl_ord_ids[0] if len(cl_ord_ids) == 1 else "",
+            detail={"cl_ord_ids": list(cl_ord_ids)},
+        )
+        with self._lock:
+            live = self._pending.live
+            if live and all(cid in live for cid in cl_ord_ids):  # a transient journal's
+                self._pending.mark_sent(cl_ord_ids, now)
+                if self._pending.add_event(row):
+                    self.flush()
+                return
+        with self._tx([row]) as conn:  # the event with the rows waiting: one statement
             conn.executemany(
                 "UPDATE orders SET state = CASE WHEN outcome IS NULL THEN 'sent' ELSE state"
                 " END, attempts = attempts + 1, sent_ms = ?"
                 " WHERE cl_ord_id = ? AND dry = 0",
                 [(now, cid) for cid in cl_ord_ids],
-            )
-            writes.event(
-                conn,
-                "sent",
-                f"sent {len(cl_ord_ids)} order(s)" + (f": {note}" if note else ""),
-                now=now,
-                cl_ord_id=cl_ord_ids[0] if len(cl_ord_ids) == 1 else "",
-                detail={"cl_ord_ids": list(cl_ord_ids)},
             )
 
     def mark_unknown(self, cl_ord_ids: Sequence[str], error: str) -> None:
@@ -532,8 +553,8 @@ class Journal:
             detail=detail,
         )
         with self._lock:
-            if self._group_rows:
-                if self._pending.add_event(row):
+            if self._group_rows or self._pending.rows:  # after the rows waiting, in order
+                if self._pending.add_event(row) or not self._group_rows:
                     self.flush()
                 return
             try:
@@ -541,23 +562,63 @@ class Journal:
             except sqlite3.Error as exc:
                 raise write_failed(self.path, exc) from exc
 
-    def settle(self, outcomes: Sequence[OrderOutcome]) -> None:
-        """Record final outcomes in one commit. Settling an order twice is a JournalError."""
+    def settle(self, outcomes: Sequence[OrderOutcome], *, hold: bool = False) -> None:
+        """Record final outcomes in one commit. Settling an order twice is a JournalError.
+
+        ``hold``: the outcomes are checked now but written with the journal's next write (the
+        next batch's send mark, the cycle's end, any read; :meth:`flush`, :meth:`close`)
+        instead of committing on their own. A crash before that leaves these orders sent
+        without an outcome, which reconcile settles by looking them up — what the caller
+        accepts by holding them."""
         if not outcomes:
             return
         now = self._clock()
+        with self._lock:
+            live = self._pending.live
+            if live and all(o.cl_ord_id in live for o in outcomes):  # a transient journal's
+                ids = [o.cl_ord_id for o in outcomes]
+                open_ids = self._pending.open_ids(ids)
+                if len(open_ids) != len(ids):
+                    writes.refuse_settle(ids, open_ids, self.path)
+                updates, events = writes.settle_rows(outcomes, now=now)
+                self._pending.settle(updates)
+                full = self._pending.add_events(events)
+                self._settled(outcomes, now)
+                if full:
+                    self.flush()
+                return
+        if hold:
+            with self._lock:
+                try:
+                    writes.check_open(
+                        self._conn,
+                        [o.cl_ord_id for o in outcomes],
+                        path=self.path,
+                        held=self._pending.held,
+                    )
+                except sqlite3.Error as exc:
+                    raise journal_failure(self.path, exc, "read", "") from exc
+                updates, events = writes.settle_rows(outcomes, now=now)
+                full = self._pending.add_settles(updates, events)
+                self._settled(outcomes, now)
+                if full and self._group_rows:
+                    self.flush()
+            return
         with self._tx() as conn:
             writes.settle_orders(conn, outcomes, now=now, path=self.path)
         with self._lock:
-            self._unsettled = max(0, self._unsettled - len(outcomes))
-            if self._sinks:
-                self._notify(
-                    [
-                        ActivityNote("", "", now, o.cl_ord_id, False, False)
-                        for o in outcomes
-                        if o.outcome not in _COUNTED
-                    ]
-                )
+            self._settled(outcomes, now)
+
+    def _settled(self, outcomes: Sequence[OrderOutcome], now: int) -> None:
+        self._unsettled = max(0, self._unsettled - len(outcomes))
+        if self._sinks:
+            self._notify(
+                [
+                    ActivityNote("", "", now, o.cl_ord_id, False, False)
+                    for o in outcomes
+                    if o.outcome not in _COUNTED
+                ]
+            )
 
     def repair(self, cl_ord_id: str, ord_id: str, why: str) -> bool:
         """An order the journal settled ``failed`` or ``rejected`` was seen at the exchange:
@@ -646,14 +707,22 @@ class Journal:
         if not ids:  # a quiet cycle's plan
             return set()
         with self._read_orders() as conn:
-            return queries.known_ids(conn, ids)
+            found = queries.known_ids(conn, ids)
+            if self._pending.live:  # a transient journal's orders not written yet
+                found.update(self._pending.live.keys() & ids)
+            return found
 
     def ord_ids(self, ids: Collection[str]) -> dict[str, str]:
         """clOrdId → ordId (``""`` while unsettled) of each of ``ids`` journaled as live."""
         if not ids:
             return {}
+        if self._pending.settles:  # an ordId held for the next write
+            self.flush()
         with self._read_orders() as conn:
-            return queries.ord_ids(conn, ids)
+            found = queries.ord_ids(conn, ids)
+            if self._pending.live:  # a transient journal's orders not written yet
+                found.update(self._pending.ord_ids(ids))
+            return found
 
     def order(self, cl_ord_id: str) -> OrderRecord | None:
         """The live order with this client order id (else the latest dry-run one)."""

@@ -16,6 +16,7 @@ from types import TracebackType
 from botkit.errors import JournalError
 from botkit.journal.conn import journal_failure
 from botkit.journal.pending import Pending
+from botkit.journal.writes import Row
 
 __all__ = ["Transaction", "write_failed"]
 
@@ -30,24 +31,31 @@ class Transaction:
     """``with Transaction(...) as conn:`` — committed at the end, rolled back on an exception;
     a SQLite error becomes a :class:`JournalError`."""
 
-    __slots__ = ("_conn", "_lock", "_path", "_pending")
+    __slots__ = ("_conn", "_events", "_lock", "_path", "_pending")
 
     def __init__(
-        self, conn: sqlite3.Connection, lock: threading.RLock, pending: Pending, path: str
+        self,
+        conn: sqlite3.Connection,
+        lock: threading.RLock,
+        pending: Pending,
+        path: str,
+        events: list[Row] | None = None,
     ) -> None:
         self._conn = conn
         self._lock = lock
         self._pending = pending
         self._path = path
+        self._events = events
+        """Event rows of this transaction's own, written with the pending ones (after them)."""
 
     def __enter__(self) -> sqlite3.Connection:
         conn = self._conn
         self._lock.acquire()
         try:
             conn.execute("BEGIN IMMEDIATE")
-            if self._pending.rows:
+            if self._pending.rows or self._events:
                 try:
-                    self._pending.write(conn)
+                    self._pending.write(conn, self._events)
                 except BaseException:
                     with suppress(sqlite3.Error):  # SQLite may have rolled back already
                         conn.execute("ROLLBACK")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from decimal import Decimal
 from itertools import chain
 from json.encoder import encode_basestring_ascii
@@ -25,16 +25,23 @@ __all__ = [
     "EVALUATION_INSERT",
     "EVENT_INSERT",
     "EXACT_MAX",
+    "ORDER_FULL_INSERT",
+    "ORDER_INSERT",
+    "ORDER_LATER",
+    "SETTLE",
     "TripLike",
+    "check_open",
     "cycle_error_text",
     "delete_before",
     "evaluation_rows",
     "event",
     "event_row",
-    "insert_orders",
     "insert_trips",
     "insert_values",
+    "order_rows",
+    "refuse_settle",
     "settle_orders",
+    "settle_rows",
 ]
 
 Row = tuple[Any, ...]
@@ -74,6 +81,10 @@ def _json(value: Any) -> str:
         if plan is None:
             plan = _plan(keys)
         if plan:
+            try:  # every value a str (an order's wire dict): one comprehension
+                return "{" + ",".join([prefix + _string(value[key]) for key, prefix in plan]) + "}"
+            except TypeError:  # another type: each encoded by its own
+                pass
             parts = []
             for key, prefix in plan:
                 item = value[key]
@@ -82,6 +93,8 @@ def _json(value: Any) -> str:
                     parts.append(f'{prefix}"{item!s}"')
                 elif kind is str:
                     parts.append(prefix + _string(item))
+                elif kind is list:  # a send's ids: encoding composes
+                    parts.append(prefix + _json(item))
                 else:
                     encode = _PLAIN.get(kind)
                     if encode is None:
@@ -124,7 +137,7 @@ _PLAIN: dict[type, Callable[[Any], str]] = {
 
 
 _VALUES_SQL: dict[tuple[str, int, int], str] = {}
-EXACT_MAX = 8
+EXACT_MAX = 16
 """Up to this many rows go in one statement (more: in power-of-two chunks)."""
 _CHUNK_MAX = 128
 
@@ -134,8 +147,9 @@ def insert_values(conn: sqlite3.Connection, into: str, rows: Sequence[Sequence[A
     rows per statement (one multi-row ``VALUES``): SQLite gives the new rows the same ids, in the
     same order, as one ``INSERT`` each would, at a fraction of the cost per row.
 
-    Up to 8 rows go in one statement; more in chunks of a power of two rows (at most 128), so a
-    dozen statement texts per table stay in the connection's statement cache."""
+    Up to 16 rows go in one statement (a batch's 10 outcomes and the next send's event: one);
+    more in chunks of a power of two rows (at most 128), so about twenty statement texts per
+    table stay in the connection's statement cache (256)."""
     start, total = 0, len(rows)
     while start < total:
         left = total - start
@@ -229,34 +243,43 @@ def evaluation_rows(
     return rows, fires
 
 
-_ORDER_INSERT = (
+ORDER_INSERT = (
     "INSERT INTO orders (cycle_id, ts_ms, dry, strategy, rule, slot, leg, cl_ord_id, symbol, side,"
     " type, pos_side, mgn_mode, reduce_only, intent_px, intent_sz, px, sz, notes, inputs, request,"
     " state, outcome, reasons, outcome_ms)"
 )
-_SETTLE = (
+SETTLE = (
     "UPDATE orders SET state = 'final', outcome = ?, ord_id = ?, code = ?, msg = ?, error = ?,"
     " resolved = ?, reasons = ?, outcome_ms = ? WHERE cl_ord_id = ? AND dry = 0 AND outcome IS NULL"
 )
 
 
-def insert_orders(
-    conn: sqlite3.Connection,
-    cycle_id: int | None,
-    orders: Sequence[NewOrder],
-    *,
-    dry: bool,
-    now: int,
-) -> None:
-    """The orders' rows and their event lines, each table in one multi-row statement
-    (:func:`insert_values`): the same rows with the same ids as one ``INSERT`` per row."""
+ORDER_FULL_INSERT = ORDER_INSERT[:-1] + (", ord_id, code, msg, error, resolved, attempts, sent_ms)")
+"""Every column an order's row changes over its life: an order written once, in its final form
+(a transient journal's, see :class:`~botkit.journal.pending.Pending`)."""
+ORDER_LATER = ("", None, "", "", 0, 0, None)
+"""The values of :data:`ORDER_FULL_INSERT`'s last columns an intent starts with (the schema's
+defaults)."""
+
+
+def order_rows(
+    cycle_id: int | None, orders: Sequence[NewOrder], *, dry: bool, now: int
+) -> tuple[list[Row], list[Row]]:
+    """The values of the orders' rows (:data:`ORDER_INSERT`) and of their event lines, each
+    table to be written in multi-row statements (:func:`insert_values`): the same rows with the
+    same ids as one ``INSERT`` per row."""
     flag = int(dry)
     rows: list[Row] = []
     events: list[Row] = []
     intent_state = OrderState.INTENT.value
     final_state = OrderState.FINAL.value
+    shared: tuple[object, str] = (None, "")  # the legs of one fire share their inputs
     for order in orders:
         i = order.intent
+        notes = order.notes
+        reasons = order.reasons
+        if i.inputs is not shared[0]:
+            shared = (i.inputs, _json(dict(i.inputs)))
         outcome = order.outcome
         final = outcome is not None
         side = i.side.value
@@ -281,12 +304,12 @@ def insert_orders(
                 _dec(i.sz),
                 _dec(order.px),
                 _dec(order.sz),
-                _json(list(order.notes)),
-                _json(dict(i.inputs)),
+                _json(list(notes)) if notes else "[]",
+                shared[1],
                 None if order.wire is None else _json(order.wire),
                 final_state if final else intent_state,
                 outcome.value if outcome else None,
-                _json(list(order.reasons)),
+                _json(list(reasons)) if reasons else "[]",
                 now if final else None,
             )
         )
@@ -294,24 +317,26 @@ def insert_orders(
         if order.px is not None:
             what += f" @ {order.px}"
         if outcome is Outcome.REJECTED_LOCAL:
-            kind, text = "rejected_local", f"refused {what}: " + "; ".join(order.reasons)
+            kind, text = "rejected_local", f"refused {what}: " + "; ".join(reasons)
         elif outcome is Outcome.DRY_RUN:
             kind, text = "dry_run", f"dry run: would send {what}"
         else:
             kind, text = "intent", f"intent {what}"
-        if order.notes:
-            text += " (rounded " + "; ".join(order.notes) + ")"
+        if notes:
+            text += " (rounded " + "; ".join(notes) + ")"
         events.append((now, cycle_id, kind, i.strategy, i.rule, i.cl_ord_id, text, "{}"))
-    insert_values(conn, _ORDER_INSERT, rows)
-    insert_values(conn, EVENT_INSERT, events)
+    return rows, events
 
 
-def settle_orders(
-    conn: sqlite3.Connection, outcomes: Sequence[OrderOutcome], *, now: int, path: str
+def check_open(
+    conn: sqlite3.Connection,
+    ids: Sequence[str],
+    *,
+    path: str,
+    held: Collection[str] = (),
 ) -> None:
-    """Each order's final outcome and its event line: checked first (every order known and
-    still open, none twice), then one ``executemany`` and one multi-row insert of the events."""
-    ids = [out.cl_ord_id for out in outcomes]
+    """Raise :class:`~botkit.errors.JournalError` unless every order of ``ids`` is known, still
+    open (``held``: outcomes not written yet count as settled) and named once: one ``SELECT``."""
     open_ids: set[str] = set()
     for start in range(0, len(ids), _CHUNK_MAX):
         chunk = ids[start : start + _CHUNK_MAX]
@@ -324,19 +349,32 @@ def settle_orders(
                 chunk,
             )
         )
-    if len(open_ids) != len(ids):  # unknown, already settled, or twice in ``outcomes``
-        seen: set[str] = set()
-        for cid in ids:
-            if cid not in open_ids or cid in seen:
-                raise JournalError(
-                    f"journal {path}: order {cid} is unknown or already"
-                    " settled — an order has exactly one final outcome"
-                )
-            seen.add(cid)
+    if held:
+        open_ids.difference_update(held)
+    if len(open_ids) != len(ids):  # unknown, already settled, or twice in ``ids``
+        refuse_settle(ids, open_ids, path)
+
+
+def refuse_settle(ids: Sequence[str], open_ids: Collection[str], path: str) -> None:
+    """Raise for the first of ``ids`` not in ``open_ids`` or named twice (if any)."""
+    seen: set[str] = set()
+    for cid in ids:
+        if cid not in open_ids or cid in seen:
+            raise JournalError(
+                f"journal {path}: order {cid} is unknown or already"
+                " settled — an order has exactly one final outcome"
+            )
+        seen.add(cid)
+
+
+def settle_rows(outcomes: Sequence[OrderOutcome], *, now: int) -> tuple[list[Row], list[Row]]:
+    """The values of :data:`SETTLE` (the client order id last) and the event rows of
+    ``outcomes``, in their order."""
     updates: list[Row] = []
     events: list[Row] = []
     for out in outcomes:
         value = out.outcome.value
+        reasons = out.reasons
         updates.append(
             (
                 value,
@@ -345,7 +383,7 @@ def settle_orders(
                 out.msg,
                 out.error,
                 int(out.resolved),
-                _json(list(out.reasons)),
+                _json(list(reasons)) if reasons else "[]",
                 now,
                 out.cl_ord_id,
             )
@@ -362,7 +400,17 @@ def settle_orders(
         if out.resolved:
             text += " [resolved by lookup]"
         events.append((now, None, "outcome", "", "", out.cl_ord_id, text, "{}"))
-    conn.executemany(_SETTLE, updates)
+    return updates, events
+
+
+def settle_orders(
+    conn: sqlite3.Connection, outcomes: Sequence[OrderOutcome], *, now: int, path: str
+) -> None:
+    """Each order's final outcome and its event line: checked first (:func:`check_open`), then
+    one ``executemany`` and one multi-row insert of the events."""
+    check_open(conn, [out.cl_ord_id for out in outcomes], path=path)
+    updates, events = settle_rows(outcomes, now=now)
+    conn.executemany(SETTLE, updates)
     insert_values(conn, EVENT_INSERT, events)
 
 

@@ -392,8 +392,9 @@ class JournalPort(EventLog, Protocol):
         """The fate of these orders is unknown (the request left, no answer came)."""
         ...
 
-    def settle(self, outcomes: Sequence[OrderOutcome]) -> None:
-        """Record final outcomes in one commit."""
+    def settle(self, outcomes: Sequence[OrderOutcome], *, hold: bool = False) -> None:
+        """Record final outcomes in one commit (``hold``: with the journal's next write, e.g.
+        the next batch's send mark; a crash before it leaves them for reconcile)."""
         ...
 
     def repair(self, cl_ord_id: str, ord_id: str, why: str) -> bool:

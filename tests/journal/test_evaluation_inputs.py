@@ -117,3 +117,34 @@ def test_an_orders_notes_and_reasons_are_stored_as_json_dumps_writes_them(
             stored = conn.execute("SELECT notes, reasons FROM orders").fetchone()
     dumps = [json.dumps(v, separators=(",", ":"), sort_keys=True) for v in (notes, reasons)]
     assert list(stored) == dumps
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    wire=st.dictionaries(st.text(), st.one_of(st.text(), _plain), max_size=10),
+    inputs=st.lists(_inputs, min_size=1, max_size=3),
+    shared=st.lists(st.integers(0, 2), min_size=1, max_size=6),
+)
+def test_an_orders_request_and_inputs_are_stored_as_json_dumps_writes_them(
+    wire: dict[str, Any], inputs: list[dict[str, Any]], shared: list[int]
+) -> None:
+    """Whatever the request's values (all texts: one comprehension), and whether the orders of
+    one call share their inputs object (the legs of one fire: encoded once) or not."""
+    orders = []
+    for n, which in enumerate(shared):
+        intent = OrderIntent(strategy="s", rule="r", slot=1, leg=n, cl_ord_id=f"c-{n}",
+                             symbol="BTC_USDT_PERP", side=OrderSide.BUY, type=OrderType.LIMIT,
+                             sz=Decimal(1), px=Decimal(100),
+                             inputs=inputs[which % len(inputs)])  # fmt: skip
+        orders.append(NewOrder(intent, intent.px, intent.sz, wire=wire))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "j.sqlite"
+        with Journal(path, clock=lambda: 1_000, synchronous="OFF") as journal:
+            journal.add_orders(None, orders, dry=False)
+        with sqlite3.connect(path) as conn:
+            stored = conn.execute("SELECT inputs, request FROM orders ORDER BY id").fetchall()
+
+    def dumps(value: Any) -> str:
+        return json.dumps(value, separators=(",", ":"), sort_keys=True, default=str)
+
+    assert stored == [(dumps(o.intent.inputs), dumps(wire)) for o in orders]

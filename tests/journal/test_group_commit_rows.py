@@ -47,7 +47,7 @@ _ops = st.one_of(
     ),
     st.tuples(st.just("sent"), st.integers(0, 20)),
     st.tuples(st.just("unknown"), st.integers(0, 20)),
-    st.tuples(st.just("settle"), st.integers(0, 20)),
+    st.tuples(st.just("settle"), st.integers(0, 20), st.booleans()),
     st.tuples(st.just("trip"), st.integers(-1, 9)),
     st.tuples(st.just("read"), st.sampled_from(["cycles", "events", "activity", "orders", "ids"])),
     st.tuples(st.just("advance"), st.integers(1, 120_000)),
@@ -62,12 +62,14 @@ class _Player:
     """Plays one operation at a time on ``journal``: one method per operation kind
     (``op_<kind>``), each returning what the call answered."""
 
-    def __init__(self, journal: Journal, clock: ManualClock) -> None:
+    def __init__(self, journal: Journal, clock: ManualClock, *, hold: bool = True) -> None:
         self.journal = journal
+        self.hold = hold
         self.clock = clock
         self.answers: list[Any] = []
         self.cycles: list[int] = []
         self.live: list[str] = []
+        self.batch: list[str] = []  # the live ids of the latest op_orders
         self.serial = 0
 
     def play(self, op: Op) -> None:
@@ -114,6 +116,7 @@ class _Player:
             orders = [NewOrder(o.intent, o.px, o.sz, outcome=Outcome.DRY_RUN) for o in orders]
         self.journal.add_orders(self.cycle_of(index), orders, dry=dry)
         self.live += [] if dry else [o.intent.cl_ord_id for o in orders]
+        self.batch = [] if dry else [o.intent.cl_ord_id for o in orders]
 
     def op_refuse(self, index: int) -> None:
         refused = self.new(dry=False, reasons=("px_missing",), outcome=Outcome.REJECTED_LOCAL)
@@ -132,10 +135,37 @@ class _Player:
         if self.live:
             self.journal.mark_unknown([self.live[index % len(self.live)]], "timeout")
 
-    def op_settle(self, index: int) -> None:
+    def op_settle(self, index: int, hold: bool = False) -> None:
         if self.live:
             cid = self.live[index % len(self.live)]
-            self.journal.settle([OrderOutcome(cid, Outcome.ACCEPTED, ord_id=cid)])
+            outcome = OrderOutcome(cid, Outcome.ACCEPTED, ord_id=cid)
+            self.journal.settle([outcome], hold=hold and self.hold)
+
+    def op_life(self, count: int, sends: int, settle: int, hold: bool) -> Any:
+        """A batch's life: added, sent ``sends`` times, settled (all, or ``settle`` of them)."""
+        self.op_orders(-1, count, False)
+        answers: list[Any] = [self.journal.known_ids([*self.batch, "nope"])]
+        for _ in range(sends):
+            self.op_sent_many(count)
+        self.op_settle_many(settle, hold)
+        answers.append(self.journal.ord_ids([*self.batch, "nope"]))
+        return answers
+
+    def op_sent_many(self, count: int) -> None:
+        """The latest orders' batch (or some of it) is sent."""
+        if self.batch:
+            self.journal.mark_sent(self.batch[:count], note="POST")
+
+    def op_settle_many(self, count: int, hold: bool) -> None:
+        outcomes = [
+            OrderOutcome(cid, Outcome.REJECTED, code=51000 + n, msg=f"no {n}", reasons=("x",))
+            if n % 2
+            else OrderOutcome(cid, Outcome.ACCEPTED, ord_id=f"9{n}", resolved=n % 3 == 0)
+            for n, cid in enumerate(self.batch[:count])
+        ]
+        if not outcomes:
+            return
+        self.journal.settle(outcomes, hold=hold and self.hold)
 
     def op_trip(self, index: int) -> None:
         trip = GuardTrip("max_position", "global", "s1", None, Decimal(5), None, "big")
@@ -165,11 +195,17 @@ class _Player:
         self.journal.flush()
 
 
-def _run(path: Path, ops: list[Op], group_rows: int) -> tuple[list[Any], dict[str, list[Any]]]:
-    """Play ``ops``; return what each call answered and every table's rows after close."""
+def _run(
+    path: Path, ops: list[Op], group_rows: int, *, hold: bool = True, transient: bool = False
+) -> tuple[list[Any], dict[str, list[Any]]]:
+    """Play ``ops``; return what each call answered and every table's rows after close
+    (``hold=False``: every settle commits at once, whatever the op says; ``transient``: the
+    orders too wait in memory, written once in their final form)."""
     clock = ManualClock(1_000_000)
-    with Journal(path, clock=clock, synchronous="OFF", group_rows=group_rows) as journal:
-        player = _Player(journal, clock)
+    with Journal(
+        path, clock=clock, synchronous="OFF", group_rows=group_rows, transient=transient
+    ) as journal:
+        player = _Player(journal, clock, hold=hold)
         for op in ops:
             player.play(op)
     with sqlite3.connect(path) as conn:
@@ -182,10 +218,57 @@ def _run(path: Path, ops: list[Op], group_rows: int) -> tuple[list[Any], dict[st
 def test_group_commit_leaves_the_rows_and_ids_write_through_leaves(
     ops: list[Op], group_rows: int
 ) -> None:
+    """And outcomes held for the next write (``settle(..., hold=True)``) leave what outcomes
+    committed at once leave, in either mode; and so does a transient journal, whose orders wait
+    in memory and are written once."""
     with tempfile.TemporaryDirectory() as tmp:
-        expected = _run(Path(tmp) / "through.sqlite", ops, 0)
+        expected = _run(Path(tmp) / "through.sqlite", ops, 0, hold=False)
+        held = _run(Path(tmp) / "held.sqlite", ops, 0)
         grouped = _run(Path(tmp) / "grouped.sqlite", ops, group_rows)
+        transient = _run(Path(tmp) / "transient.sqlite", ops, group_rows, transient=True)
+    assert held == expected
     assert grouped == expected
+    assert transient == expected
+
+
+_order_ops = st.one_of(
+    st.tuples(
+        st.just("life"),
+        st.integers(1, 4),
+        st.integers(0, 2),
+        st.integers(0, 5),
+        st.booleans(),
+    ),
+    st.tuples(st.just("orders"), st.integers(-1, 9), st.integers(1, 4), st.booleans()),
+    st.tuples(st.just("orders"), st.integers(-1, 9), st.integers(1, 4), st.just(False)),
+    st.tuples(st.just("refuse"), st.integers(-1, 9)),
+    st.tuples(st.just("duplicate")),
+    st.tuples(st.just("sent_many"), st.integers(1, 5)),
+    st.tuples(st.just("sent"), st.integers(0, 20)),
+    st.tuples(st.just("settle_many"), st.integers(1, 5), st.booleans()),
+    st.tuples(st.just("settle"), st.integers(0, 20), st.booleans()),
+    st.tuples(st.just("unknown"), st.integers(0, 20)),
+    st.tuples(st.just("begin"), st.booleans(), st.none()),
+    st.tuples(st.just("end"), st.integers(-1, 9), st.just("")),
+    st.tuples(st.just("event"), st.just("note"), st.booleans()),
+    st.tuples(st.just("read"), st.sampled_from(["ids", "ids", "orders", "activity"])),
+    st.tuples(st.just("advance"), st.integers(1, 1000)),
+)
+"""An order's life, mostly: added, sent (alone, in batches, again), settled (at once, held,
+twice), in a transient journal's memory or already written."""
+
+
+@settings(max_examples=80, deadline=None)
+@given(ops=st.lists(_order_ops, max_size=40), group_rows=st.sampled_from([4, 16, 1000]))
+def test_a_transient_journal_writes_each_order_once_as_write_through_leaves_it(
+    ops: list[Op], group_rows: int
+) -> None:
+    """A transient journal's orders wait in memory, are sent and settled there, and are
+    written once in their final form: the same rows, ids and answers as write-through."""
+    with tempfile.TemporaryDirectory() as tmp:
+        expected = _run(Path(tmp) / "through.sqlite", ops, 0, hold=False)
+        transient = _run(Path(tmp) / "transient.sqlite", ops, group_rows, transient=True)
+    assert transient == expected
 
 
 def test_a_typical_run_of_cycles_leaves_the_same_rows(tmp_path: Path) -> None:
@@ -203,6 +286,6 @@ def test_a_typical_run_of_cycles_leaves_the_same_rows(tmp_path: Path) -> None:
     ops += [("begin", False, None), ("duplicate",), ("end", -1, ""), ("read", "events")]
     ops += [("advance", 1), ("prune", 0), ("begin", False, None), ("end", -1, "")]
     for group_rows in (1, 4, 7, 64):
-        assert _run(tmp_path / f"g{group_rows}.sqlite", ops, group_rows) == _run(
-            tmp_path / f"t{group_rows}.sqlite", ops, 0
-        )
+        expected = _run(tmp_path / f"t{group_rows}.sqlite", ops, 0)
+        assert _run(tmp_path / f"g{group_rows}.sqlite", ops, group_rows) == expected
+        assert _run(tmp_path / f"m{group_rows}.sqlite", ops, group_rows, transient=True) == expected

@@ -6,8 +6,10 @@ The executor's order of writes, so nothing is lost whatever moment the process d
 
 1. orders left unsettled by an earlier cycle (or a crash) are reconciled first;
 2. local refusals and guard trips are journaled (final at once);
-3. every intent is committed *before* its request leaves, each send is noted, and each batch's
-   outcomes are committed as soon as it returns. The batches are the plan's; an order the
+3. every intent is committed *before* its request leaves, each send is noted (committed before
+   the request leaves), and each batch's outcomes are committed with the next batch's send mark
+   (the last batch's as it returns): a crash in between leaves them sent without an outcome,
+   and reconcile settles them by lookup. The batches are the plan's; an order the
    journal already holds (the same decision again) is neither journaled nor sent twice.
 
 A dry run journals the plan as decided (the accepted orders as ``dry_run``) and sends nothing.
@@ -75,12 +77,14 @@ def _refusal_row(refusal: Refusal) -> NewOrder:
 
 
 def _order_row(order: PlannedOrder, outcome: Outcome | None) -> NewOrder:
+    request = order.request
+    notes = order.notes
     return NewOrder(
         intent=order.intent,
-        px=order.request.px,
-        sz=order.request.sz,
-        notes=tuple(str(n) for n in order.notes),
-        wire=order.wire(),
+        px=request.px,
+        sz=request.sz,
+        notes=tuple(map(str, notes)) if notes else (),
+        wire=request.to_wire(),
         outcome=outcome,
     )
 
@@ -91,8 +95,14 @@ def record_dry_run(journal: JournalPort, plan: Plan, cycle_id: int | None) -> Ex
     if not (plan.accepted or plan.refused or plan.trips):
         return _QUIET_DRY
     journal.record_trips(cycle_id, plan.trips, dry=True)
-    journal.add_orders(cycle_id, [_refusal_row(r) for r in plan.refused], dry=True)
-    journal.add_orders(cycle_id, [_order_row(o, Outcome.DRY_RUN) for o in plan.accepted], dry=True)
+    journal.add_orders(
+        cycle_id,
+        [
+            *(_refusal_row(r) for r in plan.refused),
+            *(_order_row(o, Outcome.DRY_RUN) for o in plan.accepted),
+        ],
+        dry=True,
+    )
     return ExecutionReport(
         dry=True, refused=len(plan.refused), trips=len(plan.trips), reconciled=_NOTHING_RECONCILED
     )
@@ -240,8 +250,12 @@ class Executor:
             )
             refusals = tuple(r for r in refusals if r.cl_ord_id not in known)
         skipped = tuple(sorted(known))
-        journal.add_orders(cycle_id, [_refusal_row(r) for r in refusals], dry=False)
-        journal.add_orders(cycle_id, [_order_row(o, None) for o in fresh], dry=False)
+        # one commit: the refusals' rows, then the intents' (the rows and ids of two calls)
+        journal.add_orders(
+            cycle_id,
+            [*(_refusal_row(r) for r in refusals), *(_order_row(o, None) for o in fresh)],
+            dry=False,
+        )
         self._unknown = []
         batches = [tuple(o.request for o in batch) for batch in planned]
         reports: list[tuple[int, BatchReport]] = []
@@ -254,9 +268,12 @@ class Executor:
                 note=lambda ids, text: self._observe("band_recheck", ids, text),
             )
         if self._concurrency == 1 or len(batches) <= 1:
+            last = len(batches) - 1
             for index, batch in enumerate(batches):
                 report = self.submitter.place(batch, gate=gate)
-                journal.settle(report.outcomes)
+                # held for the next batch's send mark (one commit instead of two); the last
+                # batch's commit at once
+                journal.settle(report.outcomes, hold=index < last)
                 self._note_band_refusals(report, cycle_id)
                 reports.append((index, report))
         else:
@@ -265,9 +282,10 @@ class Executor:
                     pool.submit(self.submitter.place, b, gate=gate): i
                     for i, b in enumerate(batches)
                 }
-                for future in as_completed(futures):
+                for done, future in enumerate(as_completed(futures), 1):
                     report = future.result()
-                    journal.settle(report.outcomes)  # as soon as each batch returns
+                    # with the next send mark, the last batch's at once
+                    journal.settle(report.outcomes, hold=done < len(futures))
                     self._note_band_refusals(report, cycle_id)
                     reports.append((futures[future], report))
         ordered = [r for _, r in sorted(reports, key=lambda pair: pair[0])]
