@@ -20,6 +20,7 @@ ends every wait: the loop's own, and each backoff, retry and reconcile grace ins
 
 from __future__ import annotations
 
+import gc
 import signal
 import threading
 import time
@@ -37,6 +38,7 @@ from botkit.runner.cycle import CycleReport, Runner
 __all__ = [
     "Loop",
     "cycle_failure",
+    "freeze_start_up",
     "install_signal_handlers",
     "status_line",
 ]
@@ -90,6 +92,17 @@ def cycle_failure(report: CycleReport) -> str:
     if execution.unsettled:
         parts.append(f"{len(execution.unsettled)} order(s) with an unknown outcome")
     return ", ".join(parts)
+
+
+def freeze_start_up() -> None:
+    """Collect what start-up left behind, then freeze the rest (``gc.freeze``): the modules,
+    settings, client, simulator and journal that live as long as the process. The cyclic
+    collector's full collections no longer scan them at every cycle (10-22 µs an order in
+    ``python -m bench runner``'s cycle of 100 orders, 3-4 µs once frozen). Reference counting
+    still frees them; only a reference cycle among them that became garbage later would wait
+    for the process's end. Called once, after the service's first cycle that ran."""
+    gc.collect()
+    gc.freeze()
 
 
 class Loop:
@@ -172,6 +185,12 @@ class Loop:
     def _loaded(self) -> bool:
         return self.runner.next_due_ms() is not None
 
+    def _ran(self) -> None:
+        """Count a cycle that ran; after the first, freeze what start-up made."""
+        self.cycles_run += 1
+        if self.cycles_run == 1:
+            freeze_start_up()
+
     def run(self, cycles: int | None = None) -> int:
         """Run ``cycles`` cycles (forever when None) or until stopped. Returns the exit code:
         0, or 1 when a bounded run finds no strategy to run or a cycle (or the start-up) of it
@@ -219,7 +238,7 @@ class Loop:
                     )
                     return 1  # a bounded run would otherwise wait for a cycle forever
                 if report.cycle_id is not None:
-                    self.cycles_run += 1
+                    self._ran()
                     if bounded and (why := cycle_failure(report)):
                         self.failures.append(f"cycle {report.cycle_id}: {why}")
                     line = status_line(report)
