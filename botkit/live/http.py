@@ -86,20 +86,8 @@ def dumps(value: Any) -> str:
 
 
 def loads(text: str | bytes) -> Any:
-    """Parse JSON with every number that has a fraction (and NaN / Infinity) as ``Decimal``.
-
-    ``json.loads(text, parse_float=Decimal, parse_constant=Decimal)``, with its decoder made
-    once instead of per answer: the same checks (a BOM refused, bytes decoded in the encoding
-    they are detected in) and the same values."""
-    if isinstance(text, str):
-        if text.startswith("\ufeff"):
-            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
-    else:
-        text = text.decode(json.detect_encoding(text), "surrogatepass")
-    return _DECODER.decode(text)
-
-
-_DECODER = json.JSONDecoder(parse_float=Decimal, parse_constant=Decimal)
+    """Parse JSON with every number that has a fraction (and NaN / Infinity) as ``Decimal``."""
+    return json.loads(text, parse_float=Decimal, parse_constant=Decimal)
 
 
 def excerpt(body: bytes, limit: int = 80) -> str:
