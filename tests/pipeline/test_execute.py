@@ -11,7 +11,7 @@ import pytest
 
 from botkit.errors import OutcomeUnknown, ReadTimedOut
 from botkit.exchange.models import OrderRequest
-from botkit.journal import Journal, NewOrder, OrderFilter, OrderState, Outcome
+from botkit.journal import Journal, NewOrder, OrderFilter, OrderOutcome, OrderState, Outcome
 from botkit.pipeline import RiskLimits, build_plan
 from botkit.runner.orders import Executor, RetryPolicy, reconcile, record_dry_run
 from tests.pipeline.fakes import FakeExchange
@@ -168,6 +168,28 @@ def test_concurrent_batches_settle_every_order(journal: Journal) -> None:
     assert report.count(Outcome.REJECTED) == 1
     assert [o.cl_ord_id for o in report.outcomes] == [o.cl_ord_id for o in plan.accepted]
     assert_one_final_outcome_each(journal)
+
+
+def test_concurrent_batches_commit_each_batch_s_outcomes_as_it_returns(
+    journal: Journal, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Batches sent side by side have no next send mark for their outcomes to ride with: each
+    batch's are committed as it returns (a held one would wait for the slowest batch)."""
+    committed: list[bool] = []
+    settle = journal.settle
+
+    def settle_and_look(outcomes: Sequence[OrderOutcome], *, hold: bool = False) -> None:
+        settle(outcomes, hold=hold)
+        with Journal(tmp_path / "journal.sqlite", clock=lambda: 0) as other:  # what is committed
+            for out in outcomes:
+                record = other.order(out.cl_ord_id)
+                committed.append(record is not None and record.outcome is not None)
+
+    monkeypatch.setattr(journal, "settle", settle_and_look)
+    plan = build_plan([intent(n) for n in range(25)], snapshot())
+    executor(FakeExchange(), journal, concurrency=2).run(plan, cycle_id=None)
+    assert len(committed) == 25
+    assert all(committed)
 
 
 # --- reconcile ---------------------------------------------------------------------------

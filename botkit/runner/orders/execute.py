@@ -8,9 +8,10 @@ The executor's order of writes, so nothing is lost whatever moment the process d
 2. local refusals and guard trips are journaled (final at once);
 3. every intent is committed *before* its request leaves, each send is noted (committed before
    the request leaves), and each batch's outcomes are committed with the next batch's send mark
-   (the last batch's as it returns): a crash in between leaves them sent without an outcome,
-   and reconcile settles them by lookup. The batches are the plan's; an order the
-   journal already holds (the same decision again) is neither journaled nor sent twice.
+   (the last batch's, and every batch's when batches are sent side by side, as it returns): a
+   crash in between leaves them sent without an outcome, and reconcile settles them by lookup.
+   The batches are the plan's; an order the journal already holds (the same decision again) is
+   neither journaled nor sent twice.
 
 A dry run journals the plan as decided (the accepted orders as ``dry_run``) and sends nothing.
 
@@ -282,10 +283,11 @@ class Executor:
                     pool.submit(self.submitter.place, b, gate=gate): i
                     for i, b in enumerate(batches)
                 }
-                for done, future in enumerate(as_completed(futures), 1):
+                for future in as_completed(futures):
                     report = future.result()
-                    # with the next send mark, the last batch's at once
-                    journal.settle(report.outcomes, hold=done < len(futures))
+                    # as soon as each batch returns: the sends run side by side, so there is no
+                    # next send mark to ride with (a held outcome would wait for the slowest)
+                    journal.settle(report.outcomes)
                     self._note_band_refusals(report, cycle_id)
                     reports.append((futures[future], report))
         ordered = [r for _, r in sorted(reports, key=lambda pair: pair[0])]
