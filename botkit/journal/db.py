@@ -589,6 +589,8 @@ class Journal:
                 return
         if hold:
             with self._lock:
+                if self._pending.live:  # some of a transient journal's orders wait: write them
+                    self.flush()
                 try:
                     writes.check_open(
                         self._conn,

@@ -91,3 +91,17 @@ def test_a_write_through_cycle_waits_for_its_next_write(tmp_path: Path) -> None:
         assert quiet == cycle + 1
         journal.end_cycle(quiet)
         assert count(path, "cycles") == 2
+
+
+def test_a_transient_journal_holds_outcomes_of_written_and_waiting_orders_together() -> None:
+    """One settle naming an order already written and one still waiting in a transient
+    journal: both are open orders, and both settle."""
+    with Journal("", clock=ManualClock(T0), group_rows=1000, transient=True) as journal:
+        journal.add_orders(None, [new(1)], dry=False)
+        journal.flush()  # order 1 is in the table now
+        journal.add_orders(None, [new(2)], dry=False)  # order 2 waits in memory
+        journal.settle([outcome(1), outcome(2)], hold=True)
+        assert {r.cl_ord_id: r.outcome for r in journal.orders()} == {
+            intent(1).cl_ord_id: Outcome.ACCEPTED,
+            intent(2).cl_ord_id: Outcome.ACCEPTED,
+        }
