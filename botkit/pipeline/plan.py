@@ -21,6 +21,7 @@ from botkit.exchange.models import Instrument, LimitPrice, OrderRequest, Positio
 from botkit.intents import OrderIntent
 from botkit.pipeline.batching import MAX_BATCH, make_batches, order_key
 from botkit.pipeline.risk import (
+    NO_POLICY,
     Candidate,
     GuardTrip,
     RiskBook,
@@ -33,9 +34,6 @@ from botkit.pipeline.validate import Band, Reason, RoundingNote, price_band, val
 from botkit.snapshot import Snapshot
 
 __all__ = ["Plan", "PlannedOrder", "Refusal", "build_plan"]
-
-_NO_POLICY = StrategyPolicy()
-"""The policy of a strategy ``policies`` does not name (frozen: one shared instance)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,9 +221,7 @@ def build_plan(
             held += 1
             refused.append(Refusal(intent, (hold,), (), intent.px, intent.sz))
             continue
-        policy = policies.get(intent.strategy)
-        if policy is None:
-            policy = _NO_POLICY
+        policy = policies.get(intent.strategy, NO_POLICY)
         market = markets.get(intent.symbol)
         if market is None:
             market = markets[intent.symbol] = _Market.read(snapshot, intent.symbol, band_margin)

@@ -23,6 +23,7 @@ from botkit.exchange.models import OpenOrder, OrderSide, OrderType, Position, Po
 from botkit.intents import OffTick, OrderIntent, RiskLimits
 
 __all__ = [
+    "NO_POLICY",
     "Candidate",
     "GuardSettings",
     "GuardSource",
@@ -199,7 +200,7 @@ class Valuation:
         return None if price is None else notional(order.sz, self.ct_val, price)
 
 
-_NO_POLICY = StrategyPolicy()
+NO_POLICY = StrategyPolicy()
 """The policy of a strategy the policies do not name (frozen: one shared instance)."""
 
 
@@ -246,7 +247,7 @@ class RiskBook:
         per strategy (the policies do not change while the book lives)."""
         cached = self._limits.get(strategy)
         if cached is None:
-            own = self._policies.get(strategy, _NO_POLICY).limits
+            own = self._policies.get(strategy, NO_POLICY).limits
             per_order = own.stricter(self._global)
             wants_notional = (
                 per_order.max_notional_per_order is not None
