@@ -81,10 +81,6 @@ def _json(value: Any) -> str:
         if plan is None:
             plan = _plan(keys)
         if plan:
-            try:  # every value a str (an order's wire dict): one comprehension
-                return "{" + ",".join([prefix + _string(value[key]) for key, prefix in plan]) + "}"
-            except TypeError:  # another type: each encoded by its own
-                pass
             parts = []
             for key, prefix in plan:
                 item = value[key]
