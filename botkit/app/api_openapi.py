@@ -210,10 +210,24 @@ _SCHEMAS: dict[str, Any] = {
                         "unrealized": _S,
                         "fees": _S,
                         "fills": _I,
+                        "since_ms": _IN,
+                        "complete": _B,
                     }
                 )
             ),
             "by_strategy_from": _S,
+            "coverage": _arr(
+                _obj(
+                    {
+                        "symbol": _S,
+                        "pos_side": _S,
+                        "since_ms": _IN,
+                        "fills": _I,
+                        "complete": _B,
+                        "short_of_it": _SN,
+                    }
+                )
+            ),
         }
     ),
     "OpenOrders": _obj(

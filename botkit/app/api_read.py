@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from botkit.app.api import ApiError, Request, Response, Router, json_response
+from botkit.app.fill_ledger import FillLedger, Share
 from botkit.app.service import read_journal
 from botkit.app.status import health
 from botkit.pipeline import GuardSettings
@@ -246,6 +247,8 @@ class ExchangeReads:
         self._lock = threading.Lock()
         self._at: float | None = None
         self._value: dict[str, Any] = {}
+        self.ledger = FillLedger()
+        """Each strategy's share of each open position, kept from the fills between reads."""
         self.equity: deque[tuple[int, Decimal, Decimal]] = deque(maxlen=EQUITY_SAMPLES)
         """(exchange ms, equity, unrealized PnL) of each fresh read, oldest first."""
 
@@ -255,8 +258,9 @@ class ExchangeReads:
         return make_client(self.settings, paper="read")
 
     def account(self) -> dict[str, Any]:
-        """``positions``, ``open_orders``, ``fills`` (the newest page), ``balance`` and
-        ``instruments``' contract values, as models; an exchange error is a 502."""
+        """``positions``, ``open_orders``, ``shares`` (each open position by strategy, from
+        :attr:`ledger`), ``balance`` and ``instruments``' contract values, as models; an
+        exchange error is a 502."""
         from botkit.errors import ExchangeError
 
         with self._lock:
@@ -266,12 +270,12 @@ class ExchangeReads:
             try:
                 if self._fresh:
                     with self._client() as client:
-                        value = _read_account(client)
+                        value = _read_account(client, self.ledger)
                 else:
                     if self._kept is None:
                         self._kept = self._client()
                     self._kept.clock.maybe_resync()
-                    value = _read_account(self._kept)
+                    value = _read_account(self._kept, self.ledger)
             except ExchangeError as exc:
                 raise ApiError(502, f"reading the exchange failed: {exc}") from None
             self._at, self._value = now, value
@@ -279,15 +283,16 @@ class ExchangeReads:
             return value
 
 
-def _read_account(client: ExchangeClient) -> dict[str, Any]:
-    from botkit.exchange.queries import FillQuery
-
+def _read_account(client: ExchangeClient, ledger: FillLedger) -> dict[str, Any]:
+    ct_vals = {i.symbol: i.ctVal for i in client.instruments()}
+    positions = ledger.refresh(client.fills, client.open_positions, ct_vals)
     return {
-        "positions": client.open_positions(),
+        "positions": positions,
         "open_orders": client.open_orders(),
-        "fills": client.fills(FillQuery(limit=100)),
+        "shares": ledger.shares(),
+        "reading": ledger.reading(),
         "balance": client.balance(),
-        "ct_vals": {i.symbol: i.ctVal for i in client.instruments()},
+        "ct_vals": ct_vals,
         "read_ms": client.clock.now_ms(),
     }
 
@@ -310,32 +315,60 @@ def _money(value: Decimal | None) -> str | None:
     return None if value is None else str(value)
 
 
-def positions_json(account: dict[str, Any], tags: dict[str, str]) -> dict[str, Any]:
-    """``/api/positions``: the account's positions, and each strategy's share by average cost
-    over the newest page of fills (``tags``: strategy tag → name)."""
-    from botkit.rules.ids import parse_client_order_id
-    from botkit.runner.pnl import attribute
+BY_STRATEGY_FROM = (
+    "each open position's fills since it opened (of a fill that went through zero, the part"
+    " beyond it), by average cost; a position at zero ends its rows"
+)
 
-    owner: dict[str, str] = {}
-    for fill in account["fills"]:
-        parsed = parse_client_order_id(fill.clOrdId)
-        if parsed is not None and parsed.strategy_tag in tags:
-            owner[fill.clOrdId] = tags[parsed.strategy_tag]
+
+def _covers(shares: list[Share], reading: int | None) -> str:
+    """What ``by_strategy`` covers, in words: the rule, and each position it falls short on."""
+    if reading is not None:
+        return (
+            f"still reading the exchange's fill history ({reading:,} fills so far): the"
+            " figures by strategy follow when it reaches the open positions' first fills"
+        )
+    short = [f"{s.symbol} {s.leg.value}: {s.why}" for s in shares if not s.complete]
+    return BY_STRATEGY_FROM + ("" if not short else "; short of it: " + "; ".join(short))
+
+
+def positions_json(account: dict[str, Any], tags: dict[str, str]) -> dict[str, Any]:
+    """``/api/positions``: the account's positions, and each strategy's share of each open
+    position by average cost over the position's fills since it opened (``tags``: strategy
+    tag → name; fills of other orders count in the position, not in a strategy's share)."""
     marks = {p.symbol: p.markPx for p in account["positions"]}
-    books = attribute(account["fills"], owner, account["ct_vals"])
-    by_strategy = [
+    shares: list[Share] = account["shares"]
+    rows = []
+    for share in shares:
+        for tag, book in share.books:
+            if tag not in tags:
+                continue
+            rows.append(
+                {
+                    "strategy": tags[tag],
+                    "symbol": share.symbol,
+                    "pos_side": share.leg.value,
+                    "qty": str(book.qty),
+                    "avg_px": str(book.avg_px),
+                    "realized": str(book.realized),
+                    "unrealized": str(book.unrealized(marks.get(share.symbol))),
+                    "fees": str(book.fees),
+                    "fills": book.fills,
+                    "since_ms": share.since_ms,
+                    "complete": share.complete,
+                }
+            )
+    by_strategy = sorted(rows, key=lambda r: (r["strategy"], r["symbol"], r["pos_side"]))
+    coverage = [
         {
-            "strategy": strategy,
-            "symbol": symbol,
-            "pos_side": leg.value,
-            "qty": str(book.qty),
-            "avg_px": str(book.avg_px),
-            "realized": str(book.realized),
-            "unrealized": str(book.unrealized(marks.get(symbol))),
-            "fees": str(book.fees),
-            "fills": book.fills,
+            "symbol": s.symbol,
+            "pos_side": s.leg.value,
+            "since_ms": s.since_ms,
+            "fills": s.fills,
+            "complete": s.complete,
+            "short_of_it": s.why or None,
         }
-        for (strategy, symbol, leg), book in sorted(books.items(), key=lambda kv: kv[0])
+        for s in shares
     ]
     balance = account["balance"]
     return {
@@ -358,7 +391,8 @@ def positions_json(account: dict[str, Any], tags: dict[str, str]) -> dict[str, A
             for p in account["positions"]
         ],
         "by_strategy": by_strategy,
-        "by_strategy_from": "the newest 100 fills, by average cost",
+        "by_strategy_from": _covers(shares, account["reading"]),
+        "coverage": coverage,
     }
 
 
