@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Iterable
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from botkit.app.api import ApiError, Request, Response, Router, json_response
+from botkit.app.equity_log import EquityLog
 from botkit.app.fill_ledger import FillLedger, Share
 from botkit.app.service import read_journal
 from botkit.app.status import health
@@ -47,8 +47,6 @@ __all__ = [
 
 API_VERSION = "1"
 MAX_LIMIT = 1000
-EQUITY_SAMPLES = 10_000
-"""How many equity samples serve keeps (in memory: one per fresh account read)."""
 
 
 def _limit(request: Request, default: int) -> int:
@@ -237,6 +235,7 @@ class ExchangeReads:
         ttl_s: float = 2.0,
         clock: Callable[[], float] = time.monotonic,
         client: Callable[[], ExchangeClient] | None = None,
+        equity: EquityLog | None = None,
     ) -> None:
         self.settings = settings
         self.ttl_s = ttl_s
@@ -244,12 +243,12 @@ class ExchangeReads:
         self._client = client or self._make
         self._fresh = settings.exchange == "sim"
         self._kept: ExchangeClient | None = None
-        self._lock = threading.Lock()
+        self.lock = threading.Lock()
         self._at: float | None = None
         self._value: dict[str, Any] = {}
         self.ledger = FillLedger()
         """Each strategy's share of each open position, kept from the fills between reads."""
-        self.equity: deque[tuple[int, Decimal, Decimal]] = deque(maxlen=EQUITY_SAMPLES)
+        self.equity = equity if equity is not None else EquityLog(None)
         """(exchange ms, equity, unrealized PnL) of each fresh read, oldest first."""
 
     def _make(self) -> ExchangeClient:
@@ -263,7 +262,7 @@ class ExchangeReads:
         exchange error is a 502."""
         from botkit.errors import ExchangeError
 
-        with self._lock:
+        with self.lock:
             now = self._clock()
             if self._at is not None and now - self._at < self.ttl_s:
                 return self._value
@@ -279,7 +278,7 @@ class ExchangeReads:
             except ExchangeError as exc:
                 raise ApiError(502, f"reading the exchange failed: {exc}") from None
             self._at, self._value = now, value
-            self.equity.append((value["read_ms"], value["balance"].eq, value["balance"].upl))
+            self.equity.add((value["read_ms"], value["balance"].eq, value["balance"].upl))
             return value
 
 
@@ -513,7 +512,9 @@ def add_read_routes(
 
     def get_equity(_r: Request) -> Response:
         exchange.account()  # a fresh sample when the last read is older than the TTL
-        samples = list(exchange.equity)
+        with exchange.lock:
+            samples = list(exchange.equity.samples)
+            where = exchange.equity.where
         return json_response(
             200,
             {
@@ -521,7 +522,7 @@ def add_read_routes(
                     {"ts_ms": ts, "eq": _money(eq), "upl": _money(upl)} for ts, eq, upl in samples
                 ],
                 "sampled": f"by botkit serve at each read of the account, at most every"
-                f" {exchange.ttl_s:g} s, the last {EQUITY_SAMPLES} kept in memory",
+                f" {exchange.ttl_s:g} s, the last {exchange.equity.keep:,} kept {where}",
             },
         )
 

@@ -8,21 +8,30 @@ from botkit.app.api_control import add_control_routes
 from botkit.app.api_openapi import openapi
 from botkit.app.api_read import ExchangeReads, add_read_routes
 from botkit.app.dashboard import add_dashboard_routes
+from botkit.app.equity_log import EquityLog, equity_path
 from botkit.settings import Settings
 
 __all__ = ["build_router"]
 
 
-def build_router(settings: Settings, *, max_age_s: float, exchange_ttl_s: float = 2.0) -> Router:
-    """Every endpoint of ``botkit serve``."""
+def build_router(
+    settings: Settings,
+    *,
+    max_age_s: float,
+    exchange_ttl_s: float = 2.0,
+    keep_equity: bool = False,
+) -> Router:
+    """Every endpoint of ``botkit serve``. ``keep_equity``: the equity samples in the file
+    beside the journal (serve's own; else in memory)."""
     from botkit import __version__
 
     router = Router()
+    equity = EquityLog(equity_path(settings.journal)) if keep_equity else EquityLog(None)
     add_read_routes(
         router,
         settings,
         max_age_s=max_age_s,
-        exchange=ExchangeReads(settings, ttl_s=exchange_ttl_s),
+        exchange=ExchangeReads(settings, ttl_s=exchange_ttl_s, equity=equity),
     )
     add_control_routes(router, settings)
     description = openapi(__version__)

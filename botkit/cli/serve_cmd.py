@@ -53,7 +53,9 @@ def _serve(args: argparse.Namespace) -> int:
         fmt=settings.log_format,
         secrets=[*secrets_of(settings), *(tokens or {}).values()],
     )
-    router = build_router(settings, max_age_s=args.max_age, exchange_ttl_s=args.exchange_every)
+    router = build_router(
+        settings, max_age_s=args.max_age, exchange_ttl_s=args.exchange_every, keep_equity=True
+    )
     server = make_server(
         router, host=args.host, port=args.port, tokens=tokens, rate_limit=RateLimit(count, window)
     )
