@@ -9,7 +9,8 @@ file holds twice :data:`EQUITY_SAMPLES` lines, rewrites it with the newest
 stays under about 1.5 MB. At start serve reads it back: a torn last line (a crash mid-write) is
 cut off, any other line it cannot read is skipped with a warning.
 
-One serve writes a journal's file at a time (an OS lock on ``FILE-lock``, as the journal has);
+The file is made when the journal's folder exists (serve never makes it). One serve writes a
+journal's file at a time (an OS lock on ``FILE-lock``, as the journal has);
 a second serve on the same journal, a journal in memory, or a folder serve cannot write keeps
 its samples in memory only, and says so in the answer and the log.
 """
@@ -86,7 +87,17 @@ class EquityLog:
         self._lock: int | None = None
         self._out: IO[str] | None = None
         self._lines = 0
+        self._waiting = False
+        """The journal's folder does not exist yet (the service has not run): the file is
+        opened at the first sample after it does."""
         if path is not None:
+            self._open_when_there(path)
+
+    def _open_when_there(self, path: Path) -> None:
+        self._waiting = not path.parent.is_dir()
+        if self._waiting:
+            self.where = f"in memory until {path.parent} exists (the service has not run yet)"
+        else:
             self._open(path)
 
     def _open(self, path: Path) -> None:
@@ -140,6 +151,8 @@ class EquityLog:
 
     def add(self, sample: Sample) -> None:
         """Keep ``sample`` (and write it, when the file is serve's)."""
+        if self._waiting and self.path is not None:
+            self._open_when_there(self.path)
         self.samples.append(sample)
         if self._out is None:
             return

@@ -22,3 +22,18 @@ def test_the_file_stays_bounded_and_a_second_writer_keeps_to_memory(tmp_path: Pa
     assert [s[0] for s in again.samples] == [18, 19, 20, 21, 22]
     again.close()
     other.close()
+
+
+def test_the_file_waits_for_the_journal_s_folder_and_never_makes_it(tmp_path: Path) -> None:
+    folder = tmp_path / "var"
+    path = folder / "journal.sqlite.equity.jsonl"
+    log = EquityLog(path)
+    log.add((1, None, None))
+    assert not folder.exists()
+    assert log.where.startswith("in memory until")
+    folder.mkdir()  # the service's first run
+    log.add((2, None, None))
+    assert [s[0] for s in log.samples] == [1, 2]
+    assert len(path.read_text().splitlines()) == 1  # from the first sample after it exists
+    assert log.where.startswith(f"in {path}")
+    log.close()
