@@ -24,7 +24,7 @@ from botkit.backtest.legs import Legs
 from botkit.backtest.metrics import compute_figures, result_trades
 from botkit.backtest.portfolio import PortfolioRun, replay_portfolio
 from botkit.backtest.setup import BacktestOptions, Prepared, prepare
-from botkit.backtest.sweep import Variant, VariantOutcome, variant_folder
+from botkit.backtest.sweep import Variant, VariantOutcome, journal_name, variant_folder
 from botkit.clock import ManualClock
 from botkit.errors import BotkitError
 from botkit.journal import Journal, lock_journal
@@ -277,18 +277,32 @@ def execute(
 
 
 def run_variant(
-    options: BacktestOptions, index: int = 0, report: str | None = None
+    options: BacktestOptions,
+    index: int = 0,
+    report: str | None = None,
+    journal: str | None = None,
 ) -> VariantOutcome:
     """Run one variant (``options.params``) from scratch; never raises for a botkit error.
     ``report``: a folder to write the variant's whole report into
     (:func:`~botkit.backtest.report.write_report`; a failure to write is the variant's error).
+    ``journal``: a new file to keep the variant's journal in (default: a temporary one).
 
     A top-level function of plain picklable values: a process pool, or a Ray or Dask task,
     calls it as is. The candle file is loaded once per process (cached)."""
+    kept: Journal | None = None
     try:
-        run = execute(prepare(options))
+        prepared = prepare(options)
+        if journal is None:
+            run = execute(prepared)
+        else:
+            clock = ManualClock(prepared.series.start_ms)
+            kept = backtest_journal(journal, clock)
+            run = execute(prepared, journal=kept, clock=clock)
     except BotkitError as exc:
         return VariantOutcome(index, dict(options.params), {}, error=str(exc).splitlines()[0])
+    finally:
+        if kept is not None:
+            kept.close()
     trades = result_trades(run.result)
     computed = compute_figures(run.result, trades)
     errors = []
@@ -330,29 +344,38 @@ def run_sweep(
     on_done: Callable[[VariantOutcome], None] | None = None,
     executor: PoolExecutor | None = None,
     report: Path | None = None,
+    journals: Path | None = None,
 ) -> list[VariantOutcome]:
     """Run every variant (``base.params`` plus the variant's values); outcomes in grid order.
 
     ``jobs`` processes (default: the number of cores, at most one per variant); ``jobs=1``
     runs in this process. ``executor`` replaces the pool (any :class:`concurrent.futures`
     executor, e.g. a distributed one). ``report``: each variant's report is written into
-    its folder (:func:`~botkit.backtest.sweep.variant_folder`) of ``report``."""
+    its folder (:func:`~botkit.backtest.sweep.variant_folder`) of ``report``. ``journals``:
+    each variant's journal is kept in its file (:func:`~botkit.backtest.sweep.journal_name`)
+    of that folder."""
     options = [replace(base, params={**base.params, **v}) for v in variants]
     folders: list[str | None] = [
         None if report is None else str(report / variant_folder(i, len(variants)))
         for i in range(len(variants))
     ]
+    kept: list[str | None] = [
+        None if journals is None else str(journals / journal_name(v, i, len(variants)))
+        for i, v in enumerate(variants)
+    ]
     outcomes: list[VariantOutcome] = []
     workers = max(1, min(jobs or os.cpu_count() or 1, len(options)))
     if executor is None and workers == 1:
         for i, o in enumerate(options):
-            outcomes.append(run_variant(o, i, folders[i]))
+            outcomes.append(run_variant(o, i, folders[i], kept[i]))
             if on_done is not None:
                 on_done(outcomes[-1])
         return outcomes
     pool = executor or ProcessPoolExecutor(max_workers=workers, initializer=_quiet_worker)
     try:
-        futures = [pool.submit(run_variant, o, i, folders[i]) for i, o in enumerate(options)]
+        futures = [
+            pool.submit(run_variant, o, i, folders[i], kept[i]) for i, o in enumerate(options)
+        ]
         for future in as_completed(futures):
             outcome = future.result()
             outcomes.append(outcome)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import csv
 import itertools
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
@@ -27,6 +28,7 @@ from botkit.errors import StrategyFileError, UsageError
 from botkit.numbers import plain
 
 __all__ = [
+    "JOURNAL_NAME_MAX",
     "LOWER_IS_BETTER",
     "MAX_DIGITS",
     "MAX_VALUE",
@@ -40,6 +42,7 @@ __all__ = [
     "check_variants",
     "describe_variant",
     "grid",
+    "journal_name",
     "parse_sweep",
     "rank",
     "render_table",
@@ -225,6 +228,22 @@ def variant_folder(index: int, count: int) -> str:
     """``variants/007``: the report folder of the grid's variant ``index`` (from 0) of
     ``count``, relative to the sweep's report (at least 3 digits, so the names sort)."""
     return f"{VARIANTS}/{index + 1:0{max(3, len(str(count)))}d}"
+
+
+JOURNAL_NAME_MAX = 200
+"""A variant's journal named by its values past this many characters is named by its place."""
+
+
+def journal_name(variant: Variant, index: int, count: int) -> str:
+    """``dip=0.003,btc-exits.take=0.05.sqlite``: the journal of the grid's variant ``index``
+    (from 0) of ``count`` in a sweep's ``--journal`` folder, named by its swept values in the
+    grid's order (a character other than a letter, a digit or ``_ . , = + -`` as ``_``); past
+    :data:`JOURNAL_NAME_MAX` characters by its place in the grid (``variant-007.sqlite``)."""
+    text = ",".join(f"{key}={format(value, 'f')}" for key, value in variant.items())
+    safe = re.sub(r"[^A-Za-z0-9_.,=+-]", "_", text)
+    if not safe or len(safe) > JOURNAL_NAME_MAX:
+        return f"variant-{index + 1:0{max(3, len(str(count)))}d}.sqlite"
+    return f"{safe}.sqlite"
 
 
 def write_sweep(

@@ -123,6 +123,16 @@ def _make_report_dir(path: Path) -> None:
         ) from None
 
 
+def _make_journal_dir(path: Path) -> None:
+    """Create a sweep's ``--journal`` folder once everything else is checked."""
+    try:
+        path.mkdir(parents=True)
+    except OSError as exc:
+        raise UsageError(
+            f"botkit backtest: --journal {path}: cannot create the folder: {exc.strerror or exc}"
+        ) from None
+
+
 def _write_failed(path: Path, exc: OSError) -> BotkitError:
     where = exc.filename or path
     return BotkitError(
@@ -240,8 +250,16 @@ def _sweep(args: argparse.Namespace, base: BacktestOptions) -> int:
     from botkit.backtest.setup import prepare
     from botkit.backtest.sweep import check_variants, grid, parse_sweep
 
-    if args.journal is not None:
-        raise UsageError("botkit backtest: --journal is for a single run, not a --sweep")
+    if args.journal is not None and args.cluster is not None:
+        raise UsageError(
+            "botkit backtest: --journal with --cluster: the journals would stay on the workers"
+            " — sweep on this machine (--jobs N) to keep them"
+        )
+    if args.journal is not None and args.journal.exists():
+        raise UsageError(
+            f"botkit backtest: --journal {args.journal} already exists — remove it or name a "
+            "new folder (a sweep keeps a new journal per variant in it)"
+        )
     axes = parse_sweep(args.sweep)
     variants = grid(axes)
     figure = args.rank or "return"
@@ -252,6 +270,8 @@ def _sweep(args: argparse.Namespace, base: BacktestOptions) -> int:
     first = prepare(dataclasses.replace(base, params={**base.params, **variants[0]}))
     if args.report is not None:
         _make_report_dir(args.report)
+    if args.journal is not None:
+        _make_journal_dir(args.journal)
     _warn(first.warnings)
     if args.cluster is not None:
         return _on_cluster(args, base, variants, [k for k, _ in axes], figure)
@@ -262,7 +282,12 @@ def _sweep(args: argparse.Namespace, base: BacktestOptions) -> int:
     )
     with Progress(len(variants), sys.stderr, label="sweep") as progress:
         outcomes = run_sweep(
-            base, variants, jobs=jobs, on_done=lambda _o: progress.update(), report=args.report
+            base,
+            variants,
+            jobs=jobs,
+            on_done=lambda _o: progress.update(),
+            report=args.report,
+            journals=args.journal,
         )
     return _print_sweep(args, outcomes, [k for k, _ in axes], figure)
 
@@ -283,6 +308,8 @@ def _print_sweep(
             raise _write_failed(args.report, exc) from None
         print(f"Table      {path}")
         print(f"Report     {page}")
+    if args.journal is not None:
+        print(f"Journals   {args.journal} (one per variant, named by its values)")
     return 0 if any(not o.error for o in outcomes) else 1
 
 
@@ -443,7 +470,8 @@ def register(sub: Any) -> None:
         "--journal",
         type=Path,
         metavar="FILE",
-        help="keep the journal in this new file (default: a temporary one, deleted at the end)",
+        help="keep the journal in this new file (default: a temporary one, deleted at the end);"
+        " with --sweep a new folder holding each variant's journal, named by its values",
     )
     parser.add_argument(
         "--evaluations",

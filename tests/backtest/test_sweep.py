@@ -14,12 +14,14 @@ from botkit.backtest.setup import BacktestOptions
 from botkit.backtest.sweep import (
     VariantOutcome,
     grid,
+    journal_name,
     parse_sweep,
     rank,
     render_table,
 )
 from botkit.cli import main
 from botkit.errors import UsageError
+from botkit.journal import Journal, OrderFilter
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "data" / "btc-synth-7d.csv"
@@ -115,3 +117,35 @@ def test_cli_sweep_prints_the_ranked_table_and_writes_sweep_csv(
         rows = list(csv.DictReader(f))
     assert [(r["rank"], r["dip"]) for r in rows] == [("1", "0.002"), ("2", "0.5")]
     assert rows[1]["orders_placed"] == "0"
+
+
+def test_cli_sweep_keeps_a_journal_per_variant_named_by_its_values(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["backtest", "--data", str(DATA), "--strategies", str(LADDER), str(EXITS),
+            "--start", "2024-01-01T00:00:00Z", "--end", "2024-01-01T06:00:00Z",
+            "--sweep", "dip=0.5,0.002", "--sweep", "btc-exits.take=0.08", "--rank", "orders_placed",
+            "--jobs", "2"]  # fmt: skip
+    assert main(argv) == 0
+    table = capsys.readouterr().out
+    folder = tmp_path / "journals"
+    assert main([*argv, "--journal", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(table)  # the same table, and where the journals are
+    assert out[len(table) :] == f"Journals   {folder} (one per variant, named by its values)\n"
+    names = sorted(p.name for p in folder.glob("*.sqlite"))
+    assert names == ["dip=0.002,btc-exits.take=0.08.sqlite", "dip=0.5,btc-exits.take=0.08.sqlite"]
+    placed = {}
+    for name in names:
+        with Journal(folder / name, clock=lambda: 0) as journal:
+            placed[name] = len(journal.orders(OrderFilter(include_dry=False)))
+    assert placed["dip=0.5,btc-exits.take=0.08.sqlite"] == 0  # a 50 % dip never comes
+    assert placed["dip=0.002,btc-exits.take=0.08.sqlite"] > 0
+    assert main([*argv, "--journal", str(folder)]) == 2  # never over an earlier sweep's
+    assert "already exists" in capsys.readouterr().err
+
+
+def test_a_variant_named_past_the_limit_is_named_by_its_place() -> None:
+    assert journal_name({"dip": D("0.003")}, 0, 12) == "dip=0.003.sqlite"
+    assert journal_name({"a/b": D("-1")}, 0, 12) == "a_b=-1.sqlite"
+    assert journal_name({"k" * 300: D(1)}, 6, 12) == "variant-007.sqlite"
