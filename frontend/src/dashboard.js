@@ -217,8 +217,13 @@ function renderPositions(body) {
       { label: "fills", value: (p) => p.fills, num: true },
     ],
     list(body, "by_strategy"),
-    "no fill by a strategy yet",
+    "no open position holds a strategy's fills",
   );
+  // what the figures by strategy cover, when short of a position's opening (or still reading)
+  const coverage = list(body, "coverage");
+  const reading = list(body, "positions").length > 0 && coverage.length === 0;
+  const short = reading || coverage.some((c) => c.complete === false);
+  $("pnl-note").textContent = body && short ? text(body.by_strategy_from) : "";
 }
 
 function renderOpenOrders(body) {
