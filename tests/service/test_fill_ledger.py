@@ -194,3 +194,20 @@ def test_fills_that_stop_adding_up_to_the_positions_start_the_ledger_over(
     assert ledger.shares() == _plain(client)
     ledger.refresh(hiding.fills, client.open_positions, ct)
     assert ledger.restarts == 1
+
+
+def test_a_position_back_at_zero_ends_its_rows_and_the_next_fill_opens_new_ones(
+    sim: tuple[SimHandle, ManualClock, ExchangeClient],
+) -> None:
+    _sim, clock, client = sim
+    kept = FillLedger()
+    _orders(client, ("alpha", OrderSide.BUY, "2"))
+    _refresh(kept, client)
+    _orders(client, ("beta", OrderSide.SELL, "2"))
+    assert _refresh(kept, client) == []  # at zero: no open position, no rows
+    clock.advance(60_000)
+    _orders(client, ("beta", OrderSide.BUY, "1"))
+    (share,) = _refresh(kept, client)
+    assert _books([share]) == {B: (1, Decimal(60000), 0, share.books[0][1].fees, 1)}
+    assert (share.fills, share.since_ms, share.complete) == (1, T0 + 60_000, True)
+    assert [share] == _plain(client)
