@@ -184,6 +184,8 @@ def test_the_page_loads_offline_without_console_errors(
     expect(page.locator("#problems")).to_contain_text("px_below_band")
     expect(page.locator("#strategies")).to_contain_text("rest")
     expect(page.locator("#chart canvas")).to_have_count(1)
+    expect(page.locator("#pnl")).to_have_text("no open position holds a strategy's fills")
+    expect(page.locator("#pnl-note")).to_have_text("")  # nothing falls short: no note
     assert page_errors == []
     assert asked, "the page asked for nothing"
     assert all(url.startswith(service.base + "/") for url in asked), asked  # no CDN
