@@ -135,6 +135,7 @@ def test_by_strategy_counts_every_fill_since_the_position_opened(tmp_path: Path)
             secret=KEYS["BOTKIT_API_SECRET"],
             passphrase=KEYS["BOTKIT_API_PASSPHRASE"],
         ) as client:
+            client.cancel_all(BTC)  # rest's resting buy: no fill the test did not make
             (instrument,) = client.instruments(BTC)
             ct_val = instrument.ctVal
             # nobody's sell takes the account to zero: the position's life starts after it
