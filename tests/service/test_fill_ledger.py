@@ -9,15 +9,18 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator, Sequence
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 
+from botkit.app.api_read import ExchangeReads, positions_json
 from botkit.app.fill_ledger import FillLedger, Share
 from botkit.clock import ManualClock
 from botkit.exchange.models import Fill, OrderRequest, OrderSide, OrderType
 from botkit.exchange.queries import FillQuery
 from botkit.live.client import ExchangeClient
 from botkit.rules.ids import client_order_id, strategy_tag
+from botkit.settings import load_settings
 from botkit.sim.config import BalanceConfig
 from botkit.sim.inprocess import SimHandle, make_sim
 from tests.pipeline.simharness import SYMBOL, client_for, static_config
@@ -211,3 +214,36 @@ def test_a_position_back_at_zero_ends_its_rows_and_the_next_fill_opens_new_ones(
     assert _books([share]) == {B: (1, Decimal(60000), 0, share.books[0][1].fees, 1)}
     assert (share.fills, share.since_ms, share.complete) == (1, T0 + 60_000, True)
     assert [share] == _plain(client)
+
+
+def test_the_answer_says_what_the_figures_cover_when_they_fall_short(
+    sim: tuple[SimHandle, ManualClock, ExchangeClient], tmp_path: Path
+) -> None:
+    handle, clock, client = sim
+    _many(client, 400)
+    (tmp_path / "botkit.toml").write_text("")
+    settings = load_settings(config=tmp_path / "botkit.toml", env_file=None)
+
+    def connect() -> ExchangeClient:
+        return client_for(
+            "http://sim", static_config(), local=clock.now_ms, transport=handle.transport
+        )
+
+    reads = ExchangeReads(settings, ttl_s=0, client=connect)
+    reads.ledger = FillLedger(pages_per_read=1, max_history_fills=250)
+    names = {A: "alpha", B: "beta"}
+    reading = positions_json(reads.account(), names)
+    assert reading["by_strategy"] == []
+    assert reading["by_strategy_from"].startswith("still reading the exchange's fill history (200")
+    body = positions_json(reads.account(), names)
+    (coverage,) = body["coverage"]
+    assert coverage["complete"] is False
+    assert coverage["fills"] == 300  # whole pages: the first past 250 ends the walk
+    assert coverage["short_of_it"].startswith("serve reads at most the newest 250 fills (back to")
+    assert body["by_strategy_from"].endswith(
+        f"; short of it: {SYMBOL} BOTH: {coverage['short_of_it']}"
+    )
+    assert {r["strategy"]: r["complete"] for r in body["by_strategy"]} == {
+        "alpha": False,
+        "beta": False,
+    }
