@@ -211,7 +211,9 @@ def test_a_position_back_at_zero_ends_its_rows_and_the_next_fill_opens_new_ones(
     clock.advance(60_000)
     _orders(client, ("beta", OrderSide.BUY, "1"))
     (share,) = _refresh(kept, client)
-    assert _books([share]) == {B: (1, Decimal(60000), 0, share.books[0][1].fees, 1)}
+    assert _books([share]) == {
+        B: (Decimal(1), Decimal(60000), Decimal(0), share.books[0][1].fees, 1)
+    }
     assert (share.fills, share.since_ms, share.complete) == (1, T0 + 60_000, True)
     assert [share] == _plain(client)
 
