@@ -5,8 +5,9 @@ never waits for a target: posting only queues.
 
 Fills are not in a cycle's report (an order may fill any time after it was accepted): when a
 target asks for fills or the daily summary, the account's new fills are read after each cycle
-(one ``GET /v3/trade/order/trades`` page from the last fill seen), attributed to strategies by
-the journal, and posted as one note per cycle (a burst of forty fills is one message).
+(``GET /v3/trade/order/trades`` from the last fill seen, page after page, at most
+:data:`MAX_FILL_PAGES`), attributed to strategies by the journal, and posted as one note per
+cycle (a burst of forty fills is one message).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from decimal import Decimal
 from loguru import logger
 
 from botkit.exchange.models import Fill, Instrument
+from botkit.exchange.paging import iter_pages
 from botkit.exchange.queries import FillQuery
 from botkit.journal import Journal
 from botkit.pipeline import GuardSettings
@@ -30,6 +32,8 @@ from botkit.service.notifications import Note, Notifications
 __all__ = ["CycleNotes", "journal_owner", "notes_of"]
 
 DAY_MS = 86_400_000
+MAX_FILL_PAGES = 20
+"""Pages of fills (100 each) read after one cycle at most."""
 
 
 @dataclass
@@ -92,14 +96,24 @@ class CycleNotes:
 
     def _new_fills(self) -> None:
         since = self._since_ms if self._since_ms is not None else self.now_ms()
-        try:
-            page = self.fills(FillQuery(start=since, limit=100))
+
+        def fetch(from_id: str | None, limit: int) -> list[Fill]:
+            return self.fills(FillQuery(start=since, from_id=from_id, limit=limit, direct="NEXT"))
+
+        try:  # newest first, page after page: more than a page may land between two cycles
+            page = list(iter_pages(fetch, limit=100, max_pages=MAX_FILL_PAGES))
         except Exception as exc:  # the next cycle reads again from the same point
             if not self._fill_error_logged:
                 self._fill_error_logged = True
                 logger.warning("notifications: reading new fills failed: {}", exc)
             return
         self._fill_error_logged = False
+        if len(page) >= 100 * MAX_FILL_PAGES:
+            logger.warning(
+                "notifications: {:,} fills or more since the last cycle: the older ones are"
+                " left out of the fill notes and the daily summary",
+                len(page),
+            )
         fresh = [f for f in page if f.id not in self._seen]
         if not fresh:
             return

@@ -400,3 +400,61 @@ def test_the_plain_words_of_a_service_url_are_no_secrets() -> None:
     redact = Redactor(url_secrets(f"json://localhost:8080/botkit/alerts/{TOKEN}?pass=s3cret"))
     said = redact(f"strategy grid-alerts of botkit: cycle 3 ok; via {TOKEN} with s3cret")
     assert said == "strategy grid-alerts of botkit: cycle 3 ok; via *** with ***"
+
+
+def test_more_fills_than_a_page_between_two_cycles_are_all_told_and_summed() -> None:
+    """The exchange answers at most ``limit`` fills a page, newest first (``from``: below that
+    id), as the spec says: 250 fills after one cycle are one note of 250 and the summary's."""
+    from decimal import Decimal
+
+    from botkit.app.notifications import DAY_MS, CycleNotes
+    from botkit.exchange.models import Fill, OrderSide
+    from botkit.exchange.queries import FillQuery
+    from botkit.pipeline import GuardSettings
+    from botkit.runner.cycle import CycleReport
+
+    sent: list[tuple[str, str]] = []
+    both = threading.Event()
+
+    def record(title: str, body: str) -> bool:
+        sent.append((title, body))
+        if len(sent) == 2:
+            both.set()
+        return True
+
+    worker = Notifications([Target("test", frozenset({"fill", "daily_summary"}), record)])
+    day = 20_000 * DAY_MS
+    clock = [day + 1000]
+    fills = [
+        Fill(id=str(n), symbol="BTC_USDT_PERP", clOrdId=f"a{n}",
+             side=OrderSide.BUY if n % 2 else OrderSide.SELL, px=Decimal(100 + n % 2 * 10),
+             qty=Decimal(1), cTime=day + 2000 + n, feeAmt=Decimal("0.01"))
+        for n in range(1, 251)
+    ]  # fmt: skip
+
+    def read(query: FillQuery) -> list[Fill]:
+        assert query.limit is not None
+        below = int(query.from_id) if query.from_id else len(fills) + 1
+        match = [f for f in fills if (f.cTime or 0) >= (query.start or 0) and int(f.id) < below]
+        return sorted(match, key=lambda f: -int(f.id))[: query.limit]
+
+    notes = CycleNotes(
+        worker,
+        owner=lambda cl: ("alpha", "r") if cl else None,
+        fills=read,
+        guards=GuardSettings,
+        now_ms=lambda: clock[0],
+    )
+    notes.started("test")
+    notes.after_cycle(CycleReport(now_ms=clock[0]))  # where the reading starts
+    clock[0] = day + DAY_MS + 5
+    notes.after_cycle(CycleReport(now_ms=clock[0]))
+    assert both.wait(WAIT_S)
+    worker.close()
+    (title, body), summary = sent
+    assert title == "botkit: 250 fills"
+    assert body.endswith("\n... and 230 more")  # the worker shows 20 lines of a note
+    assert summary == (
+        "botkit: summary of 2024-10-04 (UTC)",
+        "alpha: 250 fills, realized PnL -1250, fees 2.50",
+    )
