@@ -138,11 +138,18 @@ def _orders_sql(flt: OrderFilter, columns: str = _ORDER_COLUMNS) -> tuple[str, l
         ("rule", flt.rule),
         ("symbol", flt.symbol),
         ("cycle_id", flt.cycle_id),
-        ("cl_ord_id", flt.cl_ord_id),
     ):
         if value is not None:
             where.append(f"{column} = ?")
             args.append(value)
+    if flt.cl_ord_id is not None:
+        if flt.include_dry and flt.outcome != "unsettled":
+            # live rows by their unique index, dry-run rows by theirs (schema version 5)
+            where.append("((cl_ord_id = ? AND dry = 0) OR (cl_ord_id = ? AND dry <> 0))")
+            args += (flt.cl_ord_id, flt.cl_ord_id)
+        else:  # dry = 0 below: the live unique index
+            where.append("cl_ord_id = ?")
+            args.append(flt.cl_ord_id)
     if flt.outcome == "unsettled":
         where.append("outcome IS NULL AND dry = 0")
     elif flt.outcome is not None:
