@@ -52,7 +52,7 @@ from botkit.journal.records import (
     StrategyRecord,
     TripRecord,
 )
-from botkit.journal.schema import MIGRATIONS, SCHEMA_VERSION
+from botkit.journal.schema import MIGRATIONS, ORDER_ROW_KINDS, SCHEMA_VERSION
 from botkit.journal.tx import Transaction, write_failed
 from botkit.journal.views import EvaluationRecord
 from botkit.journal.writes import TripLike
@@ -540,7 +540,11 @@ class Journal:
         strategy: str = "",
         rule: str = "",
     ) -> None:
-        """A free note in the running log (a retry, a lookup, a re-sync, a cancel)."""
+        """A free note in the running log (a retry, a lookup, a re-sync, a cancel). Not of a
+        kind the journal writes with an order's row (:data:`~botkit.journal.schema.
+        ORDER_ROW_KINDS`: found by the row's times, not by the client order id)."""
+        if kind in ORDER_ROW_KINDS:
+            raise ValueError(f"an event of kind {kind!r} is written with its order's row only")
         now = self._clock()
         row = writes.event_row(
             kind,
