@@ -505,12 +505,7 @@ class Journal:
                     self.flush()
                 return
         with self._tx([row]) as conn:  # the event with the rows waiting: one statement
-            conn.executemany(
-                "UPDATE orders SET state = CASE WHEN outcome IS NULL THEN 'sent' ELSE state"
-                " END, attempts = attempts + 1, sent_ms = ?"
-                " WHERE cl_ord_id = ? AND dry = 0",
-                [(now, cid) for cid in cl_ord_ids],
-            )
+            writes.mark_sent(conn, cl_ord_ids, now)
 
     def mark_unknown(self, cl_ord_ids: Sequence[str], error: str) -> None:
         """The fate of these orders is unknown (the request left, no answer came)."""
