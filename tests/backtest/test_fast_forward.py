@@ -213,3 +213,34 @@ def test_an_interval_close_ends_a_stretch(tmp_path: Path) -> None:
     assert [o.rule for o in fast.result.orders] == [o.rule for o in plain.result.orders]
     assert {o.rule for o in fast.result.orders} == {"enter", "leave"}
     assert passed > 300
+
+
+TAKE_PROFIT = (
+    "strategy: hold\nsymbol: BTC_USDT_PERP\nevery: 1m\n"
+    "risk: {max_orders_per_cycle: 10, max_position: 6}\n"
+    "rules:\n"
+    "  - name: enter\n    when: position.qty == 0\n"
+    "    place: {order: {side: BUY, type: MARKET, sz: 1}}\n"
+    "    max_fires: {count: 2, per: 100000m}\n"
+    "  - name: take\n    when: position.qty != 0 and position.upl > position.im * 0.05\n"
+    "    close: {}\n"
+)
+
+
+def test_a_take_profit_rechecked_in_a_stepped_stretch_fires_on_the_plain_replays_candle(
+    tmp_path: Path,
+) -> None:
+    """A position is held while the price climbs a tick a minute: the take profit on the PnL
+    against the margin (rechecked at each close, so no stretch is passed at once) is stepped
+    through candle by candle and fires at the candle where the plain replay's fires; the
+    re-entry after it and its take profit too, every equity sample the plain one's."""
+    special = {
+        i: (f"{60000 + (i - 99) * 2}.0",) * 4 for i in range(100, 400)
+    }  # a rise of 2 a minute: about 75 minutes to +0.25 %
+    csv = _flat_then(500, "60000.0", special)
+    plain, fast, passed = _same_three_ways(tmp_path, [TAKE_PROFIT], csv)
+    rules = [o.rule for o in plain.result.orders]
+    assert rules == ["enter", "take", "enter", "take"]
+    assert [o.rule for o in fast.result.orders] == rules
+    # every candle but those whose cycle acts and the ones right after them
+    assert passed > 400
