@@ -22,6 +22,7 @@ PnL, fees). Everything runs on simulated time: the same inputs give the same res
 from __future__ import annotations
 
 import gc
+import itertools
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -271,6 +272,7 @@ def _replay(
                 on_candles(1)
             k += 1
             if probe:
+                forward.chunk = (base, chunk)  # the bars at hand, for a stretch stepped through
                 done = forward.run(base + k)  # the progress calls of the candles passed made
                 probe = forward.cut_by_band and done > 0
                 if done:
@@ -332,6 +334,8 @@ class _Forward:
         self.loud = False
         """With ``moved``: its due strategies were found not quiet (:meth:`Runner.
         run_loud_cycle` runs its cycle)."""
+        self.chunk: tuple[int, Sequence[Bar]] = (0, ())
+        """The replay's bars at hand: (index of the first, the bars)."""
         self.on_candle: Callable[[], None] | None = None
         self.on_candles: Callable[[int], None] | None = None
         """The replay's progress calls, made for the candles passed."""
@@ -358,7 +362,7 @@ class _Forward:
         times = self.times
         total = len(times)
         if envelope.rechecks or envelope.keeps:
-            done = self._step(start, total)
+            done = self._step(start)
             if done:
                 self._progress(done)
             return done
@@ -390,39 +394,41 @@ class _Forward:
             pos, size = upto, size * 4
         return end
 
-    def _step(self, a: int, b: int) -> int:
-        """Step through candles ``[a, b)`` (inside the band) while their cycles are quiet, as
+    def _step(self, a: int) -> int:
+        """Step through the bars at hand from candle ``a`` on while their cycles are quiet, as
         the plain loop does, but for what only it needs: each candle's marks recorded
-        (:meth:`SimEngine.pass_quietly`), the clock at its close and the runner's skip of its
-        cycle (:meth:`Runner.skip_if_quiet`: the quiet check itself, its rechecks and keep
-        checks made at that close). The first candle whose cycle is not quiet (or due) is
-        handed back with its marks moved (``moved``); the passed candles' equity samples are
-        then worked out at once (nothing but the mark moved: no order filled, no cycle ran).
-        Returns the number of candles passed."""
+        (:meth:`SimEngine.pass_quietly`, which refuses a point outside the band before moving
+        anything: that candle is then the replay's), the clock at its close and the runner's
+        skip of its cycle (:meth:`Runner.skip_if_quiet`: the quiet check itself, its
+        rechecks and keep checks made at that close; a candle at whose close no strategy is
+        due, :meth:`Runner.next_due_ms` after it, asks nothing). The first candle whose cycle
+        is not skipped is handed back with its marks moved (``moved``; ``loud``: its due
+        strategies were found not quiet); the passed candles' equity samples are worked out at
+        once (nothing but the mark moved: no order filled, no cycle ran). Returns the number
+        of candles passed."""
         symbol, interval = self.symbol, self.interval
         move, set_clock = self.engine.pass_quietly, self.clock.set
         skip = self.runner.skip_if_quiet
-        done, size = a, 4
-        while done < b:  # a block at a time: the band is looked at only as far as stepped
-            upto = min(b, done + size)
-            stop = self._band_stop(done, upto)
-            for bar in self.columns[done:stop]:
-                try:
-                    move(symbol, candle_path(bar, interval), 4)
-                except ValueError:  # a point outside the band: refused, nothing moved
-                    break
-                set_clock(bar.time_ms + interval)
-                skipped = skip()
-                if not skipped:
-                    self.moved, self.loud = True, skipped is False
-                    break
-                done += 1
-            if self.moved or done < upto:  # handed back, or the next candle may reach the band
-                self.cut_by_band = not self.moved
+        next_due = self.runner.next_due_ms
+        base, bars = self.chunk
+        done = skips = a
+        for bar in itertools.islice(bars, a - base, None):
+            try:
+                move(symbol, candle_path(bar, interval), 4)
+            except ValueError:  # a point outside the band: refused, nothing moved
                 break
-            size = min(size * 4, CHUNK)
+            close = bar.time_ms + interval
+            set_clock(close)
+            skipped = skip()
+            if skipped:
+                skips += 1
+            elif skipped is False or (due := next_due()) is None or due <= close:
+                self.moved, self.loud = True, skipped is False  # the plain loop's cycle
+                break
+            done += 1  # skipped, or no strategy due: the plain loop asks nothing either
+        self.cut_by_band = not self.loud  # the band, the bars at hand, or a cycle to ask
         if done > a:
-            self.run_.cycles += done - a
+            self.run_.cycles += skips - a
             self._sample(a, done)
         return done - a
 
