@@ -170,6 +170,8 @@ class Journal:
             self._unsettled = int(count)
             self._activity_rev = 0
             self._sinks: list[ActivitySink] = []
+            self._live_ids: set[str] = self._written_live_ids() if transient else set()
+            """A transient journal's live client order ids, written or waiting (else unused)."""
             self._last_cycle_id = self._max_cycle_id()
             if self.path not in _NO_FILE:
                 self._identity = identity(self.path)
@@ -195,6 +197,12 @@ class Journal:
         if rows != [("ok",)]:
             problem = printable(str(rows[0][0]) if rows else "no answer")[:200]
             raise untrusted(self.path, problem)
+
+    def _written_live_ids(self) -> set[str]:
+        """The client order ids of the live orders in the table: a transient journal keeps
+        them (and adds each live order it takes) to answer :meth:`known_ids` without a query —
+        nothing else writes its table."""
+        return {row[0] for row in self._conn.execute(_LIVE_IDS)}
 
     def _max_cycle_id(self) -> int:
         """The id SQLite gives the next cycle row is this plus one (the largest plus one)."""
@@ -469,14 +477,9 @@ class Journal:
         """A transient journal's orders wait in memory, refused as the table's unique index
         would refuse them (a live client order id the journal already holds)."""
         with self._lock:
-            if not dry:
-                ids = [o.intent.cl_ord_id for o in orders]
-                taken = self._pending.live.keys() & ids
-                if not taken:
-                    try:
-                        taken = queries.known_ids(self._conn, ids)
-                    except sqlite3.Error as exc:
-                        raise journal_failure(self.path, exc, "read", "") from exc
+            ids = [] if dry else [o.intent.cl_ord_id for o in orders]
+            if ids:
+                taken = self._live_ids.intersection(ids)
                 if taken or len(set(ids)) != len(ids):
                     duplicate = min(taken) if taken else next(c for c in ids if ids.count(c) > 1)
                     raise JournalError(
@@ -484,6 +487,7 @@ class Journal:
                         f" orders.cl_ord_id {duplicate}) — a live order has one client order id"
                     )
             rows, events = writes.order_rows(cycle_id, orders, dry=dry, now=now)
+            self._live_ids.update(ids)
             if self._pending.add_orders(rows, events, dry=dry):
                 self.flush()
 
@@ -708,6 +712,9 @@ class Journal:
     def known_ids(self, ids: Collection[str]) -> set[str]:
         if not ids:  # a quiet cycle's plan
             return set()
+        if self._transient:  # the table's and those waiting, kept in memory
+            with self._lock:
+                return self._live_ids.intersection(ids)
         with self._read_orders() as conn:
             found = queries.known_ids(conn, ids)
             if self._pending.live:  # a transient journal's orders not written yet
@@ -808,6 +815,8 @@ class Journal:
             with self._tx() as conn:
                 counts = writes.delete_before(conn, before_ms)
                 last_cycle_id = self._max_cycle_id()  # as SQLite numbers the next one
+                if self._transient:
+                    self._live_ids = self._written_live_ids()
             self._last_cycle_id = last_cycle_id
             try:
                 self._conn.execute("PRAGMA incremental_vacuum")
@@ -821,4 +830,5 @@ _COUNTED = frozenset({Outcome.ACCEPTED, Outcome.DRY_RUN})
 """The final outcomes an order keeps counting with in the rules' activity (see
 :func:`~botkit.journal.queries.activity`)."""
 
+_LIVE_IDS = "SELECT cl_ord_id FROM orders WHERE dry = 0"
 _EVENT_ONE = writes.EVENT_INSERT + " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"

@@ -36,7 +36,7 @@ from botkit.sim.figures import AccountFigures, OpenPosition
 from botkit.sim.history import History, Window, make_window, order_filter, select
 from botkit.sim.ids import IdGen
 from botkit.sim.matching import USER_CANCEL, Matcher
-from botkit.sim.orders import OrderInput, check_static
+from botkit.sim.orders import BandMemo, OrderInput, check_static
 from botkit.sim.placing import PlaceOutcome, Rejected, account_rules
 from botkit.sim.prices import PriceSeries
 
@@ -98,6 +98,7 @@ class SimEngine:
         self._step_ms = config.prices.step_ms
         self._last_step = now
         self._placed_since_prune = 0
+        self._band = BandMemo()  # the orders of a batch meet the same band
         self.duplicate_check = config.duplicate_check
         """Refuse a ``clOrdId`` already used (250); off: place it again (see SimConfig)."""
         self.drift = config.prices.drift_per_request
@@ -299,6 +300,7 @@ class SimEngine:
             mark,
             self.position_mode,
             strict_text=self.config.orders.strict_text,
+            band_of=self._band,
         )
         if reason is not None:
             raise SimError(*reason)

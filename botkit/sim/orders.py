@@ -12,6 +12,7 @@ margin) live in the engine.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 
@@ -28,7 +29,15 @@ from botkit.exchange.models import (
 from botkit.sim import codes
 from botkit.sim.config import InstrumentConfig
 
-__all__ = ["OrderInput", "PriceBand", "band", "check_static", "is_closing", "text_on_step"]
+__all__ = [
+    "BandMemo",
+    "OrderInput",
+    "PriceBand",
+    "band",
+    "check_static",
+    "is_closing",
+    "text_on_step",
+]
 
 Reason = tuple[int, str]
 
@@ -93,6 +102,31 @@ def band(inst: InstrumentConfig, mark: Decimal) -> tuple[Decimal, Decimal]:
     return PriceBand(inst)(mark)
 
 
+class BandMemo:
+    """:func:`band` of the last instrument and mark asked, each known by identity (an
+    instrument's config is frozen; a mark is a new object when it moves): the orders of a
+    batch, checked one by one against the same mark, share one band instead of working it
+    out each."""
+
+    __slots__ = ("_band", "_inst", "_mark", "_price_band")
+
+    def __init__(self) -> None:
+        self._inst: InstrumentConfig | None = None
+        self._price_band: PriceBand | None = None
+        self._mark: Decimal | None = None
+        self._band: tuple[Decimal, Decimal] = (Decimal(0), Decimal(0))
+
+    def __call__(self, inst: InstrumentConfig, mark: Decimal) -> tuple[Decimal, Decimal]:
+        price_band = self._price_band
+        if inst is not self._inst or price_band is None:
+            self._inst, self._mark = inst, None
+            price_band = self._price_band = PriceBand(inst)
+        if mark is not self._mark:
+            self._band = price_band(mark)
+            self._mark = mark
+        return self._band
+
+
 def _fmt(value: Decimal) -> str:
     return format(value.normalize(), "f") if value == value.to_integral_value() else str(value)
 
@@ -105,9 +139,11 @@ def check_static(
     mode: PositionMode,
     *,
     strict_text: bool = False,
+    band_of: Callable[[InstrumentConfig, Decimal], tuple[Decimal, Decimal]] = band,
 ) -> Reason | None:
     """The first instrument rule ``order`` breaks, or None. ``strict_text``: also refuse amount
-    text with an exponent or more decimals than the step allows (:func:`text_on_step`)."""
+    text with an exponent or more decimals than the step allows (:func:`text_on_step`);
+    ``band_of``: :func:`band`, or what answers as it does (a :class:`BandMemo`)."""
     symbol = inst.symbol
     if status is InstrumentStatus.CLOSED:
         return codes.SYMBOL_NOT_TRADING, f"Symbol {symbol} is not trading (status CLOSED)"
@@ -123,7 +159,7 @@ def check_static(
             codes.CLOSE_ONLY,
             f"Symbol {symbol} is close-only: only reduce-only (closing) orders are accepted",
         )
-    reason = _check_size(order, inst) or _check_price(order, inst, mark)
+    reason = _check_size(order, inst) or _check_price(order, inst, mark, band_of)
     if reason is None and strict_text:  # on the grid and in the band: now the text itself
         reason = text_on_step("sz", order.sz_text, inst.lotSz, "lotSz") or text_on_step(
             "px", order.px_text, inst.tSz, "tSz"
@@ -204,7 +240,12 @@ def _check_size(order: OrderInput, inst: InstrumentConfig) -> Reason | None:
     return None
 
 
-def _check_price(order: OrderInput, inst: InstrumentConfig, mark: Decimal) -> Reason | None:
+def _check_price(
+    order: OrderInput,
+    inst: InstrumentConfig,
+    mark: Decimal,
+    band_of: Callable[[InstrumentConfig, Decimal], tuple[Decimal, Decimal]],
+) -> Reason | None:
     px = order.px
     if px is None:
         return None
@@ -217,7 +258,7 @@ def _check_price(order: OrderInput, inst: InstrumentConfig, mark: Decimal) -> Re
             codes.PRICE_LIMIT,
             f"Price limit: px {px} is outside [minPx {inst.minPx}, maxPx {inst.maxPx}]",
         )
-    low, high = band(inst, mark)
+    low, high = band_of(inst, mark)
     if px > high or px < low:
         return (
             codes.PRICE_BAND,
