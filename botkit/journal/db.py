@@ -52,7 +52,7 @@ from botkit.journal.records import (
     StrategyRecord,
     TripRecord,
 )
-from botkit.journal.schema import MIGRATIONS, SCHEMA_VERSION
+from botkit.journal.schema import MIGRATIONS, ORDER_ROW_KINDS, SCHEMA_VERSION
 from botkit.journal.tx import Transaction, write_failed
 from botkit.journal.views import EvaluationRecord
 from botkit.journal.writes import TripLike
@@ -509,12 +509,7 @@ class Journal:
                     self.flush()
                 return
         with self._tx([row]) as conn:  # the event with the rows waiting: one statement
-            conn.executemany(
-                "UPDATE orders SET state = CASE WHEN outcome IS NULL THEN 'sent' ELSE state"
-                " END, attempts = attempts + 1, sent_ms = ?"
-                " WHERE cl_ord_id = ? AND dry = 0",
-                [(now, cid) for cid in cl_ord_ids],
-            )
+            writes.mark_sent(conn, cl_ord_ids, now)
 
     def mark_unknown(self, cl_ord_ids: Sequence[str], error: str) -> None:
         """The fate of these orders is unknown (the request left, no answer came)."""
@@ -544,7 +539,11 @@ class Journal:
         strategy: str = "",
         rule: str = "",
     ) -> None:
-        """A free note in the running log (a retry, a lookup, a re-sync, a cancel)."""
+        """A free note in the running log (a retry, a lookup, a re-sync, a cancel). Not of a
+        kind the journal writes with an order's row (:data:`~botkit.journal.schema.
+        ORDER_ROW_KINDS`: found by the row's times, not by the client order id)."""
+        if kind in ORDER_ROW_KINDS:
+            raise ValueError(f"an event of kind {kind!r} is written with its order's row only")
         now = self._clock()
         row = writes.event_row(
             kind,

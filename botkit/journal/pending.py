@@ -22,10 +22,10 @@ from botkit.journal.writes import (
     EVENT_INSERT,
     ORDER_FULL_INSERT,
     ORDER_LATER,
-    SETTLE,
     Row,
     cycle_error_text,
     insert_values,
+    update_outcomes,
 )
 
 __all__ = ["Pending"]
@@ -179,7 +179,7 @@ class Pending:
         insert_values(conn, EVALUATION_INSERT, self.evaluations)
         insert_values(conn, EVENT_INSERT, self.events + events if events else self.events)
         if self.settles:
-            conn.executemany(SETTLE, self.settles)
+            update_outcomes(conn, self.settles)
 
     def clear(self) -> None:
         self.cycles = []

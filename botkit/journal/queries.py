@@ -138,11 +138,18 @@ def _orders_sql(flt: OrderFilter, columns: str = _ORDER_COLUMNS) -> tuple[str, l
         ("rule", flt.rule),
         ("symbol", flt.symbol),
         ("cycle_id", flt.cycle_id),
-        ("cl_ord_id", flt.cl_ord_id),
     ):
         if value is not None:
             where.append(f"{column} = ?")
             args.append(value)
+    if flt.cl_ord_id is not None:
+        if flt.include_dry and flt.outcome != "unsettled":
+            # live rows by their unique index, dry-run rows by theirs (schema version 5)
+            where.append("((cl_ord_id = ? AND dry = 0) OR (cl_ord_id = ? AND dry <> 0))")
+            args += (flt.cl_ord_id, flt.cl_ord_id)
+        else:  # dry = 0 below: the live unique index
+            where.append("cl_ord_id = ?")
+            args.append(flt.cl_ord_id)
     if flt.outcome == "unsettled":
         where.append("outcome IS NULL AND dry = 0")
     elif flt.outcome is not None:
@@ -209,14 +216,51 @@ def events_after(
     return [_event(row) for row in rows]
 
 
+_ROW_KINDS = "('intent', 'rejected_local', 'outcome')"
+""":data:`~botkit.journal.schema.ORDER_ROW_KINDS` as SQL: the text of ``events_by_order``'s
+condition, which a query repeats to use that index."""
+_OTHER_LINES = (
+    f"SELECT {_EVENT_COLUMNS} FROM events"  # noqa: S608 - constants only
+    f" WHERE (cl_ord_id = ? AND kind NOT IN {_ROW_KINDS})"
+    f" OR (cl_ord_id = '' AND kind NOT IN {_ROW_KINDS} AND detail LIKE ?)"
+)
+_ROW_LINES = (
+    f"SELECT {_EVENT_COLUMNS} FROM events"  # noqa: S608 - constants only
+    f" WHERE ts_ms = ? AND cl_ord_id = ? AND kind IN {_ROW_KINDS}"
+)
+_ROW_LINES_ANY_TIME = (
+    f"SELECT {_EVENT_COLUMNS} FROM events"  # noqa: S608 - constants only
+    f" WHERE cl_ord_id = ? AND kind IN {_ROW_KINDS}"
+)
+
+
 def events_for(conn: sqlite3.Connection, cl_ord_id: str) -> list[EventRecord]:
-    """Every event of one order, oldest first (its history)."""
-    rows = conn.execute(
-        f"SELECT {_EVENT_COLUMNS} FROM events"  # noqa: S608 - columns are constants
-        " WHERE cl_ord_id = ? OR (cl_ord_id = '' AND detail LIKE ?) ORDER BY id",
-        (cl_ord_id, f'%"{cl_ord_id}"%'),
-    )
-    return [_event(row) for row in rows]
+    """Every event of one order, oldest first (its history).
+
+    The lines written with the order's row (its intent or local refusal, its outcome: the
+    kinds ``events_by_order`` leaves out) are found at the row's times, ``ts_ms`` and
+    ``outcome_ms`` (one clock reading served the row and its line); a repair moved
+    ``outcome_ms`` away from the outcome's line, so a repaired order's are found by a scan.
+    The other lines by the index, and the lines of several orders by their detail."""
+    by_id: dict[int, tuple[Any, ...]] = {
+        row[0]: row for row in conn.execute(_OTHER_LINES, (cl_ord_id, f'%"{cl_ord_id}"%'))
+    }
+    if any(row[3] == "repaired" for row in by_id.values()):
+        found = list(conn.execute(_ROW_LINES_ANY_TIME, (cl_ord_id,)))
+    else:
+        times: set[int] = set()
+        for ts_ms, outcome_ms in conn.execute(
+            "SELECT ts_ms, outcome_ms FROM orders"
+            " WHERE (cl_ord_id = ? AND dry = 0) OR (cl_ord_id = ? AND dry <> 0)",
+            (cl_ord_id, cl_ord_id),
+        ):
+            times.add(ts_ms)
+            if outcome_ms is not None:
+                times.add(outcome_ms)
+        found = [row for ts in times for row in conn.execute(_ROW_LINES, (ts, cl_ord_id))]
+    for row in found:
+        by_id[row[0]] = row
+    return [_event(by_id[key]) for key in sorted(by_id)]
 
 
 def last_event(conn: sqlite3.Connection, kind: str) -> EventRecord | None:

@@ -6,7 +6,7 @@ bump, so a journal is always at exactly one version. Append new migrations; neve
 
 from __future__ import annotations
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION"]
+__all__ = ["MIGRATIONS", "ORDER_ROW_KINDS", "SCHEMA_VERSION"]
 
 _V1 = [
     """
@@ -160,7 +160,39 @@ _V4 = [
     """,
 ]
 
-MIGRATIONS: tuple[tuple[str, ...], ...] = (tuple(_V1), tuple(_V2), tuple(_V3), tuple(_V4))
+# Every intent writes an entry into each index of ``orders``, and an index keyed by strategy or
+# by client order id (which starts with the strategy's tag) takes it at one place per strategy:
+# a cycle of 20 strategies writes about 20 of its pages to the WAL at the intents' commit. Two
+# of them only repeated another: ``orders_by_id`` the live unique index for every live order
+# (only dry-run rows need one of their own, which a live bot never writes), and
+# ``orders_by_rule`` (strategy, rule, time) ``orders_by_strategy`` (strategy, time), which a
+# read by strategy and rule uses as well.
+#
+# ``events_by_order`` likewise took each intent's and each outcome's line at its strategy's
+# place (a third of the pages a live cycle wrote). Those lines are written in the same call as
+# their order's row, at the same time: an intent's (or a local refusal's) at the row's
+# ``ts_ms``, an outcome's at its ``outcome_ms``. The index keeps every other line of an order;
+# :func:`~botkit.journal.queries.events_for` finds those by their time (``events_by_time``).
+ORDER_ROW_KINDS = ("intent", "rejected_local", "outcome")
+"""The kinds of the event lines written with their order's row (``Journal.record_event``
+refuses them): ``events_by_order`` leaves them out."""
+
+_V5 = [
+    "DROP INDEX orders_by_id",
+    "DROP INDEX orders_by_rule",
+    "CREATE INDEX orders_dry_by_id ON orders(cl_ord_id) WHERE dry <> 0",
+    "DROP INDEX events_by_order",
+    "CREATE INDEX events_by_order ON events(cl_ord_id)"
+    " WHERE kind NOT IN ('intent', 'rejected_local', 'outcome')",
+]
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    tuple(_V1),
+    tuple(_V2),
+    tuple(_V3),
+    tuple(_V4),
+    tuple(_V5),
+)
 """``MIGRATIONS[i]`` takes a journal from version ``i`` to ``i + 1``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

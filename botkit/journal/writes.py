@@ -28,7 +28,9 @@ __all__ = [
     "ORDER_FULL_INSERT",
     "ORDER_INSERT",
     "ORDER_LATER",
+    "SENT",
     "SETTLE",
+    "UPDATE_FROM",
     "TripLike",
     "check_open",
     "cycle_error_text",
@@ -38,10 +40,12 @@ __all__ = [
     "event_row",
     "insert_trips",
     "insert_values",
+    "mark_sent",
     "order_rows",
     "refuse_settle",
     "settle_orders",
     "settle_rows",
+    "update_outcomes",
 ]
 
 Row = tuple[Any, ...]
@@ -250,6 +254,61 @@ SETTLE = (
 )
 
 
+SENT = (
+    "UPDATE orders SET state = CASE WHEN outcome IS NULL THEN 'sent' ELSE state END,"
+    " attempts = attempts + 1, sent_ms = ? WHERE cl_ord_id = ? AND dry = 0"
+)
+"""A send mark, one order (``now``, client order id)."""
+_SENT_SQL: dict[int, str] = {}
+_SETTLE_FROM = (
+    "UPDATE orders SET state = 'final', outcome = v.column1, ord_id = v.column2,"
+    " code = v.column3, msg = v.column4, error = v.column5, resolved = v.column6,"
+    " reasons = v.column7, outcome_ms = v.column8 FROM (VALUES {values}) AS v"
+    " WHERE orders.cl_ord_id = v.column9 AND orders.dry = 0 AND orders.outcome IS NULL"
+)
+""":data:`SETTLE` for several orders at once (``values``: a row of 9 placeholders each)."""
+_SETTLE_SQL: dict[int, str] = {}
+
+UPDATE_FROM = sqlite3.sqlite_version_info >= (3, 33, 0)
+"""Whether this SQLite has ``UPDATE ... FROM`` (3.33, 2020); without it the outcomes are one
+``UPDATE`` each (:func:`update_outcomes`)."""
+
+
+def mark_sent(conn: sqlite3.Connection, ids: Sequence[str], now: int) -> None:
+    """What :data:`SENT` once per id of ``ids`` does, in one statement (``... IN (...)``) per
+    up to 128 ids when each is named once (twice: ``attempts`` counts both, one each)."""
+    if len(set(ids)) != len(ids):
+        conn.executemany(SENT, [(now, cid) for cid in ids])
+        return
+    for start in range(0, len(ids), _CHUNK_MAX):
+        chunk = ids[start : start + _CHUNK_MAX]
+        sql = _SENT_SQL.get(len(chunk))
+        if sql is None:
+            sql = _SENT_SQL[len(chunk)] = SENT.replace(
+                "cl_ord_id = ?", f"cl_ord_id IN ({', '.join('?' * len(chunk))})"
+            )
+        conn.execute(sql, [now, *chunk])
+
+
+def update_outcomes(conn: sqlite3.Connection, rows: Sequence[Row]) -> None:
+    """What :data:`SETTLE` once per row (its values, the client order id last) does, in one
+    ``UPDATE ... FROM (VALUES ...)`` per group of rows (the groups of :func:`insert_values`)
+    when each order is named once; else, or with a SQLite before 3.33, one ``UPDATE`` each."""
+    if not UPDATE_FROM or len(rows) < 2 or len({row[-1] for row in rows}) != len(rows):
+        conn.executemany(SETTLE, rows)
+        return
+    start, total = 0, len(rows)
+    while start < total:
+        left = total - start
+        size = left if left <= EXACT_MAX else min(_CHUNK_MAX, 1 << (left.bit_length() - 1))
+        sql = _SETTLE_SQL.get(size)
+        if sql is None:
+            values = ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?)"] * size)
+            sql = _SETTLE_SQL[size] = _SETTLE_FROM.format(values=values)
+        conn.execute(sql, list(chain.from_iterable(rows[start : start + size])))
+        start += size
+
+
 ORDER_FULL_INSERT = ORDER_INSERT[:-1] + (", ord_id, code, msg, error, resolved, attempts, sent_ms)")
 """Every column an order's row changes over its life: an order written once, in its final form
 (a transient journal's, see :class:`~botkit.journal.pending.Pending`)."""
@@ -403,10 +462,10 @@ def settle_orders(
     conn: sqlite3.Connection, outcomes: Sequence[OrderOutcome], *, now: int, path: str
 ) -> None:
     """Each order's final outcome and its event line: checked first (:func:`check_open`), then
-    one ``executemany`` and one multi-row insert of the events."""
+    one ``UPDATE`` (:func:`update_outcomes`) and one multi-row insert of the events."""
     check_open(conn, [out.cl_ord_id for out in outcomes], path=path)
     updates, events = settle_rows(outcomes, now=now)
-    conn.executemany(SETTLE, updates)
+    update_outcomes(conn, updates)
     insert_values(conn, EVENT_INSERT, events)
 
 

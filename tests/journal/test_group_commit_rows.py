@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import sqlite3
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from botkit.errors import JournalError
-from botkit.journal import Evaluated, Journal, NewOrder, OrderOutcome, Outcome
+from botkit.journal import Evaluated, Journal, NewOrder, OrderOutcome, Outcome, writes
 from botkit.pipeline import GuardTrip
 from tests.pipeline.helpers import ManualClock, intent
 
@@ -156,6 +158,11 @@ class _Player:
         if self.batch:
             self.journal.mark_sent(self.batch[:count], note="POST")
 
+    def op_sent_twice(self, count: int) -> None:
+        """A send naming some orders twice (each naming counts an attempt)."""
+        if self.batch:
+            self.journal.mark_sent([*self.batch[:count], self.batch[0]], note="POST")
+
     def op_settle_many(self, count: int, hold: bool) -> None:
         outcomes = [
             OrderOutcome(cid, Outcome.REJECTED, code=51000 + n, msg=f"no {n}", reasons=("x",))
@@ -195,16 +202,33 @@ class _Player:
         self.journal.flush()
 
 
+def _one_update_per_order(conn: sqlite3.Connection, ids: Sequence[str], now: int) -> None:
+    conn.executemany(writes.SENT, [(now, cid) for cid in ids])
+
+
 def _run(
-    path: Path, ops: list[Op], group_rows: int, *, hold: bool = True, transient: bool = False
+    path: Path,
+    ops: list[Op],
+    group_rows: int,
+    *,
+    hold: bool = True,
+    transient: bool = False,
+    plain: bool = False,
 ) -> tuple[list[Any], dict[str, list[Any]]]:
     """Play ``ops``; return what each call answered and every table's rows after close
     (``hold=False``: every settle commits at once, whatever the op says; ``transient``: the
-    orders too wait in memory, written once in their final form)."""
+    orders too wait in memory, written once in their final form; ``plain``: a send mark and
+    outcomes are one ``UPDATE`` per order, not one per batch)."""
     clock = ManualClock(1_000_000)
-    with Journal(
-        path, clock=clock, synchronous="OFF", group_rows=group_rows, transient=transient
-    ) as journal:
+    with ExitStack() as stack:
+        if plain:
+            stack.enter_context(patch.object(writes, "UPDATE_FROM", False))
+            stack.enter_context(patch.object(writes, "mark_sent", _one_update_per_order))
+        journal = stack.enter_context(
+            Journal(
+                path, clock=clock, synchronous="OFF", group_rows=group_rows, transient=transient
+            )
+        )
         player = _Player(journal, clock, hold=hold)
         for op in ops:
             player.play(op)
@@ -222,10 +246,12 @@ def test_group_commit_leaves_the_rows_and_ids_write_through_leaves(
     committed at once leave, in either mode; and so does a transient journal, whose orders wait
     in memory and are written once."""
     with tempfile.TemporaryDirectory() as tmp:
-        expected = _run(Path(tmp) / "through.sqlite", ops, 0, hold=False)
+        expected = _run(Path(tmp) / "through.sqlite", ops, 0, hold=False, plain=True)
+        batched = _run(Path(tmp) / "batched.sqlite", ops, 0, hold=False)
         held = _run(Path(tmp) / "held.sqlite", ops, 0)
         grouped = _run(Path(tmp) / "grouped.sqlite", ops, group_rows)
         transient = _run(Path(tmp) / "transient.sqlite", ops, group_rows, transient=True)
+    assert batched == expected
     assert held == expected
     assert grouped == expected
     assert transient == expected
@@ -244,6 +270,7 @@ _order_ops = st.one_of(
     st.tuples(st.just("refuse"), st.integers(-1, 9)),
     st.tuples(st.just("duplicate")),
     st.tuples(st.just("sent_many"), st.integers(1, 5)),
+    st.tuples(st.just("sent_twice"), st.integers(1, 3)),
     st.tuples(st.just("sent"), st.integers(0, 20)),
     st.tuples(st.just("settle_many"), st.integers(1, 5), st.booleans()),
     st.tuples(st.just("settle"), st.integers(0, 20), st.booleans()),
@@ -266,8 +293,12 @@ def test_a_transient_journal_writes_each_order_once_as_write_through_leaves_it(
     """A transient journal's orders wait in memory, are sent and settled there, and are
     written once in their final form: the same rows, ids and answers as write-through."""
     with tempfile.TemporaryDirectory() as tmp:
-        expected = _run(Path(tmp) / "through.sqlite", ops, 0, hold=False)
+        expected = _run(Path(tmp) / "through.sqlite", ops, 0, hold=False, plain=True)
+        batched = _run(Path(tmp) / "batched.sqlite", ops, 0, hold=False)
+        held = _run(Path(tmp) / "held.sqlite", ops, 0)
         transient = _run(Path(tmp) / "transient.sqlite", ops, group_rows, transient=True)
+    assert batched == expected
+    assert held == expected
     assert transient == expected
 
 
