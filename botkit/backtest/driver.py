@@ -22,6 +22,7 @@ PnL, fees). Everything runs on simulated time: the same inputs give the same res
 from __future__ import annotations
 
 import gc
+import itertools
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -228,7 +229,10 @@ def _replay(
     next_due = runner.next_due_ms()
     columns = bars if isinstance(bars, BarColumns) else BarColumns.from_bars(bars)
     forward = _Forward(run, columns, interval, symbol, clock, engine, runner, equity)
+    forward.on_candle, forward.on_candles = on_candle, on_candles
     probe = False
+    moved = loud = -1  # the candle a stepped stretch handed back: its marks moved; its
+    # due strategies found not quiet (see _Forward._step)
     total = len(columns)
     i = 0
     while i < total:
@@ -237,19 +241,21 @@ def _replay(
         k = 0
         while k < len(chunk):
             bar = chunk[k]
-            path = candle_path(bar, interval)
-            low, high = band(symbol)
-            _, o, h, lo, c, _ = bar
-            if low < lo <= o <= h < high and lo <= c <= h and lo > _ZERO:  # nothing can fill
-                move(symbol, path, 4)
-            else:
-                for t, px in path:
-                    set_clock(t)
-                    set_mark(symbol, px)
+            if base + k != moved:
+                path = candle_path(bar, interval)
+                low, high = band(symbol)
+                _, o, h, lo, c, _ = bar
+                if low < lo <= o <= h < high and lo <= c <= h and lo > _ZERO:  # nothing fills
+                    move(symbol, path, 4)
+                else:
+                    for t, px in path:
+                        set_clock(t)
+                        set_mark(symbol, px)
             close_ms = bar.time_ms + interval
             set_clock(close_ms)
             if next_due is not None and next_due <= close_ms:
-                report = run_cycle()
+                # a candle handed back by a stretch stepped through: its cycle was found loud
+                report = run_cycle() if base + k != loud else runner.run_loud_cycle()
                 run.cycles += 1
                 if report is not None and not report.quiet:
                     probe = fast_forward
@@ -266,17 +272,13 @@ def _replay(
                 on_candles(1)
             k += 1
             if probe:
-                probe = False
-                done = forward.run(base + k)
+                forward.chunk = (base, chunk)  # the bars at hand, for a stretch stepped through
+                done = forward.run(base + k)  # the progress calls of the candles passed made
+                probe = forward.cut_by_band and done > 0
                 if done:
                     next_due = runner.next_due_ms()
-                    if on_candle is not None:
-                        for _ in range(done):
-                            on_candle()
-                    if on_candles is not None:
-                        on_candles(done)
-                    probe = forward.cut_by_band
                     k += done
+                moved, loud = forward.handed_back(base + k)
         i = base + k
     return equity
 
@@ -326,15 +328,44 @@ class _Forward:
         self.equity = equity
         self.keep_minutes = engine.config.prices.candle_history_minutes
         self.cut_by_band = False
+        self.moved = False
+        """Whether the candle after those passed had its marks moved by :meth:`_step` (its
+        cycle is then the replay's to run)."""
+        self.loud = False
+        """With ``moved``: its due strategies were found not quiet (:meth:`Runner.
+        run_loud_cycle` runs its cycle)."""
+        self.chunk: tuple[int, Sequence[Bar]] = (0, ())
+        """The replay's bars at hand: (index of the first, the bars)."""
+        self.on_candle: Callable[[], None] | None = None
+        self.on_candles: Callable[[int], None] | None = None
+        """The replay's progress calls, made for the candles passed."""
+
+    def handed_back(self, at: int) -> tuple[int, int]:
+        """After :meth:`run`, the candle ``at`` following those passed: (``at`` when its
+        marks were moved, else -1; ``at`` when its due strategies were found not quiet, else
+        -1)."""
+        return (at if self.moved else -1), (at if self.loud else -1)
+
+    def _progress(self, done: int) -> None:
+        if self.on_candle is not None:
+            for _ in range(done):
+                self.on_candle()
+        if self.on_candles is not None:
+            self.on_candles(done)
 
     def run(self, start: int) -> int:
         """Pass the quiet candles from ``start`` on; returns how many were passed."""
-        self.cut_by_band = False
+        self.cut_by_band = self.moved = self.loud = False
         envelope = self.runner.quiet_envelope()
-        if envelope is None or envelope.rechecks:
+        if envelope is None:
             return 0
         times = self.times
         total = len(times)
+        if envelope.rechecks or envelope.keeps:
+            done = self._step(start)
+            if done:
+                self._progress(done)
+            return done
         end = total
         if envelope.until_ms is not None:  # the first candle closing at or after it runs
             end = int(np.searchsorted(times, envelope.until_ms - self.interval, side="left"))
@@ -345,6 +376,7 @@ class _Forward:
         if stop - start < 1:
             return 0
         self._pass(start, stop)
+        self._progress(stop - start)
         return stop - start
 
     def _band_stop(self, start: int, end: int) -> int:
@@ -362,6 +394,58 @@ class _Forward:
             pos, size = upto, size * 4
         return end
 
+    def _step(self, a: int) -> int:
+        """Step through the bars at hand from candle ``a`` on while their cycles are quiet, as
+        the plain loop does, but for what only it needs: each candle's marks recorded
+        (:meth:`SimEngine.pass_quietly`, which refuses a point outside the band before moving
+        anything: that candle is then the replay's), the clock at its close and the runner's
+        skip of its cycle (:meth:`Runner.skip_if_quiet`: the quiet check itself, its
+        rechecks and keep checks made at that close; a candle at whose close no strategy is
+        due, :meth:`Runner.next_due_ms` after it, asks nothing). The first candle whose cycle
+        is not skipped is handed back with its marks moved (``moved``; ``loud``: its due
+        strategies were found not quiet); the passed candles' equity samples are worked out at
+        once (nothing but the mark moved: no order filled, no cycle ran). Returns the number
+        of candles passed."""
+        symbol, interval = self.symbol, self.interval
+        move, set_clock = self.engine.pass_quietly, self.clock.set
+        skip = self.runner.skip_if_quiet
+        next_due = self.runner.next_due_ms
+        base, bars = self.chunk
+        done = skips = a
+        for bar in itertools.islice(bars, a - base, None):
+            try:
+                move(symbol, candle_path(bar, interval), 4)
+            except ValueError:  # a point outside the band: refused, nothing moved
+                break
+            close = bar.time_ms + interval
+            set_clock(close)
+            skipped = skip()
+            if skipped:
+                skips += 1
+            elif skipped is False or (due := next_due()) is None or due <= close:
+                self.moved, self.loud = True, skipped is False  # the plain loop's cycle
+                break
+            done += 1  # skipped, or no strategy due: the plain loop asks nothing either
+        self.cut_by_band = not self.loud  # the band, the bars at hand, or a cycle to ask
+        if done > a:
+            self.run_.cycles += skips - a
+            self._sample(a, done)
+        return done - a
+
+    def _sample(self, a: int, b: int) -> None:
+        """The equity samples of candles ``[a, b)`` at their closes, all but the mark as now."""
+        closes = self.times[a:b] + self.interval
+        positions = self.engine.account.positions
+        exposure = sum([abs(p.qty) for p in positions.values()], _ZERO) if positions else _ZERO
+        for begin in range(a, b, _SAMPLES):  # a block at a time: the memory stays small
+            upto = min(b, begin + _SAMPLES)
+            marks = self.columns.closes(begin, upto)
+            self.equity.extend(
+                closes[begin - a : upto - a].tolist(),
+                self.engine.equity_at(self.symbol, marks),
+                exposure,
+            )
+
     def _pass(self, a: int, b: int) -> None:
         times, interval = self.times, self.interval
         closes = times[a:b] + interval
@@ -377,16 +461,7 @@ class _Forward:
             moves = 0
         last_close = int(closes[-1])
         self.clock.set(last_close)
-        positions = self.engine.account.positions
-        exposure = sum([abs(p.qty) for p in positions.values()], _ZERO) if positions else _ZERO
-        for begin in range(a, b, _SAMPLES):  # a block at a time: the memory stays small
-            upto = min(b, begin + _SAMPLES)
-            marks = self.columns.closes(begin, upto)
-            self.equity.extend(
-                closes[begin - a : upto - a].tolist(),
-                self.engine.equity_at(self.symbol, marks),
-                exposure,
-            )
+        self._sample(a, b)
 
     def _tail(self, a: int, b: int) -> int:
         """The first candle of ``[a, b)`` whose points the price series must record (see the

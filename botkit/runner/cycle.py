@@ -417,6 +417,35 @@ class Runner:
             return None
         return self._run_cycle(asked)
 
+    def skip_if_quiet(self) -> bool | None:
+        """What :meth:`run_cycle_unless_quiet` does now when it skips a quiet cycle (True; the
+        next run times moved on, the skip counted). Otherwise nothing changes: False when a
+        due strategy is not quiet (:meth:`run_loud_cycle` then runs the cycle), None when
+        nothing was asked (no strategy due, or a clock that moved back: call
+        :meth:`run_cycle_unless_quiet`). The backtest's replay steps through the candles of a
+        quiet envelope with it (:mod:`botkit.backtest.driver`)."""
+        quiet = self.quiet
+        if quiet is None or not self.store.fixed:
+            return None
+        now = self.now_ms()
+        if now < self._latest_ms:  # a clock that moved back: the whole path reschedules
+            return None
+        due = self._due(now)
+        if not due:
+            return None
+        if not quiet.holds(due, now):
+            return False
+        self._latest_ms = now
+        next_due = self._next_due
+        for strategy in due:
+            next_due[strategy.name] = strategy.next_due_ms(now)
+        return True
+
+    def run_loud_cycle(self) -> CycleReport:
+        """:meth:`run_cycle_unless_quiet` right after :meth:`skip_if_quiet` found a due
+        strategy not quiet, nothing changed since: the cycle, without asking again."""
+        return self._run_cycle(True)
+
     def _skip_quiet(self) -> tuple[int | None, bool]:
         """A fixed store's quiet cycle, which is only the due check (its reload changes
         nothing): (the time of the cycle skipped, or None; whether the due strategies were

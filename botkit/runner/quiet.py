@@ -229,13 +229,17 @@ class Envelope:
     """While it lasts, every cycle of the strategies it was asked for is skipped (see
     :meth:`QuietCycles.envelope`): a cycle at a time before ``until_ms`` (None: no time limit)
     while the book stays as it is and, at that cycle's prices, every one of ``rechecks`` still
-    finds its condition false (:meth:`QuietCycles.holds` evaluates them; the backtest passes
-    stretches at once only without rechecks). The book is the caller's to keep (the
-    simulator's quiet band)."""
+    finds its condition false and every keep check holds (:meth:`QuietCycles.holds` makes
+    them; the backtest passes stretches at once only without either, and steps through them
+    a candle at a time otherwise). The book is the caller's to keep (the simulator's quiet
+    band)."""
 
     until_ms: int | None
     rechecks: tuple[tuple[str, tuple[Recheck, ...]], ...]
     """Per symbol, the price rechecks of the verdicts (evaluated at each cycle's prices)."""
+    keeps: bool = False
+    """Whether a verdict is a ``keep:`` rule's :class:`KeepCheck` (made at each cycle, as the
+    rechecks)."""
 
 
 class QuietCycles:
@@ -331,10 +335,12 @@ class QuietCycles:
         revs: _Revs | None = None
         until: int | None = None
         rechecks: dict[str, tuple[Recheck, ...]] = {}
+        keeps = False
         for strategy in strategies:
             verdict = verdicts.get(strategy.name)
-            if verdict is None or verdict.strategy is not strategy or verdict.keeps:
-                return None  # a keep check is made at each cycle's figures, as a recheck
+            if verdict is None or verdict.strategy is not strategy:
+                return None
+            keeps = keeps or bool(verdict.keeps)  # made at each cycle's figures, as a recheck
             if verdict.book:
                 if revs is None:
                     revs = self._revs()
@@ -351,7 +357,7 @@ class QuietCycles:
             if verdict.rechecks:
                 symbol = strategy.symbol
                 rechecks[symbol] = rechecks.get(symbol, ()) + verdict.rechecks
-        return Envelope(until, tuple(rechecks.items()))
+        return Envelope(until, tuple(rechecks.items()), keeps)
 
     def skip(self, cycles: int) -> None:
         """Count ``cycles`` skipped within an envelope (as :meth:`holds` counts each)."""

@@ -38,6 +38,10 @@ SHORT_HISTORY = _DEFAULT_SIM.replace(
 assert SHORT_HISTORY != _DEFAULT_SIM
 
 
+STEPPED: list[int] = []
+"""The candles each stretch stepped through passed (``_Forward._step``), of every run."""
+
+
 def _run(
     tmp: Path, data: Path, files: list[Path], sim: Path | None, *, skip: bool, forward: bool
 ) -> tuple[Any, ...]:
@@ -46,17 +50,23 @@ def _run(
     path = tmp / f"journal-{skip}-{forward}.sqlite"
     journal = backtest_journal(path, clock)
     passed: list[int] = []
-    real = driver._Forward.run
+    real, real_step = driver._Forward.run, driver._Forward._step
 
     def counted(self: Any, start: int) -> int:
         done = real(self, start)
         passed.append(done)
         return done
 
+    def stepped(self: Any, start: int) -> int:
+        done = real_step(self, start)
+        STEPPED.append(done)
+        return done
+
     try:
         with (
             mock.patch.object(driver, "MIN_STRETCH", 1),
             mock.patch.object(driver._Forward, "run", counted),
+            mock.patch.object(driver._Forward, "_step", stepped),
         ):
             run = execute(
                 prepared, journal=journal, clock=clock, skip_quiet=skip, fast_forward=forward
@@ -120,8 +130,10 @@ def test_passing_quiet_stretches_at_once_changes_no_order_fill_equity_or_journal
     texts: tuple[str, str | None], seed: int, count: int, swing: int, tmp_path_factory: Any
 ) -> None:
     tmp = tmp_path_factory.mktemp("forward")
+    STEPPED.clear()
     _, _, passed = _same_three_ways(tmp, [t for t in texts if t], _candles(seed, count, swing))
-    event(f"candles passed at once: {'some' if passed else 'none'}")
+    event(f"candles passed at once: {'some' if passed > sum(STEPPED) else 'none'}")
+    event(f"candles stepped through: {'some' if sum(STEPPED) else 'none'}")
 
 
 def _flat_then(count: int, price: str, special: dict[int, tuple[str, str, str, str]]) -> str:
@@ -213,3 +225,37 @@ def test_an_interval_close_ends_a_stretch(tmp_path: Path) -> None:
     assert [o.rule for o in fast.result.orders] == [o.rule for o in plain.result.orders]
     assert {o.rule for o in fast.result.orders} == {"enter", "leave"}
     assert passed > 300
+
+
+TAKE_PROFIT = (
+    "strategy: hold\nsymbol: BTC_USDT_PERP\nevery: 1m\n"
+    "risk: {max_orders_per_cycle: 10, max_position: 6}\n"
+    "rules:\n"
+    "  - name: enter\n    when: position.qty == 0\n"
+    "    place: {order: {side: BUY, type: MARKET, sz: 1}}\n"
+    "    max_fires: {count: 2, per: 100000m}\n"
+    "  - name: take\n    when: position.qty != 0 and position.upl > position.im * 0.05\n"
+    "    close: {}\n"
+)
+
+
+def test_a_take_profit_rechecked_in_a_stepped_stretch_fires_on_the_plain_replays_candle(
+    tmp_path: Path,
+) -> None:
+    """A position is held while the price climbs a tick a minute: the take profit on the PnL
+    against the margin (rechecked at each close, so no stretch is passed at once) is stepped
+    through candle by candle and fires at the candle where the plain replay's fires; the
+    re-entry after it and its take profit too, every equity sample the plain one's."""
+    special = {
+        i: (f"{60000 + (i - 99) * 2}.0",) * 4 for i in range(100, 400)
+    }  # a rise of 2 a minute: about 75 minutes to +0.25 %
+    csv = _flat_then(500, "60000.0", special)
+    STEPPED.clear()
+    plain, fast, passed = _same_three_ways(tmp_path, [TAKE_PROFIT], csv)
+    rules = [o.rule for o in plain.result.orders]
+    assert rules == ["enter", "take", "enter", "take"]
+    assert [o.rule for o in fast.result.orders] == rules
+    # the candles in a position stepped through (their cycles skipped one by one), all but
+    # those whose cycle acts and the ones right after them; once flat for good, at once
+    assert sum(STEPPED) > 240
+    assert passed > 480
