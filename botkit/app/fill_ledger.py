@@ -36,6 +36,7 @@ from botkit.exchange.models import Fill, OrderSide, Position, PosSide
 from botkit.exchange.queries import FillQuery
 from botkit.rules.ids import parse_client_order_id
 from botkit.runner.pnl import Book
+from botkit.timeparse import format_time
 
 __all__ = [
     "MAX_HISTORY_FILLS",
@@ -443,8 +444,4 @@ class FillLedger:
 
 
 def _when(ms: int | None) -> str:
-    from datetime import UTC, datetime
-
-    if ms is None:
-        return "?"
-    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return "?" if ms is None else format_time(ms)

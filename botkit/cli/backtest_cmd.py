@@ -113,23 +113,14 @@ def _check_report_dir(path: Path, command: str, option: str = "--report") -> Non
         raise UsageError(f"{command}: {option} {path}: {parent} is not writable")
 
 
-def _make_report_dir(path: Path) -> None:
-    """Create the ``--report`` folder once everything else is checked, before the run."""
+def _make_dir(path: Path, option: str, *, new: bool = False) -> None:
+    """Create the ``--report`` folder (or a sweep's ``--journal`` folder: ``new``, it must not
+    exist) once everything else is checked, before the run."""
     try:
-        path.mkdir(parents=True, exist_ok=True)
+        path.mkdir(parents=True, exist_ok=not new)
     except OSError as exc:
         raise UsageError(
-            f"botkit backtest: --report {path}: cannot create the folder: {exc.strerror or exc}"
-        ) from None
-
-
-def _make_journal_dir(path: Path) -> None:
-    """Create a sweep's ``--journal`` folder once everything else is checked."""
-    try:
-        path.mkdir(parents=True)
-    except OSError as exc:
-        raise UsageError(
-            f"botkit backtest: --journal {path}: cannot create the folder: {exc.strerror or exc}"
+            f"botkit backtest: {option} {path}: cannot create the folder: {exc.strerror or exc}"
         ) from None
 
 
@@ -203,7 +194,7 @@ def _single(args: argparse.Namespace, prepared: Prepared, repeats: Repeats) -> i
             "new file (each backtest starts with an empty journal)"
         )
     if args.report is not None:
-        _make_report_dir(args.report)
+        _make_dir(args.report, "--report")
     _warn(prepared.warnings)
     if args.journal is not None:
         journal = backtest_journal(args.journal, clock)
@@ -269,9 +260,9 @@ def _sweep(args: argparse.Namespace, base: BacktestOptions) -> int:
     check_variants(base, variants)
     first = prepare(dataclasses.replace(base, params={**base.params, **variants[0]}))
     if args.report is not None:
-        _make_report_dir(args.report)
+        _make_dir(args.report, "--report")
     if args.journal is not None:
-        _make_journal_dir(args.journal)
+        _make_dir(args.journal, "--journal", new=True)
     _warn(first.warnings)
     if args.cluster is not None:
         return _on_cluster(args, base, variants, [k for k, _ in axes], figure)
