@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, date, datetime, timedelta
+from functools import lru_cache
 
 __all__ = [
     "CANDLE_WORDS",
@@ -221,8 +222,21 @@ def parse_time(text: str, now_ms: int) -> int:
 
 
 def format_time(ms: int) -> str:
-    """Unix ms → ``2024-01-01T00:00:00Z`` (``.250Z`` when the ms are not whole seconds)."""
-    moment = _EPOCH + timedelta(milliseconds=ms)
-    if ms % 1000:
-        return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    """Unix ms → ``2024-01-01T00:00:00Z`` (``.250Z`` when the ms are not whole seconds).
+
+    The date is written by ``strftime`` once per day (a report writes a time for each of a
+    year's orders), the time of day by arithmetic: the same text as ``strftime`` of the whole
+    moment (tests/test_timeparse.py compares them)."""
+    days, rest = divmod(ms, 86_400_000)
+    seconds, milli = divmod(rest, 1000)
+    hours, seconds = divmod(seconds, 3600)
+    minutes, seconds = divmod(seconds, 60)
+    if milli:
+        return f"{_format_day(days)}T{hours:02d}:{minutes:02d}:{seconds:02d}.{milli:03d}Z"
+    return f"{_format_day(days)}T{hours:02d}:{minutes:02d}:{seconds:02d}Z"
+
+
+@lru_cache(maxsize=4096)
+def _format_day(days: int) -> str:
+    """The date ``days`` after 1970-01-01, ``2024-01-01``."""
+    return (_EPOCH + timedelta(days=days)).strftime("%Y-%m-%d")

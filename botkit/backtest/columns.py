@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
-from decimal import Decimal
+from decimal import Context, Decimal
 from itertools import repeat
 from typing import Any, overload
 
@@ -168,17 +168,89 @@ def share_keys(columns: Sequence[IntArray]) -> list[DecimalColumn]:
     total = sum(len(c) for c in columns)
     if not total:
         return [DecimalColumn(keys=c) for c in columns]
-    distinct = _distinct(np.concatenate([_distinct(c) for c in columns]))
-    if len(distinct) > MAX_TABLE:
+    encoded = _encode(columns)
+    if encoded is None:
         return [DecimalColumn(keys=c) for c in columns]
-    table = decimals_from_keys(distinct.tolist())
-    floats = key_floats(distinct)
-    return [
-        DecimalColumn(
-            codes=np.searchsorted(distinct, c).astype(np.int32), table=table, floats=floats
-        )
-        for c in columns
-    ]
+    parts, codes = encoded
+    table: list[Decimal] = []
+    for places, coefficients in parts:
+        table.extend(_place_decimals(coefficients.tolist(), places))
+    floats = key_floats(np.concatenate([(c << PLACES_BITS) | p for p, c in parts]))
+    return [DecimalColumn(codes=c, table=table, floats=floats) for c in codes]
+
+
+_EXACT = Context(prec=MAX_KEY_DIGITS + 1)
+"""Wide enough for any key's coefficient: scaling by a power of ten never rounds."""
+
+
+def _place_decimals(coefficients: list[int], places: int) -> Iterator[Decimal]:
+    """The ``Decimal`` of each key of ``coefficients`` and ``places`` (:func:`_key_decimal`'s,
+    coefficient and exponent), without writing and parsing a text for each."""
+    decimals = map(Decimal, coefficients)  # exact whatever the context
+    return map(_EXACT.scaleb, decimals, repeat(-places)) if places else decimals
+
+
+def _encode(
+    columns: Sequence[IntArray],
+) -> tuple[list[tuple[int, IntArray]], list[npt.NDArray[np.int32]]] | None:
+    """(the distinct keys of ``columns`` as (places, sorted coefficients) in the order of
+    their places, each column's codes into them in that order); ``None`` past
+    :data:`MAX_TABLE` distinct keys. The keys of one number of places are numbered together:
+    by a table over the range of their coefficients when it is narrow (prices on a tick: a
+    scatter and a gather, no sort), else by sorting."""
+    total = sum(len(c) for c in columns)
+    places = [c & 31 for c in columns]
+    coefficients = [c >> PLACES_BITS for c in columns]
+    present = [np.bincount(p, minlength=32) for p in places]
+    codes = [np.empty(len(c), dtype=np.int32) for c in columns]
+    parts: list[tuple[int, IntArray]] = []
+    offset = 0
+    for place in np.flatnonzero(sum(present)).tolist():
+        picks: list[npt.NDArray[np.bool_] | None] = []
+        values: list[IntArray] = []
+        for i, column in enumerate(coefficients):
+            held = int(present[i][place])
+            if not held:
+                continue
+            whole = held == len(column)
+            pick = None if whole else places[i] == place
+            picks.append(pick)
+            values.append(column if pick is None else column[pick])
+        distinct, numbers = _numbered(values, total)
+        taken = iter(numbers)
+        for i in range(len(columns)):
+            if not present[i][place]:
+                continue
+            pick = picks.pop(0)
+            number = next(taken) + offset
+            if pick is None:
+                codes[i][:] = number
+            else:
+                codes[i][pick] = number
+        parts.append((place, distinct))
+        offset += len(distinct)
+        if offset > MAX_TABLE:
+            return None
+    return parts, codes
+
+
+def _numbered(
+    values: Sequence[IntArray], total: int
+) -> tuple[IntArray, list[npt.NDArray[np.integer[Any]]]]:
+    """(the distinct values of ``values``, sorted; each array's indexes into them). Over a
+    range of at most ``total`` values a table of the range numbers them (5 bytes a value of
+    the range); over a wider one, sorting."""
+    low = min(int(v.min()) for v in values)
+    span = max(int(v.max()) for v in values) - low + 1
+    if span > total:
+        distinct = _distinct(np.concatenate([_distinct(v) for v in values]))
+        return distinct, [np.searchsorted(distinct, v) for v in values]
+    seen = np.zeros(span, dtype=np.bool_)
+    for v in values:
+        seen[v - low] = True
+    rank = np.cumsum(seen, dtype=np.int32)
+    rank -= 1
+    return np.flatnonzero(seen) + low, [rank[v - low] for v in values]
 
 
 def key_floats(keys: IntArray) -> npt.NDArray[np.float64]:

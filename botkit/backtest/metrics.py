@@ -38,7 +38,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Decimal
-from itertools import chain, islice, pairwise
+from itertools import islice, repeat
+from operator import sub, truediv
 
 import numpy as np
 
@@ -68,6 +69,7 @@ YEAR_MS = 365 * 86_400_000
 
 _PLACES = Decimal("1e-8")
 _ZERO = Decimal(0)
+_ONE = Decimal(1)
 
 
 def _ratio(num: Decimal, den: Decimal) -> Decimal:
@@ -222,10 +224,16 @@ def _max_drawdown(
     best: tuple[Decimal, Decimal, int | None, int | None] = (_ZERO, _ZERO, None, None)
     best_ratio = _ZERO
     best_peak = start
+    # ``low``: the lowest value since the peak was set. For one peak the fall, and so the
+    # ratio, only grows as the value falls (both correctly rounded, so monotone): a value at
+    # or above ``low`` cannot beat the ratio already judged at ``low``, and is not divided.
+    low = start
     for time_ms, value in zip(times, values, strict=True):
-        if value > peak:
-            peak, peak_ms = value, time_ms
+        if value >= low:
+            if value > peak:
+                peak, peak_ms, low = value, time_ms, value
             continue
+        low = value
         fall = peak - value
         ratio = fall / peak if peak > 0 else _ZERO
         if fall > 0 and ratio > best_ratio:
@@ -253,10 +261,17 @@ def equity_statistics(
 ) -> tuple[Decimal | None, Decimal | None]:
     """(Sharpe, Sortino) of the returns of ``start`` followed by ``equity`` (see the module
     doc); ``samples_a_year`` annualises."""
-    if len(equity) < 2 or start <= 0 or any(e <= 0 for e in islice(equity, len(equity) - 1)):
+    if len(equity) < 2 or start <= 0:
         return None, None
-    steps = pairwise(chain((start,), equity))
-    returns = np.fromiter((float(b / a - 1) for a, b in steps), dtype=np.float64, count=len(equity))
+    before = [start]  # each sample's predecessor
+    before.extend(islice(equity, len(equity) - 1))
+    if min(before) <= 0:
+        return None, None
+    # float(b / a - 1) of each step, the loop in C (map): the same Decimal operations
+    quotients = map(truediv, equity, before)
+    returns = np.fromiter(
+        map(float, map(sub, quotients, repeat(_ONE))), dtype=np.float64, count=len(equity)
+    )
     mean = float(returns.mean())
     scale = math.sqrt(samples_a_year)
     std = float(returns.std(ddof=1))
@@ -312,16 +327,16 @@ def exposure_fraction(equity: Sequence[EquityPoint], start_ms: int, end_ms: int)
     total = end_ms - start_ms
     if total <= 0 or not equity:
         return _ZERO
-    exposed = 0
     times, _, exposures = equity_columns(equity)
-    ends = list(times[1:])
-    ends.append(end_ms)
-    for time_ms, exposure, until in zip(times, exposures, ends, strict=True):
-        if exposure:
-            begin = time_ms if time_ms > start_ms else start_ms
-            until = until if until < end_ms else end_ms
-            if until > begin:
-                exposed += until - begin
+    count = len(times)
+    # each point's span [time, next time) clipped to [start, end), over arrays
+    begins = np.asarray(times, dtype=np.int64)
+    ends = np.empty(count, dtype=np.int64)
+    ends[:-1] = begins[1:]
+    ends[-1] = end_ms
+    spans = np.minimum(ends, end_ms) - np.maximum(begins, start_ms)
+    held = np.fromiter(map(bool, exposures), dtype=np.bool_, count=count)
+    exposed = sum(spans[held & (spans > 0)].tolist())
     return _ratio(Decimal(exposed), Decimal(total))
 
 

@@ -75,7 +75,8 @@ class OrderRow:
             type=intern(record.type),
             px=Decimal(px) if px else None,
             sz=_size(record.sz if record.sz is not None else record.intent_sz),
-            outcome=record.outcome.value if record.outcome is not None else "unsettled",
+            # the member's own value (``.value`` is a property: a year of orders paid for it)
+            outcome=record.outcome._value_ if record.outcome is not None else "unsettled",
             code="" if record.code is None else str(record.code),
             msg=record.msg or record.error,
             reasons=record.reasons,

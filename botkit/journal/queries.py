@@ -96,6 +96,9 @@ _BRIEF_COLUMNS = (  # the id for the order (and a limit's inner query)
     " outcome, code, msg, reasons, error"
 )
 _NO_REASONS = "[]"
+_OUTCOMES = {outcome.value: outcome for outcome in Outcome}
+"""Each outcome by its word: a look-up, where calling the enum costs a year of orders a fifth
+of their reading."""
 
 
 def iter_order_briefs(conn: sqlite3.Connection, flt: OrderFilter) -> Iterator[OrderBrief]:
@@ -122,7 +125,7 @@ def iter_order_briefs(conn: sqlite3.Connection, flt: OrderFilter) -> Iterator[Or
                 intent_sz,
                 px,
                 sz,
-                Outcome(outcome) if outcome else None,
+                (_OUTCOMES.get(outcome) or Outcome(outcome)) if outcome else None,
                 code,
                 msg,
                 () if reasons == _NO_REASONS else tuple(json.loads(reasons)),
