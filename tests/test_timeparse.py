@@ -5,8 +5,11 @@ with what to do; intervals as spans or the exchange's words, one table of candle
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime, timedelta
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from botkit.exchange.params import CANDLE_INTERVALS
 from botkit.rules.durations import parse_duration
@@ -23,6 +26,7 @@ from botkit.timeparse import (
     parse_time,
     span_ms,
 )
+from tests.fuzz.profiles import FUZZ
 
 T0 = 1_704_067_200_000  # 2024-01-01T00:00:00Z
 
@@ -72,6 +76,27 @@ def test_times_that_are_refused_say_what_to_do(text: str | int, message: str) ->
 def test_the_last_time_accepted_can_be_written() -> None:
     assert format_time(MAX_MS) == "9999-12-31T23:59:59.999Z"
     assert format_time(MIN_MS) == "1973-03-03T09:46:40Z"
+
+
+def _strftime(ms: int) -> str:
+    """The model: the whole moment through ``strftime``."""
+    moment = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=ms)
+    if ms % 1000:
+        return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@FUZZ
+@given(
+    st.one_of(
+        st.integers(-62_135_596_800_000, MAX_MS),  # year 1 to 9999, before 1970 too
+        st.integers(MIN_MS // 1000, MAX_MS // 1000).map(lambda s: s * 1000),  # whole seconds
+        st.integers(0, 400 * 366).map(lambda d: d * 86_400_000 - 1),  # a day's last ms
+    )
+)
+def test_a_time_is_written_as_strftime_writes_the_whole_moment(ms: int) -> None:
+    """The date once a day, the time of day by arithmetic: ``strftime``'s text."""
+    assert format_time(ms) == _strftime(ms)
 
 
 def test_intervals() -> None:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import tracemalloc
 from decimal import Decimal
+from itertools import chain
 from pathlib import Path
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -13,9 +15,10 @@ from botkit.backtest.candle_fast import csv_columns
 from botkit.backtest.candle_parse import Problems, parse_lines
 from botkit.backtest.candle_writer import write_candles
 from botkit.backtest.candles import load_candles
-from botkit.backtest.columns import BarColumns, EquityCurve, share_keys
+from botkit.backtest.columns import PLACES_BITS, BarColumns, EquityCurve, share_keys
 from botkit.backtest.result import EquityPoint
 from botkit.backtest.synth import SynthParams, synth_bars
+from tests.fuzz.profiles import FUZZ
 
 T0 = 1_704_067_200_000
 M = 60_000
@@ -112,3 +115,43 @@ def test_equity_curve_is_a_sequence_of_points_with_shared_exposures() -> None:
     assert len(curve) == 6
     assert list(curve[2:4]) == points[2:4]
     assert len({id(x) for x in curve.exposures}) == 2  # 0 twice, then one 0.5 for four points
+
+
+def _model_share(columns: list[np.ndarray]) -> list[list[Decimal]]:
+    """The plain model: one sorted table of every distinct key, each cell its Decimal."""
+    distinct = sorted(set(chain.from_iterable(c.tolist() for c in columns)))
+    table = {key: Decimal(f"{key >> PLACES_BITS}E-{key & 31}") for key in distinct}
+    return [[table[key] for key in c.tolist()] for c in columns]
+
+
+@st.composite
+def key_columns(draw: st.DrawFn) -> list[np.ndarray]:
+    """Five columns of keys: coefficients in a narrow range (a tick's prices: the table over
+    the range) or a wide one (sorted), mixed places, zero, shared and lone values."""
+    rows = draw(st.integers(1, 30))
+    low = draw(st.integers(0, 10**16))
+    width = draw(st.sampled_from([1, 5, 300, 10**15]))
+    coefficient = st.integers(low, low + width)
+    places = st.sampled_from(draw(st.lists(st.integers(0, 17), min_size=1, max_size=3)))
+    key = st.builds(lambda c, p: c << PLACES_BITS | p, st.one_of(coefficient, st.just(0)), places)
+    return [
+        np.array(draw(st.lists(key, min_size=rows, max_size=rows)), dtype=np.int64)
+        for _ in range(5)
+    ]
+
+
+@FUZZ
+@given(key_columns())
+def test_shared_keys_come_back_as_the_models_decimals_and_floats(columns: list[np.ndarray]) -> None:
+    """Whatever the range (a table over it, or sorting), every cell is the model's Decimal
+    (coefficient and exponent), equal cells share one object, and the floats are the
+    Decimals' own."""
+    shared = share_keys(columns)
+    model = _model_share(columns)
+    for column, want in zip(shared, model, strict=True):
+        got = column.take(0, len(column))
+        assert [d.as_tuple() for d in got] == [d.as_tuple() for d in want]
+        assert column.floats(0, len(column)).tolist() == [float(d) for d in want]
+    cells = [d for column in shared for d in column.take(0, len(column))]
+    by_key = {(str(d), d.as_tuple()): id(d) for d in cells}
+    assert len({id(d) for d in cells}) == len(by_key)
