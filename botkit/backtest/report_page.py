@@ -33,7 +33,6 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from html import escape
 from importlib import resources
-from operator import sub
 from typing import Any
 
 import numpy as np
@@ -294,19 +293,6 @@ def _dec(value: Decimal | None) -> str:
     return "" if value is None else plain(value)
 
 
-class _Plain(dict[Decimal, str]):
-    """:func:`_dec` of each value, worked out once per distinct value (a year of orders
-    repeats its prices and sizes): ``plain`` writes a value the same whatever its exponent,
-    so equal values, which share a key, share their text."""
-
-    def __missing__(self, value: Decimal) -> str:
-        text = self[value] = plain(value)
-        return text
-
-    def __call__(self, value: Decimal | None) -> str:
-        return "" if value is None else self[value]
-
-
 def _label(strategy: str, rule: str) -> str:
     return f"{strategy}/{rule}" if strategy or rule else "(unknown)"
 
@@ -319,11 +305,9 @@ def page_data(
     fills = result.fills  # every row in the tables; the chart marks its own symbol's
     orders = result.orders
     own = [f for f in fills if not f.symbol or f.symbol == symbol]
-    pairs = {(f.strategy, f.rule) for f in fills} | {(o.strategy, o.rule) for o in orders}
-    rules = sorted({_label(*pair) for pair in pairs})
+    rules = sorted({_label(f.strategy, f.rule) for f in fills}
+                   | {_label(o.strategy, o.rule) for o in orders})  # fmt: skip
     index = {r: i for i, r in enumerate(rules)}
-    slots = {pair: index[_label(*pair)] for pair in pairs}
-    dec = _Plain()
     lv = levels(chart.bars, chart.interval_ms, result.equity, result.starting_balance, own)
     finest = lv[0].width_ms
     return {
@@ -340,8 +324,8 @@ def page_data(
             for line in chart.indicators
         ],
         "notes": list(chart.notes),
-        "fills": _pack([_fill_cells(f, slots, symbol, dec) for f in fills], "tvvkvkvkkk"),
-        "orders": _pack([_order_cells(o, slots, dec) for o in orders], "tvvkkvkkk"),
+        "fills": _pack([_fill_cells(f, index, symbol) for f in fills], "tvvkvkvkkk"),
+        "orders": _pack([_order_cells(o, index) for o in orders], "tvvkkvkkk"),
         "trades": _pack([_trade_cells(t, symbol) for t in trades], "vkkkkvvvvvvvvkk"),
         "tradeFills": trade_fills(trades, fills, symbol),
     }
@@ -352,34 +336,29 @@ def _pack(rows: Sequence[Sequence[object]], kinds: str) -> dict[str, Any]:
     distinct values: a dictionary and an index per row) or ``t`` (integers: each the
     difference from the previous row's, for times in order). The page unpacks them."""
     columns: list[Any] = []
-    by_column = list(zip(*rows, strict=True)) if rows else [() for _ in kinds]
-    for kind, values in zip(kinds, by_column, strict=True):
+    for j, kind in enumerate(kinds):
+        values = [row[j] for row in rows]
         if kind == "k":
-            texts = list(map(str, values))
-            words = sorted(set(texts))
+            words = sorted(set(map(str, values)))
             at = {w: i for i, w in enumerate(words)}
-            columns.append({"d": words, "i": list(map(at.__getitem__, texts))})
+            columns.append({"d": words, "i": [at[str(v)] for v in values]})
         elif kind == "t":
-            ints = list(map(int, map(str, values)))
-            columns.append(list(map(sub, ints, [0, *ints])))
+            ints = [int(str(v)) for v in values]
+            columns.append([b - a for a, b in zip([0, *ints], ints, strict=False)])
         else:
-            columns.append(list(values))
+            columns.append(values)
     return {"n": len(rows), "k": kinds, "c": columns}
 
 
-def _fill_cells(
-    f: FillRow, slots: dict[tuple[str, str], int], symbol: str, dec: _Plain
-) -> list[object]:
-    return [f.time_ms, slots[f.strategy, f.rule], f.cl_ord_id, f.side, dec(f.px),
-            dec(f.qty), dec(f.fee), f.role, f.pos_side, f.symbol or symbol]  # fmt: skip
+def _fill_cells(f: FillRow, index: dict[str, int], symbol: str) -> list[object]:
+    return [f.time_ms, index[_label(f.strategy, f.rule)], f.cl_ord_id, f.side, _dec(f.px),
+            _dec(f.qty), _dec(f.fee), f.role, f.pos_side, f.symbol or symbol]  # fmt: skip
 
 
-def _order_cells(o: OrderRow, slots: dict[tuple[str, str], int], dec: _Plain) -> list[object]:
-    why = "; ".join(o.reasons) if o.reasons else ""
-    if not why and (o.code or o.msg):
-        why = " ".join(x for x in (o.code, o.msg) if x)
-    return [o.time_ms, slots[o.strategy, o.rule], o.cl_ord_id, o.side, o.type,
-            dec(o.px), dec(o.sz), o.outcome, why]  # fmt: skip
+def _order_cells(o: OrderRow, index: dict[str, int]) -> list[object]:
+    why = "; ".join(o.reasons) or " ".join(x for x in (o.code, o.msg) if x)
+    return [o.time_ms, index[_label(o.strategy, o.rule)], o.cl_ord_id, o.side, o.type,
+            _dec(o.px), _dec(o.sz), o.outcome, why]  # fmt: skip
 
 
 def _trade_cells(t: Trade, symbol: str) -> list[object]:

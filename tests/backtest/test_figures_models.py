@@ -1,21 +1,19 @@
-"""The figures and the report's tables worked out faster are the plain loops' (issue 20).
+"""The figures worked out faster are the plain loops' (issue 20).
 
 The maximum drawdown divides only at a new low since the peak, the exposure time sums spans
-over arrays, the Sharpe and Sortino ratios take their returns through ``map``, the report
-page writes each distinct amount once and packs its tables by column: the plain loops below
-(the code before) are the model. Random equity curves with ties, plateaus, equal values of
-other exponents (``100`` and ``100.00``), shared objects, non-positive values and repeated
-times must give the same figures, exponent included; random table rows the same JSON.
+over arrays, the Sharpe and Sortino ratios take their returns through ``map``: the plain
+loops below (the code before) are the model.
+Random equity curves with ties, plateaus, equal values of other exponents (``100`` and
+``100.00``), shared objects, non-positive values and repeated times must give the same
+figures, exponent included.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from decimal import ROUND_HALF_EVEN, Decimal
 from itertools import chain, islice, pairwise
-from typing import Any
 
 import numpy as np
 from hypothesis import given
@@ -23,9 +21,7 @@ from hypothesis import strategies as st
 
 from botkit.backtest.columns import EquityCurve
 from botkit.backtest.metrics import _max_drawdown, equity_statistics, exposure_fraction
-from botkit.backtest.report_page import _pack, _Plain
 from botkit.backtest.result import EquityPoint
-from botkit.numbers import plain
 from tests.fuzz.profiles import FUZZ
 
 D = Decimal
@@ -172,48 +168,3 @@ def test_the_sharpe_and_sortino_through_map_are_the_plain_loops(
     points, start, _, _ = case
     values = [p.equity for p in points]
     assert equity_statistics(values, start, samples) == model_statistics(values, start, samples)
-
-
-def model_pack(rows: Sequence[Sequence[object]], kinds: str) -> dict[str, Any]:
-    columns: list[Any] = []
-    for j, kind in enumerate(kinds):
-        values = [row[j] for row in rows]
-        if kind == "k":
-            words = sorted(set(map(str, values)))
-            at = {w: i for i, w in enumerate(words)}
-            columns.append({"d": words, "i": [at[str(v)] for v in values]})
-        elif kind == "t":
-            ints = [int(str(v)) for v in values]
-            columns.append([b - a for a, b in zip([0, *ints], ints, strict=False)])
-        else:
-            columns.append(values)
-    return {"n": len(rows), "k": kinds, "c": columns}
-
-
-cells = st.one_of(st.integers(-5, 12), st.sampled_from(["a", "b", "10", "2", ""]))
-
-
-@FUZZ
-@given(st.text(alphabet="vkt", min_size=1, max_size=6).flatmap(
-    lambda kinds: st.tuples(
-        st.just(kinds),
-        st.lists(st.tuples(*(st.integers(0, 10**13) if k == "t" else cells for k in kinds)),
-                 max_size=12),
-    )
-))  # fmt: skip
-def test_the_tables_packed_by_column_are_the_plain_loops(
-    case: tuple[str, list[tuple[object, ...]]],
-) -> None:
-    kinds, rows = case
-    assert json.dumps(_pack(rows, kinds)) == json.dumps(model_pack(rows, kinds))
-
-
-@FUZZ
-@given(st.lists(st.builds(_spelled, st.integers(-(10**6), 10**6), st.integers(0, 6)), max_size=30))
-def test_each_amount_written_once_is_written_as_plain_writes_it(values: list[Decimal]) -> None:
-    """Equal values of other exponents share one text: ``plain`` writes the value, not its
-    spelling (``-0.00`` as ``0``, ``1E+2`` as ``100``)."""
-    texts = _Plain()
-    assert [texts(v) for v in [*values, None, *reversed(values)]] == [
-        plain(v) if v is not None else "" for v in [*values, None, *reversed(values)]
-    ]
