@@ -302,6 +302,19 @@ class BarColumns(Sequence[Bar]):
         """The closes of bars ``[start, stop)``."""
         return self._columns[3].take(start, stop)
 
+    def first_extreme(self, start: int, stop: int, *, high: bool) -> int:
+        """The index of the first bar of ``[start, stop)`` with the lowest low (``high``: the
+        highest high), the one ``min`` (``max``) over the ``Decimal`` values picks: their
+        floats (correctly rounded, so monotone) narrow it to the bars at the extreme float,
+        whose ``Decimal`` values decide (distinct values may share a float)."""
+        column = self._columns[1 if high else 2]
+        floats = column.floats(start, stop)
+        tied = np.flatnonzero(floats == (floats.max() if high else floats.min())).tolist()
+        if len(tied) == 1:
+            return start + tied[0]
+        values = [column[start + i] for i in tied]
+        return start + tied[values.index(max(values) if high else min(values))]
+
     def price_columns(
         self, start: int, stop: int
     ) -> tuple[

@@ -114,9 +114,9 @@ def price_points(
     out: list[PathPoint] = []
     for begin in range(0, len(bars), size):
         if isinstance(bars, BarColumns):  # the columns compared, two bars built
-            lows, highs = bars.lows(begin, begin + size), bars.highs(begin, begin + size)
-            low = bars[begin + lows.index(min(lows))]  # the first of equals, as min() keeps
-            high = bars[begin + highs.index(max(highs))]
+            stop = min(begin + size, len(bars))
+            low = bars[bars.first_extreme(begin, stop, high=False)]
+            high = bars[bars.first_extreme(begin, stop, high=True)]
         else:
             chunk = bars[begin : begin + size]
             low = min(chunk, key=lambda b: b.low)

@@ -16,6 +16,7 @@ from botkit.backtest.candle_parse import Problems, parse_lines
 from botkit.backtest.candle_writer import write_candles
 from botkit.backtest.candles import load_candles
 from botkit.backtest.columns import PLACES_BITS, BarColumns, EquityCurve, share_keys
+from botkit.backtest.driver import price_points
 from botkit.backtest.result import EquityPoint
 from botkit.backtest.synth import SynthParams, synth_bars
 from tests.fuzz.profiles import FUZZ
@@ -155,3 +156,28 @@ def test_shared_keys_come_back_as_the_models_decimals_and_floats(columns: list[n
     cells = [d for column in shared for d in column.take(0, len(column))]
     by_key = {(str(d), d.as_tuple()): id(d) for d in cells}
     assert len({id(d) for d in cells}) == len(by_key)
+
+
+@st.composite
+def close_bars(draw: st.DrawFn) -> BarColumns:
+    """Candles whose lows and highs tie, or differ beyond a float's digits (0.1 and
+    0.10000000000000001 are one float), in shared-table columns."""
+    spellings = [(1, 1), (10, 2), (10_000_000_000_000_001, 17), (2, 1), (9, 2)]
+    key = st.sampled_from(spellings).map(lambda cp: cp[0] << PLACES_BITS | cp[1])
+    rows = draw(st.integers(1, 40))
+    lows = draw(st.lists(key, min_size=rows, max_size=rows))
+    highs = draw(st.lists(key, min_size=rows, max_size=rows))
+    columns = [np.array(c, dtype=np.int64) for c in (lows, highs, lows, highs, lows)]
+    times = np.arange(rows, dtype=np.int64) * M + T0
+    return BarColumns(times, share_keys(columns))
+
+
+@FUZZ
+@given(close_bars(), st.integers(4, 24))
+def test_the_price_points_of_columns_are_the_bars_own(bars: BarColumns, limit: int) -> None:
+    """The first lowest low and highest high of each bucket found over floats, then the
+    Decimals: the points ``min`` and ``max`` over the bars give (the model)."""
+    got = price_points(bars, M, limit=limit)
+    assert [(t, str(p)) for t, p in got] == [
+        (t, str(p)) for t, p in price_points(list(bars), M, limit=limit)
+    ]
