@@ -50,10 +50,11 @@ print(json.dumps(sorted(m for m in sys.modules if m.startswith(heavy))))
 """
 
 
-def _imported(argv: list[str] | None) -> list[str]:
-    """The heavy modules a fresh interpreter holds after ``build_parser()`` or ``main(argv)``."""
+def _imported(argv: list[str] | None, heavy: tuple[str, ...] = HEAVY) -> list[str]:
+    """The ``heavy`` modules a fresh interpreter holds after ``build_parser()`` or
+    ``main(argv)``."""
     done = subprocess.run(
-        [sys.executable, "-c", _PROBE, json.dumps(argv), json.dumps(HEAVY)],
+        [sys.executable, "-c", _PROBE, json.dumps(argv), json.dumps(heavy)],
         capture_output=True,
         text=True,
         check=True,
@@ -66,6 +67,14 @@ def _imported(argv: list[str] | None) -> list[str]:
 
 def test_building_the_parser_imports_no_heavy_module() -> None:
     assert _imported(None) == []
+
+
+@pytest.mark.parametrize("argv", [None, ["backtest", "--help"]], ids=str)
+def test_the_package_metadata_is_read_only_to_print_the_version(argv: list[str] | None) -> None:
+    """``importlib.metadata`` and its search of the installed packages cost every command
+    tens of milliseconds (issue 20: a backtest's start-up); only ``--version`` needs them."""
+    assert _imported(argv, ("importlib.metadata",)) == []
+    assert "importlib.metadata" in _imported(["--version"], ("importlib.metadata",))
 
 
 @pytest.mark.parametrize(

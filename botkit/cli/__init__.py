@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from botkit import __version__
+import botkit
 from botkit.errors import BotkitError, ConfigError, UsageError, printable
 
 __all__ = ["COMMAND_MODULES", "EXIT_CLOSED_PIPE", "build_parser", "main"]
@@ -67,13 +67,35 @@ class _Parser(argparse.ArgumentParser):
         return super().parse_known_args(args, namespace)
 
 
+class _Version(argparse.Action):
+    """``--version``, as argparse's version action prints it (on stdout, then exit 0), the
+    version read only when asked for (:data:`botkit.__version__` comes from the package
+    metadata on first use)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(
+            option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+            help="show program's version number and exit",
+        )  # fmt: skip
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        print(f"botkit {botkit.__version__}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="botkit",
         description="Rule-driven order executor for the futures v3 API, with an embedded "
         "paper exchange. Run 'botkit COMMAND --help' for a command's options.",
     )
-    parser.add_argument("--version", action="version", version=f"botkit {__version__}")
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=_Parser)
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)
@@ -140,7 +162,7 @@ def _internal(exc: Exception) -> str:
     text = redact(" ".join(str(exc).split())[:300], secrets)
     return (
         f"internal error ({type(exc).__name__}: {text}) — this is a bug in botkit"
-        f" {__version__}; please report it with the command that caused it"
+        f" {botkit.__version__}; please report it with the command that caused it"
     )
 
 
