@@ -331,12 +331,16 @@ def exposure_fraction(equity: Sequence[EquityPoint], start_ms: int, end_ms: int)
     count = len(times)
     # each point's span [time, next time) clipped to [start, end), over arrays
     begins = np.asarray(times, dtype=np.int64)
-    ends = np.empty(count, dtype=np.int64)
-    ends[:-1] = begins[1:]
-    ends[-1] = end_ms
-    spans = np.minimum(ends, end_ms) - np.maximum(begins, start_ms)
+    spans = np.empty(count, dtype=np.int64)
+    spans[:-1] = begins[1:]
+    spans[-1] = end_ms
+    np.minimum(spans, end_ms, out=spans)
+    spans -= np.maximum(begins, start_ms)
     held = np.fromiter(map(bool, exposures), dtype=np.bool_, count=count)
-    exposed = sum(spans[held & (spans > 0)].tolist())
+    held &= spans > 0
+    # each span is at most the period: below 2**62 in all, an int64 sum cannot overflow
+    small = count * total < 1 << 62
+    exposed = int(spans.sum(where=held)) if small else sum(spans[held].tolist())
     return _ratio(Decimal(exposed), Decimal(total))
 
 
