@@ -41,10 +41,10 @@ from botkit.backtest.driver import (
     _count_churn,
     _note_problems,
     _reason_key,
+    _replay_gc,
     _result,
     price_points,
 )
-from botkit.backtest.gc_tuning import tuned_gc
 from botkit.backtest.legs import Legs
 from botkit.backtest.path import candle_path
 from botkit.backtest.result import BacktestResult, EquityPoint
@@ -134,9 +134,9 @@ def replay_portfolio(
                           config.balance.amount, config.balance.currency)  # fmt: skip
     run = PortfolioRun(result=base)
     books = _Books(engine, [symbol for symbol, _ in legs])
-    with tuned_gc():  # the result too: a row per order
+    with _replay_gc():
         curves = _replay(run, timeline, interval, clock, engine, runner, books, on_candle)
-        account = _result(run.result, first, port, journal, curves.pop(""), meta or {})
+    account = _result(run.result, first, port, journal, curves.pop(""), meta or {})
     marks = {symbol: series.bars[-1].close for symbol, series in legs}
     account = replace(account, candles=len(timeline), prices=(), mark=None, marks=marks)
     run.result = account

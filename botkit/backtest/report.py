@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from botkit.backtest.bars import Bar
-from botkit.backtest.gc_tuning import tuned_gc
 from botkit.backtest.metrics import (
     Figures,
     compute_figures,
@@ -305,28 +304,27 @@ def write_report(
     portfolio, its ``index.html``'s link back to the account's page."""
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
-    with tuned_gc():  # a row and a table's cells per order
-        if trades is None:
-            trades = result_trades(result)
-        if figures is None:
-            figures = compute_figures(result, trades)
-        data = summary_data(result, figures, trades)
-        data.update(extra or {})
-        (folder / "summary.json").write_text(
-            json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
-        )
-        _write_csv(folder / "orders.csv", ORDER_COLUMNS, map(_order_row, result.orders))
-        _write_csv(folder / "fills.csv", FILL_COLUMNS, (_fill_row(f, result) for f in result.fills))
-        _write_csv(folder / "trades.csv", TRADE_COLUMNS, map(_trade_row, trades))
-        summary = render_summary(result, figures, trades)
-        page = render_page(
-            result,
-            chart if chart is not None else chart_from_prices(result),
-            trades,
-            summary,
-            links=("index.html", "summary.json", "trades.csv", "orders.csv", "fills.csv"),
-        )
-        (folder / "report.html").write_text(page, encoding="utf-8")
-        html = render_html(result, figures, summary, trades, parts, account)
-        (folder / "index.html").write_text(html, encoding="utf-8")
+    if trades is None:
+        trades = result_trades(result)
+    if figures is None:
+        figures = compute_figures(result, trades)
+    data = summary_data(result, figures, trades)
+    data.update(extra or {})
+    (folder / "summary.json").write_text(
+        json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    _write_csv(folder / "orders.csv", ORDER_COLUMNS, map(_order_row, result.orders))
+    _write_csv(folder / "fills.csv", FILL_COLUMNS, (_fill_row(f, result) for f in result.fills))
+    _write_csv(folder / "trades.csv", TRADE_COLUMNS, map(_trade_row, trades))
+    summary = render_summary(result, figures, trades)
+    page = render_page(
+        result,
+        chart if chart is not None else chart_from_prices(result),
+        trades,
+        summary,
+        links=("index.html", "summary.json", "trades.csv", "orders.csv", "fills.csv"),
+    )
+    (folder / "report.html").write_text(page, encoding="utf-8")
+    html = render_html(result, figures, summary, trades, parts, account)
+    (folder / "index.html").write_text(html, encoding="utf-8")
     return [folder / name for name in REPORT_FILES]
