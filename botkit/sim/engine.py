@@ -32,7 +32,7 @@ from botkit.sim.accounts import Account, BalanceFigures
 from botkit.sim.book import OrderState, SimOrder
 from botkit.sim.codes import SimError
 from botkit.sim.config import InstrumentConfig, SimConfig
-from botkit.sim.figures import AccountFigures, OpenPosition
+from botkit.sim.figures import AccountFigures, MarkBounds, OpenPosition
 from botkit.sim.history import History, Window, make_window, order_filter, select
 from botkit.sim.ids import IdGen
 from botkit.sim.matching import USER_CANCEL, Matcher
@@ -169,6 +169,12 @@ class SimEngine:
         everything else as now (the same Decimal values :meth:`equity` gives after
         :meth:`set_mark` to that mark inside :meth:`quiet_band`)."""
         return self.figures.equity_at(self.prices[symbol], marks)
+
+    def figures_between(self, symbol: str, lo: Decimal, hi: Decimal) -> MarkBounds | None:
+        """Bounds of the position and account figures a read gives with the mark of ``symbol``
+        anywhere from ``lo`` to ``hi`` and everything else as now (inside :meth:`quiet_band`
+        nothing else moves with the mark); see :meth:`AccountFigures.between`."""
+        return self.figures.between(self.prices[symbol], lo, hi)
 
     def apply_drift(self) -> None:
         """Move every mark by ``drift`` of itself, rounded to its tick (at least one tick when

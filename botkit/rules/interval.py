@@ -1,0 +1,194 @@
+"""Interval values for a compiled expression: what it gives for *every* value in a range.
+
+A compiled condition (:mod:`~botkit.rules.codegen`) is plain Python over Decimals: ``+ - * /``,
+unary ``-``/``+``, comparisons, ``not``/``and``/``or``, ``a if c else b`` and the calls of
+:data:`~botkit.rules.functions.FUNCTIONS`. Handed :class:`Interval` values instead of some of
+its Decimals, the same function computes an enclosure: each arithmetic result is an interval
+holding the Decimal result of the same operation for any values inside the operands' intervals
+— the corners of the box, each rounded **outward** (down for the lower end, up for the upper
+end, at the precision of the thread's context: whatever rounding the real evaluation then uses
+at that precision, its result is between them) — and each comparison is decided (a plain
+``bool``) only when it is the same for every value of the box; otherwise it raises
+:class:`Undecided`. So is the truth of an interval that holds both zero and something else.
+Since ``and``, ``or``, ``not`` and ``if`` ask the truth of their operands, an evaluation that
+returns gave the answer that the plain evaluation gives at every point of the box, on the same
+path; one that raises decided nothing.
+
+Everything else refuses: an operand that is not a Decimal or an interval, a division by an
+interval holding zero (the plain evaluation may fail there), the functions that round to a
+step, ``sqrt``, ``//``, ``%`` and ``**`` (they call Decimal methods an interval has not). The
+backtest uses it to prove a price recheck false over a range of marks (:meth:`~botkit.rules.
+deps.Recheck.false_over`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from decimal import ROUND_CEILING, ROUND_FLOOR, Context, Decimal, getcontext
+from typing import Any
+
+__all__ = ["Interval", "Undecided"]
+
+
+class Undecided(ArithmeticError):
+    """A comparison, or a truth, that differs inside the intervals (or cannot be bounded)."""
+
+
+def _contexts() -> tuple[Context, Context]:
+    """The thread's context rounding down and up (its precision and exponent limits; made
+    once for each)."""
+    now = getcontext()
+    key = (now.prec, now.Emax, now.Emin, now.clamp)
+    found = _MADE.get(key)
+    if found is None:
+        down = now.copy()
+        down.rounding = ROUND_FLOOR
+        up = now.copy()
+        up.rounding = ROUND_CEILING
+        found = _MADE[key] = (down, up)
+    return found
+
+
+_MADE: dict[tuple[int, int, int, int], tuple[Context, Context]] = {}
+"""The contexts of :func:`_contexts` by the thread context's precision and limits (only ever
+used through their methods, which change nothing but their flags)."""
+
+
+def _as_interval(value: Any) -> Interval | None:
+    if type(value) is Interval:
+        return value
+    if type(value) is Decimal:
+        return Interval(value, value)
+    return None
+
+
+class Interval:
+    """Every Decimal from ``lo`` to ``hi`` (both included; ``lo <= hi``, neither NaN)."""
+
+    __slots__ = ("hi", "lo")
+
+    def __init__(self, lo: Decimal, hi: Decimal) -> None:
+        if not lo <= hi:  # a NaN end raises here (Decimal comparisons with NaN signal)
+            raise ValueError(f"an interval needs lo <= hi, got [{lo}, {hi}]")
+        self.lo = lo
+        self.hi = hi
+
+    def __repr__(self) -> str:
+        return f"Interval({self.lo}, {self.hi})"
+
+    # --- arithmetic: the box's corners, rounded outward --------------------------------------
+
+    def _corners(self, other: Any, op: Callable[[Context, Decimal, Decimal], Decimal]) -> Any:
+        that = _as_interval(other)
+        if that is None:
+            return NotImplemented
+        down, up = _contexts()
+        pairs = ((self.lo, that.lo), (self.lo, that.hi), (self.hi, that.lo), (self.hi, that.hi))
+        return Interval(min(op(down, a, b) for a, b in pairs), max(op(up, a, b) for a, b in pairs))
+
+    def _rcorners(self, other: Any, op: Callable[[Context, Decimal, Decimal], Decimal]) -> Any:
+        that = _as_interval(other)
+        if that is None:
+            return NotImplemented
+        return that._corners(self, op)
+
+    def __add__(self, other: Any) -> Any:
+        return self._corners(other, Context.add)
+
+    def __radd__(self, other: Any) -> Any:
+        return self._rcorners(other, Context.add)
+
+    def __sub__(self, other: Any) -> Any:
+        return self._corners(other, Context.subtract)
+
+    def __rsub__(self, other: Any) -> Any:
+        return self._rcorners(other, Context.subtract)
+
+    def __mul__(self, other: Any) -> Any:
+        return self._corners(other, Context.multiply)
+
+    def __rmul__(self, other: Any) -> Any:
+        return self._rcorners(other, Context.multiply)
+
+    def __truediv__(self, other: Any) -> Any:
+        that = _as_interval(other)
+        if that is None:
+            return NotImplemented
+        if that.lo <= 0 <= that.hi:  # x / y is monotone in y only on one side of zero
+            raise Undecided(f"a division by {that!r}, which holds zero")
+        return self._corners(that, Context.divide)
+
+    def __rtruediv__(self, other: Any) -> Any:
+        that = _as_interval(other)
+        if that is None:
+            return NotImplemented
+        return that.__truediv__(self)
+
+    def __neg__(self) -> Interval:
+        down, up = _contexts()  # Decimal's unary minus rounds to the context too
+        return Interval(down.minus(self.hi), up.minus(self.lo))
+
+    def __pos__(self) -> Interval:
+        down, up = _contexts()
+        return Interval(down.plus(self.lo), up.plus(self.hi))
+
+    def __abs__(self) -> Interval:
+        down, up = _contexts()
+        if self.lo >= 0:
+            return Interval(down.abs(self.lo), up.abs(self.hi))
+        if self.hi <= 0:
+            return Interval(down.abs(self.hi), up.abs(self.lo))
+        return Interval(Decimal(0), max(up.abs(self.lo), up.abs(self.hi)))
+
+    # --- comparisons and truth: decided only for the whole box -------------------------------
+
+    def _below(self, other: Any, strict: bool) -> bool:
+        """``self < other`` (``strict``) or ``self <= other`` for every pair of the box."""
+        that = _as_interval(other)
+        if that is None:
+            raise Undecided(f"a comparison with {type(other).__name__}")
+        if self.hi < that.lo or (not strict and self.hi <= that.lo):
+            return True
+        if self.lo > that.hi or (strict and self.lo >= that.hi):
+            return False
+        raise Undecided(f"{self!r} against {that!r}")
+
+    def __lt__(self, other: Any) -> bool:
+        return self._below(other, True)
+
+    def __le__(self, other: Any) -> bool:
+        return self._below(other, False)
+
+    def __gt__(self, other: Any) -> bool:
+        that = _as_interval(other)
+        if that is None:
+            raise Undecided(f"a comparison with {type(other).__name__}")
+        return that._below(self, True)
+
+    def __ge__(self, other: Any) -> bool:
+        that = _as_interval(other)
+        if that is None:
+            raise Undecided(f"a comparison with {type(other).__name__}")
+        return that._below(self, False)
+
+    def __eq__(self, other: object) -> bool:
+        that = _as_interval(other)
+        if that is None:
+            raise Undecided(f"a comparison with {type(other).__name__}")
+        if self.hi < that.lo or that.hi < self.lo:
+            return False
+        if self.lo == self.hi == that.lo == that.hi:
+            return True
+        raise Undecided(f"{self!r} against {that!r}")
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    __hash__ = None  # type: ignore[assignment]  # compared by value, never a key
+
+    def __bool__(self) -> bool:
+        if self.lo > 0 or self.hi < 0:
+            return True
+        if self.lo == 0 and self.hi == 0:
+            return False
+        raise Undecided(f"the truth of {self!r}")
