@@ -17,6 +17,7 @@ anything of time — is not bounded, and a recheck reading it is never proven fa
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from decimal import Decimal
 from typing import Any
@@ -32,6 +33,7 @@ _ZERO = Decimal(0)
 _MARK_PRICES = frozenset({"mark", "last", "index"})
 """``price.*`` fields the simulator's ticker gives as the mark itself."""
 _POSITION_FIGURES = frozenset({"upl", "im", "mgn", "mm", "markPx"})
+_ACCOUNT_FIGURES = frozenset({"eq", "upl", "im", "mm", "availMgn"})
 _LEGS = {"long": PosSide.LONG, "short": PosSide.SHORT, "net": PosSide.BOTH}
 
 
@@ -58,24 +60,37 @@ class MarkRange(dict[str, Any]):
         return found
 
     def _bounded(self, key: str) -> Interval | Decimal | None:
-        display, _, scope = key.partition("@")
-        path = display.split(".")
+        found = _figure_of(key)
+        if found is None:
+            return None
         bounds = self._bounds
-        if len(path) == 2 and path[0] == "price" and path[1] in _MARK_PRICES and not scope:
+        kind, side, name = found
+        if kind == "mark":
             return Interval(*bounds.mark)
-        if len(path) == 2 and path[0] == "account" and not scope:
-            found = bounds.account.get(path[1])
-            return None if found is None else Interval(*found)
-        if len(path) == 2 and path[0] == "position":
-            side, field = PosSide(scope or "BOTH"), path[1]
-        elif len(path) == 3 and path[0] == "positions" and path[1] in _LEGS and not scope:
-            side, field = _LEGS[path[1]], path[2]
-        else:
-            return None
-        if field not in _POSITION_FIGURES:
-            return None
+        if kind == "account":
+            return Interval(*bounds.account[name])
         leg = bounds.positions.get((self._symbol, side))
-        return _ZERO if leg is None else Interval(*leg[field])  # a flat leg reads zeros
+        return _ZERO if leg is None else Interval(*leg[name])  # a flat leg reads zeros
+
+
+@functools.lru_cache(maxsize=1024)
+def _figure_of(key: str) -> tuple[str, PosSide, str] | None:
+    """What the environment key ``key`` reads of :class:`~botkit.sim.figures.MarkBounds`:
+    (``mark``, ``account`` or ``position``; the position's leg; the figure's name), or None
+    when the mark does not bound it."""
+    display, _, scope = key.partition("@")
+    path = display.split(".")
+    if len(path) == 2 and path[0] == "price" and path[1] in _MARK_PRICES and not scope:
+        return "mark", PosSide.BOTH, ""
+    if len(path) == 2 and path[0] == "account" and not scope:
+        return ("account", PosSide.BOTH, path[1]) if path[1] in _ACCOUNT_FIGURES else None
+    if len(path) == 2 and path[0] == "position":
+        side, name = PosSide(scope or "BOTH"), path[1]
+    elif len(path) == 3 and path[0] == "positions" and path[1] in _LEGS and not scope:
+        side, name = _LEGS[path[1]], path[2]
+    else:
+        return None
+    return ("position", side, name) if name in _POSITION_FIGURES else None
 
 
 def proven_count(

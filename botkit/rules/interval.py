@@ -27,16 +27,17 @@ from collections.abc import Callable
 from decimal import ROUND_CEILING, ROUND_FLOOR, Context, Decimal, getcontext
 from typing import Any
 
-__all__ = ["Interval", "Undecided"]
+__all__ = ["Interval", "Undecided", "outward"]
 
 
 class Undecided(ArithmeticError):
     """A comparison, or a truth, that differs inside the intervals (or cannot be bounded)."""
 
 
-def _contexts() -> tuple[Context, Context]:
-    """The thread's context rounding down and up (its precision and exponent limits; made
-    once for each)."""
+def outward() -> tuple[Context, Context]:
+    """The thread's decimal context rounding down and up (its precision and exponent limits;
+    made once for each): an operation in the first is at most, in the second at least, what
+    any rounding at that precision gives."""
     now = getcontext()
     key = (now.prec, now.Emax, now.Emin, now.clamp)
     found = _MADE.get(key)
@@ -50,7 +51,7 @@ def _contexts() -> tuple[Context, Context]:
 
 
 _MADE: dict[tuple[int, int, int, int], tuple[Context, Context]] = {}
-"""The contexts of :func:`_contexts` by the thread context's precision and limits (only ever
+"""The contexts of :func:`outward` by the thread context's precision and limits (only ever
 used through their methods, which change nothing but their flags)."""
 
 
@@ -82,7 +83,7 @@ class Interval:
         that = _as_interval(other)
         if that is None:
             return NotImplemented
-        down, up = _contexts()
+        down, up = outward()
         pairs = ((self.lo, that.lo), (self.lo, that.hi), (self.hi, that.lo), (self.hi, that.hi))
         return Interval(min(op(down, a, b) for a, b in pairs), max(op(up, a, b) for a, b in pairs))
 
@@ -125,15 +126,15 @@ class Interval:
         return that.__truediv__(self)
 
     def __neg__(self) -> Interval:
-        down, up = _contexts()  # Decimal's unary minus rounds to the context too
+        down, up = outward()  # Decimal's unary minus rounds to the context too
         return Interval(down.minus(self.hi), up.minus(self.lo))
 
     def __pos__(self) -> Interval:
-        down, up = _contexts()
+        down, up = outward()
         return Interval(down.plus(self.lo), up.plus(self.hi))
 
     def __abs__(self) -> Interval:
-        down, up = _contexts()
+        down, up = outward()
         if self.lo >= 0:
             return Interval(down.abs(self.lo), up.abs(self.hi))
         if self.hi <= 0:

@@ -37,10 +37,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, getcontext
+from decimal import Decimal
 from typing import Protocol
 
 from botkit.exchange.models import MarginMode, PosSide
+from botkit.rules.interval import outward
 from botkit.sim.accounts import (
     Account,
     BalanceFigures,
@@ -437,10 +438,7 @@ class AccountFigures:
         book = self._book
         if book.rev != src.matcher.rev or book.settings != src.settings_rev:
             book = self._build()
-        down = getcontext().copy()
-        down.rounding = ROUND_FLOOR
-        up = getcontext().copy()
-        up.rounding = ROUND_CEILING
+        down, up = outward()
         positions: dict[tuple[str, PosSide], dict[str, Bounds]] = {}
         upl_lo = upl_hi = im_lo = im_hi = mm_lo = mm_hi = _ZERO
         for leg in book.legs:  # as sum_legs() sums them
