@@ -37,11 +37,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import ROUND_CEILING, ROUND_FLOOR, Context, Decimal, getcontext
 from typing import Protocol
 
 from botkit.exchange.models import MarginMode, PosSide
-from botkit.rules.interval import outward
 from botkit.sim.accounts import (
     Account,
     BalanceFigures,
@@ -90,6 +89,25 @@ class MarkBounds:
     mark: Bounds
     positions: dict[tuple[str, PosSide], dict[str, Bounds]]
     account: dict[str, Bounds]
+
+
+def _outward() -> tuple[Context, Context]:
+    """The thread's decimal context rounding down and up, made once for each precision and
+    exponent limits (the simulator's copy of ``botkit.rules.interval.outward``: an adapter
+    imports no rule code)."""
+    now = getcontext()
+    key = (now.prec, now.Emax, now.Emin, now.clamp)
+    found = _OUTWARD.get(key)
+    if found is None:
+        down = now.copy()
+        down.rounding = ROUND_FLOOR
+        up = now.copy()
+        up.rounding = ROUND_CEILING
+        found = _OUTWARD[key] = (down, up)
+    return found
+
+
+_OUTWARD: dict[tuple[int, int, int, int], tuple[Context, Context]] = {}
 
 
 class Source(Protocol):
@@ -438,7 +456,7 @@ class AccountFigures:
         book = self._book
         if book.rev != src.matcher.rev or book.settings != src.settings_rev:
             book = self._build()
-        down, up = outward()
+        down, up = _outward()
         positions: dict[tuple[str, PosSide], dict[str, Bounds]] = {}
         upl_lo = upl_hi = im_lo = im_hi = mm_lo = mm_hi = _ZERO
         for leg in book.legs:  # as sum_legs() sums them
