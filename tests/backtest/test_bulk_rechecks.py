@@ -22,7 +22,8 @@ from botkit.app.backtest import backtest_journal, execute
 from botkit.backtest import driver
 from botkit.backtest.setup import BacktestOptions, prepare
 from botkit.clock import ManualClock
-from tests.backtest.test_fast_forward import _flat_then
+from tests.backtest.test_fast_forward import TAKE_PROFIT as HELD_TAKE_PROFIT
+from tests.backtest.test_fast_forward import _flat_then, assert_same_runs
 from tests.fuzz.profiles import FUZZ, examples
 from tests.runner.test_quiet_property import _candles, _journal_rows
 
@@ -69,26 +70,7 @@ def _same_three_ways(tmp: Path, texts: list[str], csv: str) -> tuple[Any, Any]:
     BULKED.clear()
     fast, fast_rows, fast_cycles = _run(tmp, data, files, skip=True, bulk=True)
     for other, rows, cycles in ((step, step_rows, step_cycles), (fast, fast_rows, fast_cycles)):
-        a, b = plain.result, other.result
-        assert b.orders == a.orders
-        assert b.fills == a.fills
-        assert list(b.equity) == list(a.equity)
-        assert b.final_positions == a.final_positions
-        assert (b.realized_pnl, b.unrealized_pnl, b.fees) == (
-            a.realized_pnl,
-            a.unrealized_pnl,
-            a.fees,
-        )
-        assert (other.cycles, other.cancelled, other.replaced) == (
-            plain.cycles,
-            plain.cancelled,
-            plain.replaced,
-        )
-        assert other.problems == plain.problems
-        for table, table_rows in plain_rows.items():
-            assert rows[table] == table_rows, table
-        for started, row in cycles.items():
-            assert plain_cycles[started] == row
+        assert_same_runs((plain, plain_rows, plain_cycles), (other, rows, cycles))
     assert fast_cycles == step_cycles  # the same cycles run, stepped or passed at once
     return plain, fast
 
@@ -189,18 +171,10 @@ def test_passing_proven_stretches_at_once_changes_no_order_fill_equity_or_journa
     event(f"candles passed at once by proof: {'some' if sum(BULKED) else 'none'}")
 
 
-TAKE_PROFIT = (
-    "strategy: hold\nsymbol: BTC_USDT_PERP\nevery: 1m\n"
-    "risk: {max_orders_per_cycle: 10, max_position: 6}\n"
-    "rules:\n"
-    "  - name: enter\n    when: position.qty == 0\n"
-    "    place: {order: {side: BUY, type: MARKET, sz: 1}}\n"
-    "    max_fires: {count: 2, per: 100000m}\n"
-    "  - name: take\n    when: position.qty != 0 and position.upl > position.im * 0.05\n"
-    "    close: {}\n"
-    "  - name: stop\n    when: position.qty != 0 and account.availMgn < 6500\n"
-    "    close: {}\n"
+TAKE_PROFIT = HELD_TAKE_PROFIT + (
+    "  - name: stop\n    when: position.qty != 0 and account.availMgn < 6500\n    close: {}\n"
 )
+"""Enter twice, take the profit on the PnL against the margin, stop on the available margin."""
 
 
 def test_a_take_profit_crossed_inside_a_long_stretch_fires_on_the_plain_replays_candle(
