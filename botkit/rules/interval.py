@@ -87,29 +87,40 @@ class Interval:
         pairs = ((self.lo, that.lo), (self.lo, that.hi), (self.hi, that.lo), (self.hi, that.hi))
         return Interval(min(op(down, a, b) for a, b in pairs), max(op(up, a, b) for a, b in pairs))
 
-    def _rcorners(self, other: Any, op: Callable[[Context, Decimal, Decimal], Decimal]) -> Any:
+    def __add__(self, other: Any) -> Any:
         that = _as_interval(other)
         if that is None:
             return NotImplemented
-        return that._corners(self, op)
-
-    def __add__(self, other: Any) -> Any:
-        return self._corners(other, Context.add)
+        down, up = outward()  # a sum rises with each operand: the lowest ends, the highest
+        return Interval(down.add(self.lo, that.lo), up.add(self.hi, that.hi))
 
     def __radd__(self, other: Any) -> Any:
-        return self._rcorners(other, Context.add)
+        return self.__add__(other)
 
     def __sub__(self, other: Any) -> Any:
-        return self._corners(other, Context.subtract)
+        that = _as_interval(other)
+        if that is None:
+            return NotImplemented
+        down, up = outward()
+        return Interval(down.subtract(self.lo, that.hi), up.subtract(self.hi, that.lo))
 
     def __rsub__(self, other: Any) -> Any:
-        return self._rcorners(other, Context.subtract)
+        that = _as_interval(other)
+        if that is None:
+            return NotImplemented
+        return that.__sub__(self)
 
     def __mul__(self, other: Any) -> Any:
-        return self._corners(other, Context.multiply)
+        that = _as_interval(other)
+        if that is None:
+            return NotImplemented
+        if self.lo >= 0 and that.lo >= 0:  # both not negative: the product rises with each
+            down, up = outward()
+            return Interval(down.multiply(self.lo, that.lo), up.multiply(self.hi, that.hi))
+        return self._corners(that, Context.multiply)
 
     def __rmul__(self, other: Any) -> Any:
-        return self._rcorners(other, Context.multiply)
+        return self.__mul__(other)
 
     def __truediv__(self, other: Any) -> Any:
         that = _as_interval(other)
