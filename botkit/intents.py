@@ -22,6 +22,7 @@ from botkit.exchange.models import (
     TimeInForce,
     order_request,
 )
+from botkit.frozen import quick_init
 
 __all__ = [
     "AMOUNT_LIMIT",
@@ -46,6 +47,7 @@ at or beyond it is a mistake (``sz: 10 ** 60``). ``botkit check`` refuses a cons
 pipeline refuses any one, before any arithmetic on it."""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class OrderIntent:
     """One order a rule wants, before rounding and validation.
@@ -140,6 +142,7 @@ class KeepPolicy:
         return f"{(self.tolerance / 100).quantize(Decimal('0.01')):f} %"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class DeclaredOrder:
     """One order a ``keep:`` rule says should rest now: rung ``rung`` of the rule (its stable
@@ -158,6 +161,7 @@ class DeclaredOrder:
     stp_mode: StpMode = StpMode.NONE
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class KeepIntent:
     """The orders a ``keep:`` rule declares now (its condition held): the runner reconciles

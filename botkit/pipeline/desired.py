@@ -28,6 +28,7 @@ from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from enum import StrEnum
 
 from botkit.exchange.models import Instrument, OpenOrder, OrderSide
+from botkit.frozen import quick_init
 from botkit.intents import DeclaredOrder, KeepPolicy, OrderIntent
 from botkit.rules.durations import format_duration
 from botkit.rules.ids import kept_order_id, parse_client_order_id
@@ -45,6 +46,7 @@ class Action(StrEnum):
     WAIT = "wait"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class FillFact:
     """The fill of an order that is no longer resting: when, and at what price."""
@@ -53,6 +55,7 @@ class FillFact:
     px: Decimal | None = None
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Decision:
     """One decision about one rung (``rung`` None: an order of the rule that is not a rung)."""
@@ -87,6 +90,7 @@ def _order_text(intent: OrderIntent | None) -> str:
     return f"({intent.side.value} {intent.sz:f}{px})"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class RuleDiff:
     """Everything :func:`reconcile` decided for one rule in one cycle."""

@@ -18,6 +18,7 @@ from decimal import Decimal
 from typing import Any
 
 from botkit.exchange.models import Instrument, LimitPrice, OrderRequest, PositionMode
+from botkit.frozen import quick_init
 from botkit.intents import OrderIntent
 from botkit.pipeline.batching import MAX_BATCH, make_batches, order_key
 from botkit.pipeline.risk import (
@@ -36,6 +37,7 @@ from botkit.snapshot import Snapshot
 __all__ = ["Plan", "PlannedOrder", "Refusal", "build_plan"]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class PlannedOrder:
     """An order that passed validation and the guards, with how it was rounded."""
@@ -54,6 +56,7 @@ class PlannedOrder:
         return self.request.to_wire()
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Refusal:
     """An order refused locally, with every reason (validation and guards)."""
@@ -69,6 +72,7 @@ class Refusal:
         return self.intent.cl_ord_id
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Plan:
     """What one cycle will do: ``accepted`` orders in ``batches`` of at most 10 (the batches the

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Protocol
 
 from botkit.exchange.models import OpenOrder, OrderSide, OrderType, Position, PosSide
+from botkit.frozen import quick_init
 from botkit.intents import OffTick, OrderIntent, RiskLimits
 
 __all__ = [
@@ -105,6 +106,7 @@ class GuardSettings:
         )
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class GuardTrip:
     """A guard refused an order (or, for the kill switch, every order of the cycle)."""
@@ -151,6 +153,7 @@ def signed_position(pos: Position) -> Decimal:
     return -qty if pos.side is OrderSide.SELL else qty
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Candidate:
     """An order asking the book to admit it: whose it is, what it does, its checked size and
@@ -182,6 +185,7 @@ class Candidate:
         )
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Valuation:
     """What an order on a symbol is valued with now: the mark (a market order's price) and the

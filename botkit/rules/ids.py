@@ -21,6 +21,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from botkit.frozen import quick_init
+
 __all__ = [
     "MAX_LENGTH",
     "PREFIX",
@@ -43,6 +45,7 @@ _DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
 _PATTERN = re.compile(r"bk([a-z2-7]{6})([a-z2-7]{4})([-_])([0-9a-z]+)\3([0-9a-z]+)")
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ParsedOrderId:
     """The parts of a botkit client order id (names are only known as their hashes)."""

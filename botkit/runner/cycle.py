@@ -28,6 +28,7 @@ from loguru import logger
 from botkit.errors import BotkitError, ExchangeError, JournalError, ReadFailed, StopRequested
 from botkit.exchange.models import OpenOrder
 from botkit.exchange.port import ExchangeReads
+from botkit.frozen import quick_init
 from botkit.intents import (
     Activity,
     CancelIntent,
@@ -87,6 +88,7 @@ _UNCHANGED = ReloadReport()
 """What a fixed store's reload reports after the first (nothing changed)."""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class CycleReport:
     """What one cycle did; ``plan`` and ``evaluations`` are what a dry run prints."""

@@ -26,6 +26,7 @@ from botkit.exchange.models import (
     StpMode,
     TimeInForce,
 )
+from botkit.frozen import quick_init
 from botkit.sim import codes
 from botkit.sim.config import InstrumentConfig
 
@@ -42,6 +43,7 @@ __all__ = [
 Reason = tuple[int, str]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class OrderInput:
     """One order as submitted (4.3); ``mgn_mode``/``pos_side`` are None when left blank."""

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 
 from botkit.errors import StopRequested
 from botkit.exchange.port import OrderSending
+from botkit.frozen import quick_init
 from botkit.pipeline.band import BAND_CODE, BandCheck
 from botkit.pipeline.plan import Plan, PlannedOrder, Refusal
 from botkit.ports.journal import JournalPort, NewOrder, OrderOutcome, Outcome
@@ -38,6 +39,7 @@ from botkit.runner.orders.submit import BatchReport, RateLimiter, RetryPolicy, S
 __all__ = ["ExecutionReport", "Executor", "record_dry_run"]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ExecutionReport:
     """What one cycle's execution did."""
