@@ -286,23 +286,24 @@ class _Reconcile:
     def intent(self, want: DeclaredOrder, entry: _Rung | None) -> OrderIntent:
         """The order of ``want`` under the rung's next generation (never below the slot)."""
         generation = max(self.slot, (entry.last_gen + 1) if entry is not None else 0)
+        # positional, in OrderIntent's field order (keywords cost a fifth of the construction)
         return OrderIntent(
-            strategy=self.strategy,
-            rule=self.rule,
-            slot=generation,
-            leg=want.rung,
-            cl_ord_id=kept_order_id(self.strategy, self.rule, generation, want.rung),
-            symbol=self.symbol,
-            side=want.side,
-            type=want.type,
-            sz=want.sz,
-            px=want.px,
-            mgn_mode=want.mgn_mode,
-            pos_side=want.pos_side,
-            reduce_only=want.reduce_only,
-            time_in_force=want.time_in_force,
-            stp_mode=want.stp_mode,
-            inputs=self.inputs,
+            self.strategy,  # strategy
+            self.rule,  # rule
+            generation,  # slot
+            want.rung,  # leg
+            kept_order_id(self.strategy, self.rule, generation, want.rung),  # cl_ord_id
+            self.symbol,  # symbol
+            want.side,  # side
+            want.type,  # type
+            want.sz,  # sz
+            want.px,  # px
+            want.mgn_mode,  # mgn_mode
+            want.pos_side,  # pos_side
+            want.reduce_only,  # reduce_only
+            want.time_in_force,  # time_in_force
+            want.stp_mode,  # stp_mode
+            self.inputs,  # inputs
         )
 
     def undeclared(self, rungs: dict[int, _Rung], wanted: Mapping[int, DeclaredOrder]) -> None:
