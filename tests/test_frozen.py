@@ -65,7 +65,8 @@ def _both(cls: type, *args: Any, **kwargs: Any) -> tuple[object, object]:
 @pytest.mark.parametrize("cls", QUICK, ids=lambda c: c.__name__)
 def test_every_field_is_stored_as_the_dataclass_stores_it(cls: type) -> None:
     fields = dataclasses.fields(cls)
-    required = [f for f in fields if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]  # fmt: skip
+    missing = dataclasses.MISSING
+    required = [f for f in fields if f.default is missing and f.default_factory is missing]
     marks = {f.name: object() for f in fields}  # one distinct value per field: a swap shows
     # every field given, positionally and by keyword
     for quick, own in (
@@ -80,7 +81,8 @@ def test_every_field_is_stored_as_the_dataclass_stores_it(cls: type) -> None:
     for f in fields:
         got, want = getattr(quick, f.name), getattr(own, f.name)
         if f.default_factory is not dataclasses.MISSING:
-            assert got == want and type(got) is type(want)
+            assert got == want
+            assert type(got) is type(want)
             assert got is not getattr(second, f.name)  # never shared between instances
         elif f.default is not dataclasses.MISSING:
             assert got is want
@@ -98,12 +100,13 @@ def test_the_rest_of_the_dataclass_is_untouched(cls: type) -> None:
     fields = dataclasses.fields(cls)
     values = {f.name: (f.name, 1) for f in fields}  # hashable, picklable, distinct
     quick, own = _both(cls, **values)
-    assert quick == own and repr(quick) == repr(own)
+    assert quick == own
+    assert repr(quick) == repr(own)
     if cls.__hash__ is not None:
         assert hash(quick) == hash(own)
     with pytest.raises(dataclasses.FrozenInstanceError):
         quick.__setattr__(fields[0].name, None)
-    assert pickle.loads(pickle.dumps(quick)) == own
+    assert pickle.loads(pickle.dumps(quick)) == own  # noqa: S301 - our own bytes
     assert dataclasses.replace(quick) == own  # type: ignore[type-var]
 
 
@@ -144,7 +147,8 @@ def test_a_subclass_stores_its_bases_fields_too() -> None:
     class Child(Base):
         b: int = 0
 
-    assert Child(1, 2) == Child(a=1, b=2) and (Child(1).a, Child(1).b) == (1, 0)
+    assert Child(1, 2) == Child(a=1, b=2)
+    assert (Child(1).a, Child(1).b) == (1, 0)
 
 
 def _not_frozen() -> type:
@@ -209,4 +213,5 @@ def test_what_it_cannot_mirror_is_refused(make: Any) -> None:
 
 def test_a_class_variable_is_not_a_field_and_is_left_alone() -> None:
     cls = quick_init(_class_var())
-    assert cls(1).a == 1 and cls.b == 1  # type: ignore[attr-defined]
+    assert cls(1).a == 1
+    assert cls.b == 1

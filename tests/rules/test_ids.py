@@ -92,5 +92,6 @@ def test_a_kept_id_is_its_plain_formula_whatever_was_asked_before(
             continue
         assert kept_order_id(strategy, rule, generation, rung) == plain
         parsed = parse_client_order_id(plain)
-        assert parsed is not None and parsed.kept
+        assert parsed is not None
+        assert parsed.kept
         assert (parsed.slot, parsed.leg) == (generation, rung)
