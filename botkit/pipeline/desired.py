@@ -178,15 +178,22 @@ def drift(
     """Whether ``order`` no longer stands for ``declared`` (beyond tolerance or different), and
     the reason either way (without ``explain``: the same answer, the reason of an order within
     its tolerance left empty)."""
-    for name, want, have in (
-        ("side", declared.side, order.side),
-        ("type", declared.type, order.type),
-        ("reduce_only", declared.reduce_only, order.reduceOnly),
-        ("time_in_force", declared.time_in_force, order.timeInForce),
-        ("pos_side", declared.pos_side, order.posSide or declared.pos_side),
-    ):
-        if want != have:
-            return True, f"{name} changed: {_word(have)} → {_word(want)}"
+    if (
+        declared.side != order.side
+        or declared.type != order.type
+        or declared.reduce_only != order.reduceOnly
+        or declared.time_in_force != order.timeInForce
+        or declared.pos_side != (order.posSide or declared.pos_side)
+    ):  # the first that differs, named (the usual order differs in none: no tuples built)
+        for name, want, have in (
+            ("side", declared.side, order.side),
+            ("type", declared.type, order.type),
+            ("reduce_only", declared.reduce_only, order.reduceOnly),
+            ("time_in_force", declared.time_in_force, order.timeInForce),
+            ("pos_side", declared.pos_side, order.posSide or declared.pos_side),
+        ):
+            if want != have:
+                return True, f"{name} changed: {_word(have)} → {_word(want)}"
     size = _size(declared.sz, instrument)
     if order.sz is not None and size != order.sz:
         return True, f"size changed: {order.sz:f} → {size:f}"

@@ -228,6 +228,9 @@ def apply(
     return places, effects, cancelled
 
 
+_VERBS = {Action.PLACE: "place", Action.CANCEL: "cancel", Action.WAIT: "wait"}
+
+
 def _journal(
     journal: EventLog,
     diff: RuleDiff,
@@ -261,9 +264,7 @@ def _journal(
                 rule=diff.rule,
             )
         return
-    verb = {Action.PLACE: "place", Action.CANCEL: "cancel", Action.WAIT: "wait"}.get(
-        decision.action, decision.action.value
-    )
+    verb = _VERBS.get(decision.action) or decision.action.value
     journal.record_event(
         EVENT,
         f"{who}: {prefix}{verb} {rung}{old or new}".rstrip() + f": {reason}",

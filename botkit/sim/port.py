@@ -245,21 +245,23 @@ class SimPort(PortReads):
             raise RequestValidationError(
                 f"place_orders takes 1 to {MAX_BATCH} orders, got {len(orders)}"
             )
+        # the texts the HTTP client would send (OrderRequest.to_wire's); positional, in
+        # OrderInput's field order (keywords cost a fifth of the construction)
         items: list[OrderInput | Rejected] = [
-            OrderInput(  # the texts the HTTP client would send (OrderRequest.to_wire's)
-                sz_text=o.sz_text,
-                px_text=o.px_text,
-                symbol=o.symbol,
-                side=o.side,
-                type=o.type,
-                sz=o.sz,
-                px=o.px,
-                mgn_mode=o.mgnMode,
-                pos_side=o.posSide,
-                cl_ord_id=o.clOrdId,
-                reduce_only=o.reduceOnly,
-                tif=o.timeInForce,
-                stp=o.stpMode,
+            OrderInput(
+                o.symbol,  # symbol
+                o.side,  # side
+                o.type,  # type
+                o.sz,  # sz
+                o.px,  # px
+                o.mgnMode,  # mgn_mode
+                o.posSide,  # pos_side
+                o.clOrdId,  # cl_ord_id
+                o.reduceOnly,  # reduce_only
+                o.timeInForce,  # tif
+                o.stpMode,  # stp
+                o.sz_text,  # sz_text
+                o.px_text,  # px_text
             )
             for o in orders
         ]
