@@ -674,8 +674,8 @@ class Runner:
                     logger.bind(strategy=strategy.name, rule=result.rule).warning(
                         "rule error: {}", result.reason
                     )
-                elif result.status is RuleStatus.FIRED:
-                    logger.bind(strategy=strategy.name, rule=result.rule).info("fired")
+                elif result.status is RuleStatus.FIRED:  # the same record as a bound logger's
+                    logger.info("fired", strategy=strategy.name, rule=result.rule)  # (no copy)
                 if result.intents:
                     intents.extend(result.intents)
             evaluations.append(evaluation)
