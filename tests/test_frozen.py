@@ -25,6 +25,8 @@ _MODULES = (
     "botkit.runner.execution",
     "botkit.runner.orders.execute",
     "botkit.runner.orders.submit",
+    "botkit.sim.accounts",
+    "botkit.sim.history",
     "botkit.sim.orders",
     "botkit.sim.placing",
 )
