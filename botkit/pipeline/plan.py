@@ -255,17 +255,26 @@ def build_plan(
                 reason = Reason("kill_switch", kill_switch)
                 refused.append(Refusal(intent, (reason,), checked.notes, checked.px, checked.sz))
                 continue
-            candidate = Candidate.of(intent, sz=checked.sz, px=checked.px)
+            candidate = Candidate(  # Candidate.of, positionally (one per order)
+                intent.strategy,
+                intent.cl_ord_id,
+                intent.symbol,
+                intent.side,
+                intent.pos_side,
+                intent.type,
+                intent.reduce_only,
+                checked.sz,
+                checked.px,
+            )
             valuation = market.valuation
             if valuation is None:
                 valuation = market.valuation = Valuation(mark, instrument.ctVal)
-            order_trips = book.admit(candidate, valuation)
+            order_trips, value = book.admit_valued(candidate, valuation)
             if order_trips:
                 trips.extend(order_trips)
                 reasons = tuple(Reason(f"guard_{t.guard}", t.message) for t in order_trips)
                 refused.append(Refusal(intent, reasons, checked.notes, checked.px, checked.sz))
                 continue
-            value = valuation.notional(candidate)
         except Exception as exc:  # one strategy's failure never stops the others
             why = Reason(
                 "planning_failed",

@@ -268,6 +268,13 @@ class RiskBook:
     def admit(self, order: Candidate, valuation: Valuation) -> tuple[GuardTrip, ...]:
         """The trips ``order`` causes, valued with ``valuation``; an empty tuple means admitted
         (and recorded)."""
+        return self.admit_valued(order, valuation)[0]
+
+    def admit_valued(
+        self, order: Candidate, valuation: Valuation
+    ) -> tuple[tuple[GuardTrip, ...], Decimal | None]:
+        """:meth:`admit`'s trips, and the order's value as it was judged (``valuation.notional
+        (order)``, which the plan keeps: computed once)."""
         strategy, cl_ord_id, symbol = order.strategy, order.cl_ord_id, order.symbol
         side, pos_side, order_type = order.side, order.pos_side, order.order_type
         reduce_only, sz, ct_val = order.reduce_only, order.sz, valuation.ct_val
@@ -346,11 +353,11 @@ class RiskBook:
                     f" order {sz}), above max_position {per_order.max_position}",
                 )
         if trips:
-            return tuple(trips)
+            return tuple(trips), value
         for key in (strategy, None):
             self._count[key] += 1
             if value is not None:
                 self._notional[key] += value
         if not reduce_only:
             self._resting[(symbol, pos_side, side)] += sz
-        return ()
+        return (), value

@@ -82,13 +82,14 @@ def _refusal_row(refusal: Refusal) -> NewOrder:
 def _order_row(order: PlannedOrder, outcome: Outcome | None) -> NewOrder:
     request = order.request
     notes = order.notes
-    return NewOrder(
-        intent=order.intent,
-        px=request.px,
-        sz=request.sz,
-        notes=tuple(map(str, notes)) if notes else (),
-        wire=request.to_wire(),
-        outcome=outcome,
+    return NewOrder(  # positionally (one per order sent)
+        order.intent,  # intent
+        request.px,  # px
+        request.sz,  # sz
+        tuple(map(str, notes)) if notes else (),  # notes
+        request.to_wire(),  # wire
+        (),  # reasons
+        outcome,  # outcome
     )
 
 
