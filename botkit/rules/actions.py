@@ -188,11 +188,17 @@ class _Builder:
             step = self.positive(action.step_px, "ladder step_px")
             if action.fields.side is OrderSide.BUY:
                 step = -step
+        size = action.sz
+        same: Decimal | None = None  # a folded constant size: checked at rung 0, then the same
         for k in range(count):
             px = start + step * k
             if px <= 0:
                 raise ActionError(f"ladder rung {k}: price {_fmt(px)} is not > 0")
-            sz = self.positive(action.sz, f"ladder rung {k} sz", self.rung(k, action.sz))
+            sz = same
+            if sz is None:
+                sz = self.positive(size, f"ladder rung {k} sz", self.rung(k, size))
+                if size.const is not None:
+                    same = sz
             self.order(action.fields, sz, px)
 
     def grid(self, action: Grid) -> None:

@@ -323,23 +323,23 @@ class SimEngine:
         )
         now = self.clock.now_ms()
         ord_id = self.ids.next()
-        sim = SimOrder(
-            ord_id=ord_id,
-            cl_ord_id=order.cl_ord_id if order.cl_ord_id is not None else str(ord_id),
-            symbol=symbol,
-            side=order.side,
-            type=order.type,
-            sz=order.sz,
-            px=order.px,
-            mgn_mode=ok.mgn_mode,
-            pos_side=ok.pos_side,
-            reduce_only=order.reduce_only,
-            closing=ok.closing,
-            tif=order.tif,
-            stp=order.stp,
-            lever=ok.lever,
-            c_time=now,
-            u_time=now,
+        sim = SimOrder(  # positionally, in SimOrder's field order (one per order placed)
+            ord_id,  # ord_id
+            order.cl_ord_id if order.cl_ord_id is not None else str(ord_id),  # cl_ord_id
+            symbol,  # symbol
+            order.side,  # side
+            order.type,  # type
+            order.sz,  # sz
+            order.px,  # px
+            ok.mgn_mode,  # mgn_mode
+            ok.pos_side,  # pos_side
+            order.reduce_only,  # reduce_only
+            ok.closing,  # closing
+            order.tif,  # tif
+            order.stp,  # stp
+            ok.lever,  # lever
+            now,  # c_time
+            now,  # u_time
         )
         self._orders[ord_id] = sim
         self._by_cl[sim.cl_ord_id] = sim
