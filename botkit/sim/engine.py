@@ -457,10 +457,15 @@ class SimEngine:
         cl_ord_id: str | None = None,
     ) -> list[SimOrder]:
         """One page of open orders (NEW, PARTIALLY_FILLED), newest first; no time window."""
-        records = list(self.matcher.open.values())
-        ids = list(self.matcher.open)
-        everything = replace(window, start=-(2**62), end=2**62)
         match = order_filter(symbol, side, ord_id, cl_ord_id)
+        opened = self.matcher.open
+        if not window.from_id and window.direct == "NEXT" and window.limit >= len(opened):
+            # the first page holding every open order (the in-process port's read): what
+            # ``select`` gives, newest first, without its paging
+            return [o for o in reversed(opened.values()) if match(o)]
+        records = list(opened.values())
+        ids = list(opened)
+        everything = replace(window, start=-(2**62), end=2**62)
         return select(records, ids, everything, lambda o: o.c_time, match)
 
     def window(
