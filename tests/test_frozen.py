@@ -20,6 +20,7 @@ _MODULES = (
     "botkit.pipeline.risk",
     "botkit.pipeline.validate",
     "botkit.ports.journal",
+    "botkit.retry",
     "botkit.rules.ids",
     "botkit.runner.cycle",
     "botkit.runner.execution",
