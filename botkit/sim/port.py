@@ -269,8 +269,9 @@ class SimPort(PortReads):
         results = self._call(
             "POST", "/v3/trade/orders", lambda: self.engine.place_batch(items), ids
         )
+        exact = _PLACE.exact  # every field of the model, each of its type: nothing to sort
         return [
-            _PLACE({"clOrdId": r.cl_ord_id, "ordId": r.ord_id, "code": r.code, "msg": r.msg})
+            exact({"clOrdId": r.cl_ord_id, "ordId": r.ord_id, "code": r.code, "msg": r.msg})
             for r in results
         ]
 

@@ -16,6 +16,7 @@ from botkit.exchange.models import (
     OrderRequest,
     OrderSide,
     OrderType,
+    PlaceResult,
     Position,
     PositionMode,
     PosSide,
@@ -54,6 +55,29 @@ def test_port_models_equal_the_wire_answers_validated(sim: Sim, port: SimPort) -
     assert port.limit_price(BTC).buyLmt == Decimal("63630.0")
     assert [c.close for c in port.candles(BTC, "MINUTE_1")] == [Decimal(60000), Decimal(60600)]
     assert port.server_time() == sim.clock.now_ms()
+
+
+def test_placement_results_equal_the_wire_answers_validated(sim: Sim, port: SimPort) -> None:
+    """Each result is the model the wire's answer validates to: every field, of its type, set
+    (accepted, refused by a rule, a duplicate id)."""
+    wire = Sim(sim.engine.config)
+    orders = [
+        req(clOrdId="a1"),
+        req("SELL", "LIMIT", px="60500", clOrdId="a2"),
+        req("BUY", "LIMIT", px="1", clOrdId="a3"),  # outside the band: refused
+        req(clOrdId="a1"),  # the same id again: refused
+    ]
+    got = port.place_orders(orders)
+    answers = wire.post("/v3/trade/orders", [o.to_wire() for o in orders])
+    want = [PlaceResult.model_validate(a) for a in answers]
+    assert [r.code for r in got] == [200, 200, want[2].code, want[3].code]
+    assert want[2].code != 200
+    assert want[3].code != 200
+    for mine, theirs in zip(got, want, strict=True):
+        assert type(mine) is PlaceResult
+        assert mine.model_dump() == theirs.model_dump() | {"ordId": mine.ordId}
+        assert mine.model_fields_set == {"clOrdId", "ordId", "code", "msg"}
+        assert [type(v) for v in mine.model_dump().values()] == [str, str, int, str]
 
 
 def test_port_place_cancel_and_open_orders(port: SimPort) -> None:
