@@ -245,26 +245,7 @@ class SimPort(PortReads):
             raise RequestValidationError(
                 f"place_orders takes 1 to {MAX_BATCH} orders, got {len(orders)}"
             )
-        # the texts the HTTP client would send (OrderRequest.to_wire's); positional, in
-        # OrderInput's field order (keywords cost a fifth of the construction)
-        items: list[OrderInput | Rejected] = [
-            OrderInput(
-                o.symbol,  # symbol
-                o.side,  # side
-                o.type,  # type
-                o.sz,  # sz
-                o.px,  # px
-                o.mgnMode,  # mgn_mode
-                o.posSide,  # pos_side
-                o.clOrdId,  # cl_ord_id
-                o.reduceOnly,  # reduce_only
-                o.timeInForce,  # tif
-                o.stpMode,  # stp
-                o.sz_text,  # sz_text
-                o.px_text,  # px_text
-            )
-            for o in orders
-        ]
+        items: list[OrderInput | Rejected] = [_order_input(o) for o in orders]
         ids = [o.clOrdId for o in orders if o.clOrdId]
         results = self._call(
             "POST", "/v3/trade/orders", lambda: self.engine.place_batch(items), ids
@@ -338,6 +319,29 @@ class SimPort(PortReads):
                 symbol, Decimal(lever), MarginMode(mgn_mode), PosSide(pos_side)
             ),
         )
+
+
+def _order_input(order: OrderRequest) -> OrderInput:
+    """The order as the engine judges it, with the amounts' texts the HTTP client would send:
+    those of its wire body (``OrderRequest.to_wire``, built once per request and kept: the
+    executor's journal row built it already), the same as ``sz_text`` and ``px_text``.
+    Positional, in OrderInput's field order (keywords cost a fifth of the construction)."""
+    wire = order.to_wire()
+    return OrderInput(
+        order.symbol,  # symbol
+        order.side,  # side
+        order.type,  # type
+        order.sz,  # sz
+        order.px,  # px
+        order.mgnMode,  # mgn_mode
+        order.posSide,  # pos_side
+        order.clOrdId,  # cl_ord_id
+        order.reduceOnly,  # reduce_only
+        order.timeInForce,  # tif
+        order.stpMode,  # stp
+        wire["sz"],  # sz_text
+        wire.get("px"),  # px_text
+    )
 
 
 def _cancelled(ord_id: str, cl_ord_id: str) -> CancelResult:

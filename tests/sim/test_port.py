@@ -6,6 +6,8 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from botkit.errors import ExchangeRejected, NotFoundError, RequestValidationError
 from botkit.exchange.models import (
@@ -23,7 +25,7 @@ from botkit.exchange.models import (
 )
 from botkit.exchange.port import ExchangePort
 from botkit.exchange.queries import FillQuery, OrderQuery, PositionQuery
-from botkit.sim.port import SimPort
+from botkit.sim.port import SimPort, _order_input
 from tests.sim.conftest import BTC, Sim
 
 
@@ -178,3 +180,28 @@ def test_placed_orders_reach_the_engine_with_the_texts_the_wire_sends(
     port.place_orders([request])
     wire = request.to_wire()
     assert [(i.sz_text, i.px_text) for i in seen] == [(wire["sz"], wire.get("px"))]
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    sz=st.decimals(min_value=Decimal("0.001"), max_value=Decimal("1e6"), places=3),
+    px=st.none() | st.decimals(min_value=Decimal("0.1"), max_value=Decimal("1e7"), places=2),
+    built=st.booleans(),
+)
+def test_the_engine_is_handed_the_amounts_texts_the_client_would_send(
+    sz: Decimal, px: Decimal | None, built: bool
+) -> None:
+    """The port hands the engine the texts of the order's wire body: ``sz_text`` and
+    ``px_text``, whether the body was built before (the executor's row) or not."""
+    order = req("BUY", "MARKET" if px is None else "LIMIT", sz=str(sz), px=px, clOrdId="t1")
+    if built:
+        order.to_wire()
+    (item,) = [_order_input(order)]
+    assert (item.sz_text, item.px_text) == (order.sz_text, order.px_text)
+    assert (item.sz, item.px, item.cl_ord_id) == (order.sz, order.px, order.clOrdId)
+    assert (item.side, item.type, item.mgn_mode, item.pos_side) == (
+        order.side, order.type, order.mgnMode, order.posSide,
+    )  # fmt: skip
+    assert (item.reduce_only, item.tif, item.stp) == (
+        order.reduceOnly, order.timeInForce, order.stpMode,
+    )  # fmt: skip
