@@ -92,6 +92,7 @@ class OrderIntent:
         )
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class CancelIntent:
     """Cancel this strategy's open orders on ``symbol``: all of them, or those of ``only_rule``."""
@@ -102,6 +103,7 @@ class CancelIntent:
     only_rule: str | None = None
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class LeverageIntent:
     strategy: str
@@ -112,6 +114,7 @@ class LeverageIntent:
     pos_side: PosSide = PosSide.BOTH
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class PositionModeIntent:
     strategy: str
@@ -119,6 +122,7 @@ class PositionModeIntent:
     mode: PositionMode
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class KeepPolicy:
     """How a ``keep:`` rule's declared orders are kept (see docs/strategies.md).
@@ -178,6 +182,7 @@ class KeepIntent:
 Intent = OrderIntent | CancelIntent | LeverageIntent | PositionModeIntent | KeepIntent
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class RuleActivity:
     """What one rule did recently, as the journal remembers it (survives restarts).
@@ -216,6 +221,7 @@ def _min(a: Decimal | None, b: Decimal | None) -> Decimal | None:
     return min(a, b)
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class RiskLimits:
     """Risk guards; ``None`` means "no limit". Notional is in the quote currency, positions in
