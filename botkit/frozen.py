@@ -68,6 +68,7 @@ def quick_init(cls: type[T]) -> type[T]:
     init.__annotations__ = dict(getattr(original, "__annotations__", {}))
     init.__module__ = cls.__module__
     init.__dataclass_init__ = original  # the one it stands for (tests compare the two)
+    init.__wrapped__ = original  # type hints resolve in the class' module (get_type_hints)
     type.__setattr__(cls, "__init__", init)
     return cls
 

@@ -7,6 +7,7 @@ import dataclasses
 import importlib
 import inspect
 import pickle
+import typing
 from typing import Any, ClassVar
 
 import pytest
@@ -98,7 +99,17 @@ def test_every_field_is_stored_as_the_dataclass_stores_it(cls: type) -> None:
 
 def _params(init: Any) -> list[tuple[str, Any, str]]:
     """Names, kinds and defaults (as shown: a factory's is ``<factory>``) of an ``__init__``."""
-    return [(p.name, p.kind, repr(p.default)) for p in inspect.signature(init).parameters.values()]
+    return [
+        (p.name, p.kind, repr(p.default))
+        for p in inspect.signature(init, follow_wrapped=False).parameters.values()
+    ]
+
+
+@pytest.mark.parametrize("cls", QUICK, ids=lambda c: c.__name__)
+def test_the_init_s_type_hints_are_the_dataclass_ones(cls: type) -> None:
+    """What reads an ``__init__``'s hints (hypothesis' ``builds``, pydantic) reads the same."""
+    own = _init(cls).__dataclass_init__
+    assert typing.get_type_hints(_init(cls)) == typing.get_type_hints(own)
 
 
 @pytest.mark.parametrize("cls", QUICK, ids=lambda c: c.__name__)
