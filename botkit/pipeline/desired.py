@@ -90,6 +90,16 @@ def _order_text(intent: OrderIntent | None) -> str:
     return f"({intent.side.value} {intent.sz:f}{px})"
 
 
+_SUMMARY_WORDS = {
+    Action.KEEP: "kept",
+    Action.PLACE: "to place",
+    Action.REPLACE: "to replace",
+    Action.CANCEL: "to cancel",
+    Action.WAIT: "waiting",
+}
+"""The actions a rule's summary counts, in its order, with their words."""
+
+
 @quick_init
 @dataclass(frozen=True, slots=True)
 class RuleDiff:
@@ -119,16 +129,14 @@ class RuleDiff:
         return tuple(d for d in self.decisions if d.action is not Action.KEEP)
 
     def summary(self) -> str:
+        tally = dict.fromkeys(_SUMMARY_WORDS, 0)  # each action's count, in one pass
+        for d in self.decisions:
+            if d.action in tally:
+                tally[d.action] += 1
         counts = ", ".join(
-            f"{self.count(a)} {word}"
-            for a, word in (
-                (Action.KEEP, "kept"),
-                (Action.PLACE, "to place"),
-                (Action.REPLACE, "to replace"),
-                (Action.CANCEL, "to cancel"),
-                (Action.WAIT, "waiting"),
-            )
-            if self.count(a) or a is Action.KEEP
+            f"{tally[a]} {word}"
+            for a, word in _SUMMARY_WORDS.items()
+            if tally[a] or a is Action.KEEP
         )
         return f"{self.strategy}/{self.rule}: {counts}" + (f" ({self.held})" if self.held else "")
 

@@ -210,7 +210,8 @@ def apply(
                 if effect.ok:
                     cancelled.update(o.clOrdId for o in cancels)
             effects.append(effect)
-        if diff.changes:
+        changes = diff.changes
+        if changes:
             journal.record_event(
                 EVENT,
                 f"{prefix}{diff.summary()}",
@@ -218,7 +219,7 @@ def apply(
                 strategy=diff.strategy,
                 rule=diff.rule,
             )
-        for decision in diff.changes:
+        for decision in changes:
             _journal(journal, diff, decision, cycle_id, prefix, cancel_ok)
             if decision.intent is None:
                 continue
