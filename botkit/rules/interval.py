@@ -24,35 +24,16 @@ deps.Recheck.false_over`).
 from __future__ import annotations
 
 from collections.abc import Callable
-from decimal import ROUND_CEILING, ROUND_FLOOR, Context, Decimal, getcontext
+from decimal import Context, Decimal
 from typing import Any
+
+from botkit.outward import outward
 
 __all__ = ["Interval", "Undecided", "outward"]
 
 
 class Undecided(ArithmeticError):
     """A comparison, or a truth, that differs inside the intervals (or cannot be bounded)."""
-
-
-def outward() -> tuple[Context, Context]:
-    """The thread's decimal context rounding down and up (its precision and exponent limits;
-    made once for each): an operation in the first is at most, in the second at least, what
-    any rounding at that precision gives."""
-    now = getcontext()
-    key = (now.prec, now.Emax, now.Emin, now.clamp)
-    found = _MADE.get(key)
-    if found is None:
-        down = now.copy()
-        down.rounding = ROUND_FLOOR
-        up = now.copy()
-        up.rounding = ROUND_CEILING
-        found = _MADE[key] = (down, up)
-    return found
-
-
-_MADE: dict[tuple[int, int, int, int], tuple[Context, Context]] = {}
-"""The contexts of :func:`outward` by the thread context's precision and limits (only ever
-used through their methods, which change nothing but their flags)."""
 
 
 def _as_interval(value: Any) -> Interval | None:

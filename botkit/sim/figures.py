@@ -37,10 +37,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from decimal import ROUND_CEILING, ROUND_FLOOR, Context, Decimal, getcontext
+from decimal import Decimal
 from typing import Protocol
 
 from botkit.exchange.models import MarginMode, PosSide
+from botkit.outward import outward
 from botkit.sim.accounts import (
     Account,
     BalanceFigures,
@@ -89,25 +90,6 @@ class MarkBounds:
     mark: Bounds
     positions: dict[tuple[str, PosSide], dict[str, Bounds]]
     account: dict[str, Bounds]
-
-
-def _outward() -> tuple[Context, Context]:
-    """The thread's decimal context rounding down and up, made once for each precision and
-    exponent limits (the simulator's copy of ``botkit.rules.interval.outward``: an adapter
-    imports no rule code)."""
-    now = getcontext()
-    key = (now.prec, now.Emax, now.Emin, now.clamp)
-    found = _OUTWARD.get(key)
-    if found is None:
-        down = now.copy()
-        down.rounding = ROUND_FLOOR
-        up = now.copy()
-        up.rounding = ROUND_CEILING
-        found = _OUTWARD[key] = (down, up)
-    return found
-
-
-_OUTWARD: dict[tuple[int, int, int, int], tuple[Context, Context]] = {}
 
 
 class Source(Protocol):
@@ -456,7 +438,7 @@ class AccountFigures:
         book = self._book
         if book.rev != src.matcher.rev or book.settings != src.settings_rev:
             book = self._build()
-        down, up = _outward()
+        down, up = outward()
         positions: dict[tuple[str, PosSide], dict[str, Bounds]] = {}
         upl_lo = upl_hi = im_lo = im_hi = mm_lo = mm_hi = _ZERO
         for leg in book.legs:  # as sum_legs() sums them
