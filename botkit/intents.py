@@ -22,6 +22,7 @@ from botkit.exchange.models import (
     TimeInForce,
     order_request,
 )
+from botkit.frozen import quick_init
 
 __all__ = [
     "AMOUNT_LIMIT",
@@ -46,6 +47,7 @@ at or beyond it is a mistake (``sz: 10 ** 60``). ``botkit check`` refuses a cons
 pipeline refuses any one, before any arithmetic on it."""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class OrderIntent:
     """One order a rule wants, before rounding and validation.
@@ -90,6 +92,7 @@ class OrderIntent:
         )
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class CancelIntent:
     """Cancel this strategy's open orders on ``symbol``: all of them, or those of ``only_rule``."""
@@ -100,6 +103,7 @@ class CancelIntent:
     only_rule: str | None = None
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class LeverageIntent:
     strategy: str
@@ -110,6 +114,7 @@ class LeverageIntent:
     pos_side: PosSide = PosSide.BOTH
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class PositionModeIntent:
     strategy: str
@@ -117,6 +122,7 @@ class PositionModeIntent:
     mode: PositionMode
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class KeepPolicy:
     """How a ``keep:`` rule's declared orders are kept (see docs/strategies.md).
@@ -140,6 +146,7 @@ class KeepPolicy:
         return f"{(self.tolerance / 100).quantize(Decimal('0.01')):f} %"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class DeclaredOrder:
     """One order a ``keep:`` rule says should rest now: rung ``rung`` of the rule (its stable
@@ -158,6 +165,7 @@ class DeclaredOrder:
     stp_mode: StpMode = StpMode.NONE
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class KeepIntent:
     """The orders a ``keep:`` rule declares now (its condition held): the runner reconciles
@@ -174,6 +182,7 @@ class KeepIntent:
 Intent = OrderIntent | CancelIntent | LeverageIntent | PositionModeIntent | KeepIntent
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class RuleActivity:
     """What one rule did recently, as the journal remembers it (survives restarts).
@@ -212,6 +221,7 @@ def _min(a: Decimal | None, b: Decimal | None) -> Decimal | None:
     return min(a, b)
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class RiskLimits:
     """Risk guards; ``None`` means "no limit". Notional is in the quote currency, positions in

@@ -44,6 +44,7 @@ from tenacity.stop import stop_base
 from tenacity.wait import wait_base
 
 from botkit.errors import RateLimited, TimestampExpired
+from botkit.frozen import quick_init
 
 __all__ = [
     "MAX_RETRY_AFTER",
@@ -121,6 +122,7 @@ def tries(n: int) -> stop_base:
     return stop_after_attempt(max(1, n))
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Retry:
     """One retry policy; :meth:`call` runs a function under it (see the module doc)."""

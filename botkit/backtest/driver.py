@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from botkit.backtest.bars import Bar, CandleSeries
+from botkit.backtest.bulk import proven_count
 from botkit.backtest.columns import CHUNK, BarColumns, EquityCurve
 from botkit.backtest.path import PathPoint, candle_path
 from botkit.backtest.result import BacktestResult, EquityPoint, FillRow, OrderRow, PositionRow
@@ -43,7 +44,9 @@ from botkit.exchange.port import AccountReads
 from botkit.exchange.queries import FillQuery, PositionQuery
 from botkit.journal import Journal, OrderFilter, Outcome
 from botkit.pipeline.desired import Action
+from botkit.rules.deps import Recheck
 from botkit.runner.cycle import CycleReport, Runner
+from botkit.runner.quiet import Envelope
 from botkit.sim.engine import SimEngine
 
 __all__ = ["BacktestRun", "price_points", "replay"]
@@ -286,6 +289,18 @@ def _replay(
 MIN_STRETCH = 32
 """Fewer candles than this to the envelope's time are replayed one by one."""
 
+MIN_BULK = 8
+"""Fewer candles than this proven quiet by their closes' range are stepped through instead
+(:meth:`_Forward._bulk`, which tries twice as many first)."""
+
+MAX_BULK = 4096
+"""At most this many candles are passed at once by :meth:`_Forward._bulk` (then it asks
+again)."""
+
+BULK = True
+"""Whether stretches whose verdicts recheck prices are passed at once where their closes are
+proven quiet (:meth:`_Forward._bulk`); off, every such candle is stepped through."""
+
 _SAMPLES = 16 * CHUNK
 """Equity samples worked out at a time when passing candles."""
 _MINUTE_MS = 60_000
@@ -334,6 +349,8 @@ class _Forward:
         self.loud = False
         """With ``moved``: its due strategies were found not quiet (:meth:`Runner.
         run_loud_cycle` runs its cycle)."""
+        self.step_limit: int | None = None
+        """At most this many candles for the next :meth:`_step` (None: as many as quiet)."""
         self.chunk: tuple[int, Sequence[Bar]] = (0, ())
         """The replay's bars at hand: (index of the first, the bars)."""
         self.on_candle: Callable[[], None] | None = None
@@ -362,7 +379,14 @@ class _Forward:
         times = self.times
         total = len(times)
         if envelope.rechecks or envelope.keeps:
-            done = self._step(start)
+            done, limit = 0, None
+            if BULK and not envelope.keeps:
+                done, limit = self._bulk(start, envelope)
+            if limit is None or limit > 0:
+                self.step_limit = limit
+                done += self._step(start + done)
+            else:
+                self.cut_by_band = True  # the band, the envelope's time or the end: ask again
             if done:
                 self._progress(done)
             return done
@@ -394,6 +418,53 @@ class _Forward:
             pos, size = upto, size * 4
         return end
 
+    def _bulk(self, start: int, envelope: Envelope) -> tuple[int, int | None]:
+        """Pass at once the candles from ``start`` on whose closes stay within a range of marks
+        over which every price recheck of ``envelope`` is proven false (:mod:`botkit.backtest.
+        bulk`; each path inside the band and closing before the envelope's time, as for a
+        stretch without rechecks). Returns the candles passed and how many after them to step
+        through before asking again (the candles not proven: the one whose cycle is loud is
+        among them, if any), or None: step through them all (a recheck reads a value not
+        bounded by the mark, or of another symbol)."""
+        symbol = self.symbol
+        rechecks: list[Recheck] = []
+        for on, found in envelope.rechecks:
+            if on != symbol:
+                return 0, None
+            rechecks.extend(found)
+        times = self.times
+        end = len(times)
+        if envelope.until_ms is not None:  # the first candle closing at or after it runs
+            end = int(np.searchsorted(times, envelope.until_ms - self.interval, side="left"))
+        end = min(end, start + MAX_BULK)
+        clear = [start, end]  # the band is checked up to clear[0]; it stops them at clear[1]
+
+        def room(count: int) -> int:
+            upto = min(start + count, clear[1])
+            if upto > clear[0]:  # the band looked at no further than asked
+                stop = self._band_stop(clear[0], upto)
+                clear[0] = stop
+                if stop < upto:
+                    clear[1] = stop
+            return min(upto, clear[0]) - start
+
+        engine, columns = self.engine, self.columns
+        good, bad, bounded = proven_count(
+            rechecks,
+            lambda lo, hi: engine.figures_between(symbol, lo, hi),
+            symbol,
+            lambda i, j: columns.closes(start + i, start + j),
+            room,
+            2 * MIN_BULK,
+        )
+        if not bounded:
+            return 0, None
+        if good >= MIN_BULK:
+            self._pass(start, start + good)
+        else:
+            good = 0
+        return good, bad - good
+
     def _step(self, a: int) -> int:
         """Step through the bars at hand from candle ``a`` on while their cycles are quiet, as
         the plain loop does, but for what only it needs: each candle's marks recorded
@@ -412,7 +483,9 @@ class _Forward:
         next_due = self.runner.next_due_ms
         base, bars = self.chunk
         done = skips = a
-        for bar in itertools.islice(bars, a - base, None):
+        limit, self.step_limit = self.step_limit, None
+        upto = None if limit is None else a - base + limit
+        for bar in itertools.islice(bars, a - base, upto):
             try:
                 move(symbol, candle_path(bar, interval), 4)
             except ValueError:  # a point outside the band: refused, nothing moved

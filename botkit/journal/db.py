@@ -172,6 +172,10 @@ class Journal:
             self._sinks: list[ActivitySink] = []
             self._live_ids: set[str] = self._written_live_ids() if transient else set()
             """A transient journal's live client order ids, written or waiting (else unused)."""
+            self._open_ids: set[str] = set()
+            """The live orders this journal added without an outcome and has not settled since:
+            :meth:`settle` takes them as open without asking the table (one process writes a
+            journal), and each ``UPDATE`` of outcomes checks it changed every row it names."""
             self._last_cycle_id = self._max_cycle_id()
             if self.path not in _NO_FILE:
                 self._identity = identity(self.path)
@@ -456,6 +460,8 @@ class Journal:
             self._activity_rev += 1
             if not dry:
                 self._unsettled += sum(1 for o in orders if o.outcome is None)
+                if not self._transient:
+                    self._open_ids.update(o.intent.cl_ord_id for o in orders if o.outcome is None)
             if self._sinks:
                 self._notify(
                     [
@@ -590,32 +596,40 @@ class Journal:
                 if full:
                     self.flush()
                 return
+        ids = [o.cl_ord_id for o in outcomes]
         if hold:
             with self._lock:
                 if self._pending.live:  # some of a transient journal's orders wait: write them
                     self.flush()
-                try:
-                    writes.check_open(
-                        self._conn,
-                        [o.cl_ord_id for o in outcomes],
-                        path=self.path,
-                        held=self._pending.held,
-                    )
-                except sqlite3.Error as exc:
-                    raise journal_failure(self.path, exc, "read", "") from exc
+                if not self._known_open(ids):
+                    try:
+                        writes.check_open(self._conn, ids, path=self.path, held=self._pending.held)
+                    except sqlite3.Error as exc:
+                        raise journal_failure(self.path, exc, "read", "") from exc
                 updates, events = writes.settle_rows(outcomes, now=now)
                 full = self._pending.add_settles(updates, events)
                 self._settled(outcomes, now)
                 if full and self._group_rows:
                     self.flush()
             return
-        with self._tx() as conn:
-            writes.settle_orders(conn, outcomes, now=now, path=self.path)
+        with self._lock, self._tx() as conn:
+            writes.settle_orders(
+                conn, outcomes, now=now, path=self.path, checked=self._known_open(ids)
+            )
         with self._lock:
             self._settled(outcomes, now)
 
+    def _known_open(self, ids: Sequence[str]) -> bool:
+        """Whether every one of ``ids`` (each named once) is an order this journal added and
+        has not settled since: open without a query (the ``UPDATE`` still checks it changed
+        each row: another writer of the journal is an error there)."""
+        open_ids = self._open_ids
+        return bool(open_ids) and open_ids.issuperset(ids) and len(set(ids)) == len(ids)
+
     def _settled(self, outcomes: Sequence[OrderOutcome], now: int) -> None:
         self._unsettled = max(0, self._unsettled - len(outcomes))
+        if self._open_ids:
+            self._open_ids.difference_update(o.cl_ord_id for o in outcomes)
         if self._sinks:
             self._notify(
                 [

@@ -169,9 +169,13 @@ class Pending:
             row[_REASONS] = reasons
             row[_OUTCOME_MS] = now
 
-    def write(self, conn: sqlite3.Connection, events: list[Row] | None = None) -> None:
+    def write(
+        self, conn: sqlite3.Connection, events: list[Row] | None = None, *, path: str = ""
+    ) -> None:
         """Insert every pending row (inside the caller's transaction), and ``events`` after
-        the pending events, in the same statements; :meth:`clear` once it is committed."""
+        the pending events, in the same statements; :meth:`clear` once it is committed.
+        ``path`` names the journal in the error of held outcomes another process settled
+        meanwhile (:func:`~botkit.journal.writes.update_outcomes`)."""
         insert_values(conn, CYCLE_INSERT, self.cycles)
         insert_values(conn, ORDER_FULL_INSERT, self.orders)
         if self.ends:
@@ -179,7 +183,7 @@ class Pending:
         insert_values(conn, EVALUATION_INSERT, self.evaluations)
         insert_values(conn, EVENT_INSERT, self.events + events if events else self.events)
         if self.settles:
-            update_outcomes(conn, self.settles)
+            update_outcomes(conn, self.settles, path=path)
 
     def clear(self) -> None:
         self.cycles = []

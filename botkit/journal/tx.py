@@ -55,7 +55,7 @@ class Transaction:
             conn.execute("BEGIN IMMEDIATE")
             if self._pending.rows or self._events:
                 try:
-                    self._pending.write(conn, self._events)
+                    self._pending.write(conn, self._events, path=self._path)
                 except BaseException:
                     with suppress(sqlite3.Error):  # SQLite may have rolled back already
                         conn.execute("ROLLBACK")

@@ -14,6 +14,7 @@ from collections.abc import Callable, Collection, Sequence
 from decimal import Decimal
 from itertools import chain
 from json.encoder import encode_basestring_ascii
+from operator import itemgetter
 from typing import Any
 
 from botkit.errors import JournalError
@@ -65,10 +66,13 @@ def _dec(value: Decimal | None) -> str | None:
 def _json(value: Any) -> str:
     """Compact JSON with sorted keys; values it cannot encode as their ``str``.
 
-    A flat mapping with plain values (a rule's inputs, every cycle) skips :func:`json.dumps`:
-    its keys' order and encoded prefixes are computed once per key set (:data:`_PLANS`), each
-    value encoded by its exact type; a list of plain values likewise. The text is byte for byte
-    what :func:`_dumps` writes."""
+    A flat mapping with plain values (a rule's inputs, every cycle; an order's request) skips
+    :func:`json.dumps`: its keys' order and encoded prefixes are computed once per key set
+    (:data:`_PLANS`), each value encoded by its exact type; a list of plain values likewise. A
+    key set whose values have all been text (an order's request without ``reduceOnly``) is
+    filled into a template made once (:data:`_TEXTS`), each value escaped as
+    :func:`json.dumps` escapes a string. The text is byte for byte what :func:`_dumps`
+    writes."""
     kind = type(value)
     if kind is list:  # notes and reasons: mostly empty, else a few texts
         if not value:
@@ -81,25 +85,39 @@ def _json(value: Any) -> str:
             parts.append(encode(item))
         return "[" + ",".join(parts) + "]"
     if kind is dict:
-        plan = _PLANS.get(keys := tuple(value))
+        keys = tuple(value)
+        text = _TEXTS.get(keys)
+        if text is not None:
+            template, values = text
+            try:
+                return template % tuple(map(_string, values(value)))
+            except TypeError:  # a value that is not text: this key set takes the plan below
+                _TEXTS[keys] = None
+        plan = _PLANS.get(keys)
         if plan is None:
             plan = _plan(keys)
         if plan:
             parts = []
+            texts = True
             for key, prefix in plan:
                 item = value[key]
                 kind = type(item)
                 if kind is Decimal:  # str(Decimal) is plain ASCII: nothing to escape
                     parts.append(f'{prefix}"{item!s}"')
+                    texts = False
                 elif kind is str:
                     parts.append(prefix + _string(item))
                 elif kind is list:  # a send's ids: encoding composes
                     parts.append(prefix + _json(item))
+                    texts = False
                 else:
                     encode = _PLAIN.get(kind)
                     if encode is None:
                         return _dumps(value)
                     parts.append(prefix + encode(item))
+                    texts = False
+            if texts and keys not in _TEXTS:  # all text, and never otherwise: a template
+                _TEXTS[keys] = _template(plan)
             return "{" + ",".join(parts) + "}"
     return _dumps(value)
 
@@ -109,6 +127,7 @@ def _plan(keys: tuple[Any, ...]) -> tuple[tuple[str, str], ...]:
     ``str`` (or there is none): then :func:`json.dumps` decides."""
     if len(_PLANS) >= _PLANS_MAX:
         _PLANS.clear()
+        _TEXTS.clear()
     plan: tuple[tuple[str, str], ...] = ()
     if keys and all(type(k) is str for k in keys):
         plan = tuple((k, _string(k) + ":") for k in sorted(keys))
@@ -116,9 +135,25 @@ def _plan(keys: tuple[Any, ...]) -> tuple[tuple[str, str], ...]:
     return plan
 
 
+_Picker = Callable[[Any], tuple[Any, ...]]
+
+
+def _template(plan: tuple[tuple[str, str], ...]) -> tuple[str, _Picker]:
+    """The text of a mapping of ``plan``'s keys as a ``%`` template (each value's place a
+    ``%s``), and what picks the values out in the plan's order."""
+    template = "{" + ",".join(prefix.replace("%", "%%") + "%s" for _, prefix in plan) + "}"
+    if len(plan) == 1:
+        only = plan[0][0]
+        return template, lambda value: (value[only],)
+    return template, itemgetter(*(key for key, _ in plan))
+
+
 _PLANS: dict[tuple[Any, ...], tuple[tuple[str, str], ...]] = {}
 """Key set (in insertion order) -> its encoding plan. A few per strategy; bounded anyway."""
 _PLANS_MAX = 1024
+_TEXTS: dict[tuple[Any, ...], tuple[str, _Picker] | None] = {}
+"""Key set -> its template (:func:`_template`) while every value seen was a ``str``; None once
+one was not (the plan from then on). Cleared with :data:`_PLANS`."""
 
 
 def _dumps(value: Any) -> str:
@@ -290,23 +325,35 @@ def mark_sent(conn: sqlite3.Connection, ids: Sequence[str], now: int) -> None:
         conn.execute(sql, [now, *chunk])
 
 
-def update_outcomes(conn: sqlite3.Connection, rows: Sequence[Row]) -> None:
+def update_outcomes(conn: sqlite3.Connection, rows: Sequence[Row], *, path: str) -> None:
     """What :data:`SETTLE` once per row (its values, the client order id last) does, in one
     ``UPDATE ... FROM (VALUES ...)`` per group of rows (the groups of :func:`insert_values`)
-    when each order is named once; else, or with a SQLite before 3.33, one ``UPDATE`` each."""
+    when each order is named once; else, or with a SQLite before 3.33, one ``UPDATE`` each.
+
+    Every row must change an open order: a :class:`~botkit.errors.JournalError` otherwise
+    (raised inside the caller's transaction, which then writes nothing). The orders were checked
+    open when they were settled; a row left unchanged means another process settled one
+    since."""
     if not UPDATE_FROM or len(rows) < 2 or len({row[-1] for row in rows}) != len(rows):
-        conn.executemany(SETTLE, rows)
-        return
-    start, total = 0, len(rows)
-    while start < total:
-        left = total - start
-        size = left if left <= EXACT_MAX else min(_CHUNK_MAX, 1 << (left.bit_length() - 1))
-        sql = _SETTLE_SQL.get(size)
-        if sql is None:
-            values = ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?)"] * size)
-            sql = _SETTLE_SQL[size] = _SETTLE_FROM.format(values=values)
-        conn.execute(sql, list(chain.from_iterable(rows[start : start + size])))
-        start += size
+        changed = conn.executemany(SETTLE, rows).rowcount
+    else:
+        changed = 0
+        start, total = 0, len(rows)
+        while start < total:
+            left = total - start
+            size = left if left <= EXACT_MAX else min(_CHUNK_MAX, 1 << (left.bit_length() - 1))
+            sql = _SETTLE_SQL.get(size)
+            if sql is None:
+                values = ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?)"] * size)
+                sql = _SETTLE_SQL[size] = _SETTLE_FROM.format(values=values)
+            chunk = list(chain.from_iterable(rows[start : start + size]))
+            changed += conn.execute(sql, chunk).rowcount
+            start += size
+    if changed != len(rows):
+        raise JournalError(
+            f"journal {path}: {len(rows) - changed} of {len(rows)} order(s) settled were already"
+            " settled when the outcomes were written — another process writes this journal"
+        )
 
 
 ORDER_FULL_INSERT = ORDER_INSERT[:-1] + (", ord_id, code, msg, error, resolved, attempts, sent_ms)")
@@ -336,9 +383,11 @@ def order_rows(
         if i.inputs is not shared[0]:
             shared = (i.inputs, _json(dict(i.inputs)))
         outcome = order.outcome
-        final = outcome is not None
-        side = i.side.value
-        kind_ = i.type.value
+        side = i.side._value_  # ``.value`` reads through enum's descriptor, at twice the cost
+        kind_ = i.type._value_
+        px = order.px
+        sz = order.sz
+        wire = order.wire
         rows.append(
             (
                 cycle_id,
@@ -352,26 +401,29 @@ def order_rows(
                 i.symbol,
                 side,
                 kind_,
-                i.pos_side.value,
-                i.mgn_mode.value,
+                i.pos_side._value_,
+                i.mgn_mode._value_,
                 int(i.reduce_only),
-                _dec(i.px),
-                _dec(i.sz),
-                _dec(order.px),
-                _dec(order.sz),
+                None if i.px is None else format(i.px, "f"),
+                None if i.sz is None else format(i.sz, "f"),
+                None if px is None else format(px, "f"),
+                None if sz is None else format(sz, "f"),
                 _json(list(notes)) if notes else "[]",
                 shared[1],
-                None if order.wire is None else _json(order.wire),
-                final_state if final else intent_state,
-                outcome.value if outcome else None,
+                None if wire is None else _json(wire),
+                intent_state if outcome is None else final_state,
+                None if outcome is None else outcome._value_,
                 _json(list(reasons)) if reasons else "[]",
-                now if final else None,
+                None if outcome is None else now,
             )
         )
-        what = f"{side} {order.sz if order.sz is not None else i.sz} {i.symbol} {kind_}"
-        if order.px is not None:
-            what += f" @ {order.px}"
-        if outcome is Outcome.REJECTED_LOCAL:
+        what = f"{side} {i.sz if sz is None else sz} {i.symbol} {kind_}"
+        if px is not None:
+            what += f" @ {px}"
+        if outcome is None:
+            text = "intent " + what
+            kind = "intent"
+        elif outcome is Outcome.REJECTED_LOCAL:
             kind, text = "rejected_local", f"refused {what}: " + "; ".join(reasons)
         elif outcome is Outcome.DRY_RUN:
             kind, text = "dry_run", f"dry run: would send {what}"
@@ -459,13 +511,21 @@ def settle_rows(outcomes: Sequence[OrderOutcome], *, now: int) -> tuple[list[Row
 
 
 def settle_orders(
-    conn: sqlite3.Connection, outcomes: Sequence[OrderOutcome], *, now: int, path: str
+    conn: sqlite3.Connection,
+    outcomes: Sequence[OrderOutcome],
+    *,
+    now: int,
+    path: str,
+    checked: bool = False,
 ) -> None:
-    """Each order's final outcome and its event line: checked first (:func:`check_open`), then
-    one ``UPDATE`` (:func:`update_outcomes`) and one multi-row insert of the events."""
-    check_open(conn, [out.cl_ord_id for out in outcomes], path=path)
+    """Each order's final outcome and its event line: checked first (:func:`check_open`; not
+    when the caller knows them open, ``checked``), then one ``UPDATE``
+    (:func:`update_outcomes`, which checks it changed each) and one multi-row insert of the
+    events."""
+    if not checked:
+        check_open(conn, [out.cl_ord_id for out in outcomes], path=path)
     updates, events = settle_rows(outcomes, now=now)
-    update_outcomes(conn, updates)
+    update_outcomes(conn, updates, path=path)
     insert_values(conn, EVENT_INSERT, events)
 
 

@@ -86,8 +86,25 @@ def dumps(value: Any) -> str:
 
 
 def loads(text: str | bytes) -> Any:
-    """Parse JSON with every number that has a fraction (and NaN / Infinity) as ``Decimal``."""
-    return json.loads(text, parse_float=Decimal, parse_constant=Decimal)
+    """Parse JSON with every number that has a fraction (and NaN / Infinity) as ``Decimal``.
+
+    What ``json.loads(text, parse_float=Decimal, parse_constant=Decimal)`` does (the same
+    decoding of bytes, the same refusal of a byte-order mark in a text), through one decoder
+    made once: ``json.loads`` with those options builds a decoder per call, a third of the
+    cost of reading a short answer."""
+    if isinstance(text, str):
+        if text.startswith("\ufeff"):
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+    elif isinstance(text, bytes | bytearray):
+        text = text.decode(json.detect_encoding(text), "surrogatepass")
+    else:
+        raise TypeError(
+            f"the JSON object must be str, bytes or bytearray, not {type(text).__name__}"
+        )
+    return _DECODER.decode(text)
+
+
+_DECODER = json.JSONDecoder(parse_float=Decimal, parse_constant=Decimal)
 
 
 def excerpt(body: bytes, limit: int = 80) -> str:

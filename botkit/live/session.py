@@ -185,9 +185,7 @@ class Session:
         query_params = {k: v for k, v in (params or {}).items() if v is not None}
         query = encode_query(query_params)
         body_text = "" if body is None else http.dumps(body)
-        context = RequestContext(
-            method=method, path=path, query=query_params, client_order_ids=tuple(client_order_ids)
-        )
+        ids = tuple(client_order_ids)
         headers = self._headers.copy()
         if body is not None:
             headers.append(_JSON_TYPE)
@@ -201,14 +199,15 @@ class Session:
         give_up_at = self._monotonic() + self.deadline
         try:
             response = self._send(method, url, headers, body_text.encode())
-            answered = RequestContext(  # the context with the answer's status
-                method, path, context.query, context.client_order_ids, response.status_code
+            answered = RequestContext(  # the request's context, with the answer's status
+                method, path, query_params, ids, response.status_code
             )
             try:
                 content = self._read(response, give_up_at, answered, write=write)
             finally:
                 response.close()
         except httpx.TransportError as exc:
+            context = RequestContext(method, path, query_params, ids)  # no answer: no status
             raise http.map_transport_error(exc, context, write=write) from exc
         try:
             data = http.interpret(

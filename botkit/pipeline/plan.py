@@ -18,6 +18,7 @@ from decimal import Decimal
 from typing import Any
 
 from botkit.exchange.models import Instrument, LimitPrice, OrderRequest, PositionMode
+from botkit.frozen import quick_init
 from botkit.intents import OrderIntent
 from botkit.pipeline.batching import MAX_BATCH, make_batches, order_key
 from botkit.pipeline.risk import (
@@ -36,6 +37,7 @@ from botkit.snapshot import Snapshot
 __all__ = ["Plan", "PlannedOrder", "Refusal", "build_plan"]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class PlannedOrder:
     """An order that passed validation and the guards, with how it was rounded."""
@@ -54,6 +56,7 @@ class PlannedOrder:
         return self.request.to_wire()
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Refusal:
     """An order refused locally, with every reason (validation and guards)."""
@@ -69,6 +72,7 @@ class Refusal:
         return self.intent.cl_ord_id
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Plan:
     """What one cycle will do: ``accepted`` orders in ``batches`` of at most 10 (the batches the
@@ -251,17 +255,26 @@ def build_plan(
                 reason = Reason("kill_switch", kill_switch)
                 refused.append(Refusal(intent, (reason,), checked.notes, checked.px, checked.sz))
                 continue
-            candidate = Candidate.of(intent, sz=checked.sz, px=checked.px)
+            candidate = Candidate(  # Candidate.of, positionally (one per order)
+                intent.strategy,
+                intent.cl_ord_id,
+                intent.symbol,
+                intent.side,
+                intent.pos_side,
+                intent.type,
+                intent.reduce_only,
+                checked.sz,
+                checked.px,
+            )
             valuation = market.valuation
             if valuation is None:
                 valuation = market.valuation = Valuation(mark, instrument.ctVal)
-            order_trips = book.admit(candidate, valuation)
+            order_trips, value = book.admit_valued(candidate, valuation)
             if order_trips:
                 trips.extend(order_trips)
                 reasons = tuple(Reason(f"guard_{t.guard}", t.message) for t in order_trips)
                 refused.append(Refusal(intent, reasons, checked.notes, checked.px, checked.sz))
                 continue
-            value = valuation.notional(candidate)
         except Exception as exc:  # one strategy's failure never stops the others
             why = Reason(
                 "planning_failed",

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Protocol
 
 from botkit.exchange.models import OpenOrder, OrderSide, OrderType, Position, PosSide
+from botkit.frozen import quick_init
 from botkit.intents import OffTick, OrderIntent, RiskLimits
 
 __all__ = [
@@ -105,6 +106,7 @@ class GuardSettings:
         )
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class GuardTrip:
     """A guard refused an order (or, for the kill switch, every order of the cycle)."""
@@ -151,6 +153,7 @@ def signed_position(pos: Position) -> Decimal:
     return -qty if pos.side is OrderSide.SELL else qty
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Candidate:
     """An order asking the book to admit it: whose it is, what it does, its checked size and
@@ -182,6 +185,7 @@ class Candidate:
         )
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Valuation:
     """What an order on a symbol is valued with now: the mark (a market order's price) and the
@@ -264,6 +268,13 @@ class RiskBook:
     def admit(self, order: Candidate, valuation: Valuation) -> tuple[GuardTrip, ...]:
         """The trips ``order`` causes, valued with ``valuation``; an empty tuple means admitted
         (and recorded)."""
+        return self.admit_valued(order, valuation)[0]
+
+    def admit_valued(
+        self, order: Candidate, valuation: Valuation
+    ) -> tuple[tuple[GuardTrip, ...], Decimal | None]:
+        """:meth:`admit`'s trips, and the order's value as it was judged (``valuation.notional
+        (order)``, which the plan keeps: computed once)."""
         strategy, cl_ord_id, symbol = order.strategy, order.cl_ord_id, order.symbol
         side, pos_side, order_type = order.side, order.pos_side, order.order_type
         reduce_only, sz, ct_val = order.reduce_only, order.sz, valuation.ct_val
@@ -342,11 +353,11 @@ class RiskBook:
                     f" order {sz}), above max_position {per_order.max_position}",
                 )
         if trips:
-            return tuple(trips)
+            return tuple(trips), value
         for key in (strategy, None):
             self._count[key] += 1
             if value is not None:
                 self._notional[key] += value
         if not reduce_only:
             self._resting[(symbol, pos_side, side)] += sz
-        return ()
+        return (), value

@@ -34,6 +34,7 @@ from botkit.exchange.models import (
     PositionMode,
     PosSide,
 )
+from botkit.frozen import quick_init
 from botkit.intents import AMOUNT_LIMIT, OffTick, OrderIntent
 from botkit.numbers import plain
 
@@ -58,6 +59,7 @@ _ZERO = Decimal(0)
 _CL_ORD_ID_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Reason:
     """Why an order cannot be sent: a stable ``code`` and a one-line ``message`` with the fix."""
@@ -69,6 +71,7 @@ class Reason:
         return f"{self.code}: {self.message}"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class RoundingNote:
     """A value the pipeline changed before sending: ``field`` went from ``before`` to ``after``."""
@@ -82,6 +85,7 @@ class RoundingNote:
         return f"{self.field} {self.before} -> {self.after} (step {self.step})"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Checked:
     """The result of validating one intent: a request to send, or the reasons it is refused."""

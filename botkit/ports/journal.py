@@ -28,6 +28,7 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Any, NamedTuple, Protocol
 
+from botkit.frozen import quick_init
 from botkit.intents import Activity, OrderIntent
 
 __all__ = [
@@ -81,6 +82,7 @@ class OrderState(StrEnum):
     FINAL = "final"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Evaluated:
     """One rule's evaluation in a cycle: did it fire, why not, and the inputs it saw."""
@@ -91,6 +93,7 @@ class Evaluated:
     inputs: dict[str, str] = field(default_factory=dict)
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class NewOrder:
     """An order the journal learns about: an intent about to be sent, or refused locally."""
@@ -107,6 +110,7 @@ class NewOrder:
     """Set for orders settled at once (refused locally, dry run)."""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class OrderOutcome:
     """The final outcome of one order."""
@@ -122,6 +126,7 @@ class OrderOutcome:
     reasons: tuple[str, ...] = ()
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class OrderBrief:
     """What a backtest's table of orders shows of one order: the fields of its

@@ -24,7 +24,7 @@ from botkit.intents import (
 )
 from botkit.rules.context import Ctx
 from botkit.rules.expr import Expr
-from botkit.rules.ids import leg_id, slot_prefix
+from botkit.rules.ids import MAX_LENGTH, leg_id, slot_prefix
 from botkit.rules.model import (
     Cancel,
     Close,
@@ -83,6 +83,11 @@ class _Builder:
         self.leg = 0
         self.prefix = slot_prefix(strategy.name, rule.name, slot)
         self.out: list[Intent] = []
+        self.kept = rule.keep is not None
+        """A ``keep:`` rule: its orders go straight into ``declared_orders`` (no intent, no id:
+        the reconcile names each order it places)."""
+        self.declared_orders: list[DeclaredOrder] = []
+        self.long_prefix = len(self.prefix) + 2 > MAX_LENGTH  # a leg's id could be too long
 
     def num(self, expr: Expr, what: str, names: Mapping[str, Any] | None = None) -> Decimal:
         got = value(expr, self.env if names is None else names)
@@ -109,6 +114,26 @@ class _Builder:
         leg = self.leg
         if leg >= MAX_LEGS:
             raise ActionError(f"the rule asks for more than {MAX_LEGS} orders")
+        if self.kept:
+            if self.long_prefix:
+                leg_id(self.prefix, leg)  # refuses an id too long, as for any other order
+            # positional, in DeclaredOrder's field order
+            self.declared_orders.append(
+                DeclaredOrder(
+                    leg,  # rung
+                    fields.side,  # side
+                    fields.type,  # type
+                    sz,  # sz
+                    px,  # px
+                    fields.mgn_mode,  # mgn_mode
+                    fields.pos_side,  # pos_side
+                    fields.reduce_only,  # reduce_only
+                    fields.time_in_force,  # time_in_force
+                    fields.stp_mode,  # stp_mode
+                )
+            )
+            self.leg = leg + 1
+            return
         strategy = self.strategy
         # positional, in OrderIntent's field order (one per order of every fired rule: keywords
         # cost a fifth of the construction)
@@ -163,11 +188,17 @@ class _Builder:
             step = self.positive(action.step_px, "ladder step_px")
             if action.fields.side is OrderSide.BUY:
                 step = -step
+        size = action.sz
+        same: Decimal | None = None  # a folded constant size: checked at rung 0, then the same
         for k in range(count):
             px = start + step * k
             if px <= 0:
                 raise ActionError(f"ladder rung {k}: price {_fmt(px)} is not > 0")
-            sz = self.positive(action.sz, f"ladder rung {k} sz", self.rung(k, action.sz))
+            sz = same
+            if sz is None:
+                sz = self.positive(size, f"ladder rung {k} sz", self.rung(k, size))
+                if size.const is not None:
+                    same = sz
             self.order(action.fields, sz, px)
 
     def grid(self, action: Grid) -> None:
@@ -254,22 +285,7 @@ class _Builder:
         """A ``keep:`` rule's orders as its declared set: rung k is its k-th order."""
         strategy, rule = self.strategy, self.rule
         assert rule.keep is not None
-        orders = tuple(
-            DeclaredOrder(
-                rung=o.leg,
-                side=o.side,
-                type=o.type,
-                sz=o.sz,
-                px=o.px,
-                mgn_mode=o.mgn_mode,
-                pos_side=o.pos_side,
-                reduce_only=o.reduce_only,
-                time_in_force=o.time_in_force,
-                stp_mode=o.stp_mode,
-            )
-            for o in self.out
-            if isinstance(o, OrderIntent)
-        )
+        orders = tuple(self.declared_orders)
         return KeepIntent(strategy.name, rule.name, strategy.symbol, orders, rule.keep, self.inputs)
 
 

@@ -230,6 +230,17 @@ class Recheck:
         except Exception:  # an unknown value, or a failing expression: evaluate it
             return False
 
+    def false_over(self, bounds: Mapping[str, Any]) -> bool:
+        """Whether the condition is false for **every** value of the :data:`RECHECKED` values
+        within ``bounds`` (key → an :class:`~botkit.rules.interval.Interval`, or a Decimal that
+        stays as it is; a key it cannot bound raises): evaluated once over the intervals, an
+        answer is the plain one at every point (see :mod:`botkit.rules.interval`). False when
+        that is not proven: a comparison undecided, a key not bounded, an error."""
+        try:
+            return not self.fn(Fresh(self.known, bounds))
+        except Exception:  # undecided, unbounded or failing: not proven
+            return False
+
 
 class Fresh(dict[str, Any]):
     """The bounded values ``known`` of a verdict, and each :data:`RECHECKED` value read from

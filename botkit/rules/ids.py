@@ -21,6 +21,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from botkit.frozen import quick_init
+
 __all__ = [
     "MAX_LENGTH",
     "PREFIX",
@@ -43,6 +45,7 @@ _DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
 _PATTERN = re.compile(r"bk([a-z2-7]{6})([a-z2-7]{4})([-_])([0-9a-z]+)\3([0-9a-z]+)")
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ParsedOrderId:
     """The parts of a botkit client order id (names are only known as their hashes)."""
@@ -111,13 +114,29 @@ def kept_order_id(strategy: str, rule: str, generation: int, rung: int) -> str:
     (``keep:``) rule's orders."""
     if generation < 0 or rung < 0:
         raise ValueError(f"generation and rung must be >= 0 (got {generation}, {rung})")
-    text = f"{PREFIX}{strategy_tag(strategy)}{rule_tag(rule)}_{_base36(generation)}_{_base36(rung)}"
+    text = f"{_kept_prefix(strategy, rule)}{_generation(generation)}_{_leg(rung)}"
     if len(text) > MAX_LENGTH:
         raise ValueError(f"{text!r} is longer than {MAX_LENGTH} characters")
     return text
 
 
 _LEGS = tuple(_base36(k) for k in range(256))
+
+
+def _leg(leg: int) -> str:
+    return _LEGS[leg] if leg < len(_LEGS) else _base36(leg)
+
+
+@lru_cache(maxsize=256)
+def _kept_prefix(strategy: str, rule: str) -> str:
+    return f"{PREFIX}{strategy_tag(strategy)}{rule_tag(rule)}_"
+
+
+@lru_cache(maxsize=1024)
+def _generation(generation: int) -> str:
+    """``_base36(generation)``, kept for the newest generations: a cycle names every rung it
+    places with the same one (its slot), and the next cycles mostly the next ones."""
+    return _base36(generation)
 
 
 @lru_cache(maxsize=65536)

@@ -17,6 +17,7 @@ from loguru import logger
 from botkit.errors import ExchangeError, MalformedResponse, OutcomeUnknown, ServerUnavailable
 from botkit.exchange.models import OpenOrder
 from botkit.exchange.port import Trading
+from botkit.frozen import quick_init
 from botkit.intents import LeverageIntent, PositionModeIntent
 from botkit.pipeline import Plan
 from botkit.ports.journal import JournalPort
@@ -28,6 +29,7 @@ __all__ = ["DryRunExecution", "Execution", "LiveExecution", "SideEffect", "descr
 CANCEL_BATCH = 10
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class SideEffect:
     """A cancel, leverage or position-mode change: what was asked and what came of it."""

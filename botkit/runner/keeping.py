@@ -210,7 +210,8 @@ def apply(
                 if effect.ok:
                     cancelled.update(o.clOrdId for o in cancels)
             effects.append(effect)
-        if diff.changes:
+        changes = diff.changes
+        if changes:
             journal.record_event(
                 EVENT,
                 f"{prefix}{diff.summary()}",
@@ -218,7 +219,7 @@ def apply(
                 strategy=diff.strategy,
                 rule=diff.rule,
             )
-        for decision in diff.changes:
+        for decision in changes:
             _journal(journal, diff, decision, cycle_id, prefix, cancel_ok)
             if decision.intent is None:
                 continue
@@ -226,6 +227,9 @@ def apply(
                 continue
             places.append(decision.intent)
     return places, effects, cancelled
+
+
+_VERBS = {Action.PLACE: "place", Action.CANCEL: "cancel", Action.WAIT: "wait"}
 
 
 def _journal(
@@ -261,9 +265,7 @@ def _journal(
                 rule=diff.rule,
             )
         return
-    verb = {Action.PLACE: "place", Action.CANCEL: "cancel", Action.WAIT: "wait"}.get(
-        decision.action, decision.action.value
-    )
+    verb = _VERBS.get(decision.action) or decision.action.value
     journal.record_event(
         EVENT,
         f"{who}: {prefix}{verb} {rung}{old or new}".rstrip() + f": {reason}",

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from decimal import ROUND_HALF_EVEN, Decimal
 
 from botkit.exchange.models import MarginMode, OrderSide, PosSide
+from botkit.frozen import quick_init
 
 __all__ = [
     "MONEY_Q",
@@ -69,6 +70,7 @@ class SimPosition:
         return OrderSide.BUY if self.qty > 0 else OrderSide.SELL
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class PositionRecord:
     """A closed position, as position history (2.7) reports it."""
@@ -87,6 +89,7 @@ class PositionRecord:
     u_time: int
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class FillEffect:
     realized: Decimal

@@ -32,7 +32,7 @@ from botkit.sim.accounts import Account, BalanceFigures
 from botkit.sim.book import OrderState, SimOrder
 from botkit.sim.codes import SimError
 from botkit.sim.config import InstrumentConfig, SimConfig
-from botkit.sim.figures import AccountFigures, OpenPosition
+from botkit.sim.figures import AccountFigures, MarkBounds, OpenPosition
 from botkit.sim.history import History, Window, make_window, order_filter, select
 from botkit.sim.ids import IdGen
 from botkit.sim.matching import USER_CANCEL, Matcher
@@ -169,6 +169,12 @@ class SimEngine:
         everything else as now (the same Decimal values :meth:`equity` gives after
         :meth:`set_mark` to that mark inside :meth:`quiet_band`)."""
         return self.figures.equity_at(self.prices[symbol], marks)
+
+    def figures_between(self, symbol: str, lo: Decimal, hi: Decimal) -> MarkBounds | None:
+        """Bounds of the position and account figures a read gives with the mark of ``symbol``
+        anywhere from ``lo`` to ``hi`` and everything else as now (inside :meth:`quiet_band`
+        nothing else moves with the mark); see :meth:`AccountFigures.between`."""
+        return self.figures.between(self.prices[symbol], lo, hi)
 
     def apply_drift(self) -> None:
         """Move every mark by ``drift`` of itself, rounded to its tick (at least one tick when
@@ -323,23 +329,23 @@ class SimEngine:
         )
         now = self.clock.now_ms()
         ord_id = self.ids.next()
-        sim = SimOrder(
-            ord_id=ord_id,
-            cl_ord_id=order.cl_ord_id if order.cl_ord_id is not None else str(ord_id),
-            symbol=symbol,
-            side=order.side,
-            type=order.type,
-            sz=order.sz,
-            px=order.px,
-            mgn_mode=ok.mgn_mode,
-            pos_side=ok.pos_side,
-            reduce_only=order.reduce_only,
-            closing=ok.closing,
-            tif=order.tif,
-            stp=order.stp,
-            lever=ok.lever,
-            c_time=now,
-            u_time=now,
+        sim = SimOrder(  # positionally, in SimOrder's field order (one per order placed)
+            ord_id,  # ord_id
+            order.cl_ord_id if order.cl_ord_id is not None else str(ord_id),  # cl_ord_id
+            symbol,  # symbol
+            order.side,  # side
+            order.type,  # type
+            order.sz,  # sz
+            order.px,  # px
+            ok.mgn_mode,  # mgn_mode
+            ok.pos_side,  # pos_side
+            order.reduce_only,  # reduce_only
+            ok.closing,  # closing
+            order.tif,  # tif
+            order.stp,  # stp
+            ok.lever,  # lever
+            now,  # c_time
+            now,  # u_time
         )
         self._orders[ord_id] = sim
         self._by_cl[sim.cl_ord_id] = sim
@@ -457,10 +463,15 @@ class SimEngine:
         cl_ord_id: str | None = None,
     ) -> list[SimOrder]:
         """One page of open orders (NEW, PARTIALLY_FILLED), newest first; no time window."""
-        records = list(self.matcher.open.values())
-        ids = list(self.matcher.open)
-        everything = replace(window, start=-(2**62), end=2**62)
         match = order_filter(symbol, side, ord_id, cl_ord_id)
+        opened = self.matcher.open
+        if not window.from_id and window.direct == "NEXT" and window.limit >= len(opened):
+            # the first page holding every open order (the in-process port's read): what
+            # ``select`` gives, newest first, without its paging
+            return [o for o in reversed(opened.values()) if match(o)]
+        records = list(opened.values())
+        ids = list(opened)
+        everything = replace(window, start=-(2**62), end=2**62)
         return select(records, ids, everything, lambda o: o.c_time, match)
 
     def window(

@@ -41,6 +41,7 @@ from decimal import Decimal
 from typing import Protocol
 
 from botkit.exchange.models import MarginMode, PosSide
+from botkit.outward import outward
 from botkit.sim.accounts import (
     Account,
     BalanceFigures,
@@ -56,7 +57,7 @@ from botkit.sim.config import InstrumentConfig
 from botkit.sim.matching import Matcher
 from botkit.sim.prices import PriceSeries
 
-__all__ = ["AccountFigures", "Book", "Leg", "OpenPosition"]
+__all__ = ["AccountFigures", "Book", "Leg", "MarkBounds", "OpenPosition"]
 
 _ZERO = Decimal(0)
 _NO_MARK = Decimal("NaN")
@@ -73,6 +74,22 @@ class OpenPosition:
     mark: Decimal
     lever: Decimal
     avail_qty: Decimal
+
+
+Bounds = tuple[Decimal, Decimal]
+"""(lowest, highest) a figure can be."""
+
+
+@dataclass(frozen=True, slots=True)
+class MarkBounds:
+    """Bounds of the figures a read gives while one symbol's mark is anywhere in ``mark`` and
+    nothing else moves (:meth:`AccountFigures.between`): per open position, by (symbol, leg),
+    ``upl``, ``im`` (= ``mgn``), ``mm`` and ``markPx``; for the account ``eq``, ``upl``,
+    ``im``, ``mm`` and ``availMgn`` — named as the position and balance models name them."""
+
+    mark: Bounds
+    positions: dict[tuple[str, PosSide], dict[str, Bounds]]
+    account: dict[str, Bounds]
 
 
 class Source(Protocol):
@@ -395,6 +412,72 @@ class AccountFigures:
                 eq = found[mark] = wallet + upl
             out.append(eq)
         return out
+
+    def between(self, series: PriceSeries, lo: Decimal, hi: Decimal) -> MarkBounds | None:
+        """Bounds of the figures a read gives with the mark of ``series`` anywhere from ``lo``
+        to ``hi`` (``0 < lo <= hi``) and the rest of the account as now (the orders, the
+        positions, the settings, the other marks); None when they cannot be given. Computes
+        and keeps nothing.
+
+        Why they hold: with the book fixed, a position's figures at mark ``m`` are the
+        :func:`~botkit.sim.accounts.leg_figures` of ``m``, each a chain of monotone steps —
+        ``m - P`` and ``q·ctVal × (m - P)`` (monotone in ``m``, in the direction of ``q``'s
+        sign), ``|q|·ctVal × m``, ``/ lever`` (> 0) and ``× mM`` (>= 0), each rounded by
+        the context (a rounding to nearest is monotone), then to 1e-8 (also) — so over
+        ``[lo, hi]`` each lies between its values at ``lo`` and at ``hi``. The account's
+        totals add those in the account's order and take ``max(0, eq - im)`` as
+        :func:`~botkit.sim.accounts.balance_totals` does; the bounds add the bounds in the same
+        order rounding down for the lowest and up for the highest (at the context's
+        precision, so whatever rounding the real sums use, they stay inside), and the
+        available margin is bounded from the lowest equity less the highest margin and the
+        other way round (equity and margin rise together: their difference after rounding is
+        not monotone)."""
+        if not _ZERO < lo <= hi:
+            return None
+        src = self._source
+        book = self._book
+        if book.rev != src.matcher.rev or book.settings != src.settings_rev:
+            book = self._build()
+        down, up = outward()
+        positions: dict[tuple[str, PosSide], dict[str, Bounds]] = {}
+        upl_lo = upl_hi = im_lo = im_hi = mm_lo = mm_hi = _ZERO
+        for leg in book.legs:  # as sum_legs() sums them
+            if leg.series is series:
+                if not (leg.lever > _ZERO and leg.mm_rate >= _ZERO and leg.size >= _ZERO):
+                    return None
+                _, upl_a, im_a, mm_a = leg_figures(
+                    leg.size, leg.signed, leg.avg, lo, leg.lever, leg.mm_rate
+                )
+                _, upl_b, im_b, mm_b = leg_figures(
+                    leg.size, leg.signed, leg.avg, hi, leg.lever, leg.mm_rate
+                )
+                upl: Bounds = (min(upl_a, upl_b), max(upl_a, upl_b))
+                im: Bounds = (im_a, im_b)
+                mm: Bounds = (mm_a, mm_b)
+                mark: Bounds = (lo, hi)
+            else:
+                at = leg.series.mark
+                _, one_upl, one_im, one_mm = leg_figures(
+                    leg.size, leg.signed, leg.avg, at, leg.lever, leg.mm_rate
+                )
+                upl, im, mm, mark = (one_upl, one_upl), (one_im, one_im), (one_mm, one_mm), (at, at)
+            positions[(leg.symbol, leg.pos.pos_side)] = {
+                "upl": upl, "im": im, "mgn": im, "mm": mm, "markPx": mark,
+            }  # fmt: skip
+            upl_lo, upl_hi = down.add(upl_lo, upl[0]), up.add(upl_hi, upl[1])
+            im_lo, im_hi = down.add(im_lo, im[0]), up.add(im_hi, im[1])
+            mm_lo, mm_hi = down.add(mm_lo, mm[0]), up.add(mm_hi, mm[1])
+        total_im: Bounds = (down.add(im_lo, book.order_im), up.add(im_hi, book.order_im))
+        eq: Bounds = (down.add(book.wallet, upl_lo), up.add(book.wallet, upl_hi))
+        avail: Bounds = (
+            max(_ZERO, down.subtract(eq[0], total_im[1])),
+            max(_ZERO, up.subtract(eq[1], total_im[0])),
+        )
+        account = {
+            "eq": eq, "upl": (upl_lo, upl_hi), "im": total_im, "mm": (mm_lo, mm_hi),
+            "availMgn": avail,
+        }  # fmt: skip
+        return MarkBounds((lo, hi), positions, account)
 
     def positions(self, symbol: str | None = None) -> list[OpenPosition]:
         """The open positions (of ``symbol``), in the account's order, at the current marks."""

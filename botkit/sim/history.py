@@ -23,6 +23,7 @@ from decimal import Decimal
 from typing import Generic, Literal, Protocol, TypeVar
 
 from botkit.exchange.models import MarginMode, OrderSide, OrderType, PosSide
+from botkit.frozen import quick_init
 from botkit.sim.accounts import PositionRecord
 from botkit.sim.book import OrderState, SimOrder
 from botkit.sim.codes import SimError
@@ -49,6 +50,7 @@ T = TypeVar("T")
 Direction = Literal["NEXT", "PREV"]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class FillRecord:
     """One execution (2.6)."""
@@ -71,6 +73,7 @@ class FillRecord:
     c_time: int
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Window:
     """The paging and time parameters of one history query, checked."""

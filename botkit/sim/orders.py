@@ -26,6 +26,7 @@ from botkit.exchange.models import (
     StpMode,
     TimeInForce,
 )
+from botkit.frozen import quick_init
 from botkit.sim import codes
 from botkit.sim.config import InstrumentConfig
 
@@ -42,6 +43,7 @@ __all__ = [
 Reason = tuple[int, str]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class OrderInput:
     """One order as submitted (4.3); ``mgn_mode``/``pos_side`` are None when left blank."""
@@ -184,8 +186,9 @@ def text_on_step(field: str, text: str | None, step: Decimal, name: str) -> Reas
             " no exponent)",
         )
     decimals = len(match.group(1) or "")
-    exponent = step.normalize().as_tuple().exponent
-    allowed = -exponent if isinstance(exponent, int) and exponent < 0 else 0
+    allowed = _ALLOWED.get(step)
+    if allowed is None:
+        allowed = _ALLOWED[step] = _allowed_decimals(step)
     if decimals > allowed:
         return (
             codes.BAD_PARAM,
@@ -193,6 +196,16 @@ def text_on_step(field: str, text: str | None, step: Decimal, name: str) -> Reas
             f" allows {allowed}",
         )
     return None
+
+
+def _allowed_decimals(step: Decimal) -> int:
+    exponent = step.normalize().as_tuple().exponent
+    return -exponent if isinstance(exponent, int) and exponent < 0 else 0
+
+
+_ALLOWED: dict[Decimal, int] = {}
+"""The decimals each step allows, per step (equal steps, ``0.1`` and ``0.10``, allow the same:
+the count is their one normalized form's): the same tick and lot every order."""
 
 
 def _check_sides(order: OrderInput, mode: PositionMode) -> Reason | None:

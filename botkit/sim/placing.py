@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from botkit.exchange.models import MarginMode, OrderSide, PositionMode, PosSide
+from botkit.frozen import quick_init
 from botkit.sim import codes
 from botkit.sim.accounts import SimPosition, order_margin
 from botkit.sim.book import SimOrder
@@ -29,6 +30,7 @@ _CL_ORD_ID = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
 _ZERO = Decimal(0)
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Rejected:
     """An order the wire parser already refused (it never reaches the engine's rules)."""
@@ -38,6 +40,7 @@ class Rejected:
     msg: str
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class PlaceOutcome:
     """The placement result of one order (2.8)."""
@@ -48,6 +51,7 @@ class PlaceOutcome:
     msg: str
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Accepted:
     """What an order that passed the account rules is placed with."""

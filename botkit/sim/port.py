@@ -245,30 +245,14 @@ class SimPort(PortReads):
             raise RequestValidationError(
                 f"place_orders takes 1 to {MAX_BATCH} orders, got {len(orders)}"
             )
-        items: list[OrderInput | Rejected] = [
-            OrderInput(  # the texts the HTTP client would send (OrderRequest.to_wire's)
-                sz_text=o.sz_text,
-                px_text=o.px_text,
-                symbol=o.symbol,
-                side=o.side,
-                type=o.type,
-                sz=o.sz,
-                px=o.px,
-                mgn_mode=o.mgnMode,
-                pos_side=o.posSide,
-                cl_ord_id=o.clOrdId,
-                reduce_only=o.reduceOnly,
-                tif=o.timeInForce,
-                stp=o.stpMode,
-            )
-            for o in orders
-        ]
+        items: list[OrderInput | Rejected] = [_order_input(o) for o in orders]
         ids = [o.clOrdId for o in orders if o.clOrdId]
         results = self._call(
             "POST", "/v3/trade/orders", lambda: self.engine.place_batch(items), ids
         )
+        exact = _PLACE.exact  # every field of the model, each of its type: nothing to sort
         return [
-            _PLACE({"clOrdId": r.cl_ord_id, "ordId": r.ord_id, "code": r.code, "msg": r.msg})
+            exact({"clOrdId": r.cl_ord_id, "ordId": r.ord_id, "code": r.code, "msg": r.msg})
             for r in results
         ]
 
@@ -335,6 +319,29 @@ class SimPort(PortReads):
                 symbol, Decimal(lever), MarginMode(mgn_mode), PosSide(pos_side)
             ),
         )
+
+
+def _order_input(order: OrderRequest) -> OrderInput:
+    """The order as the engine judges it, with the amounts' texts the HTTP client would send:
+    those of its wire body (``OrderRequest.to_wire``, built once per request and kept: the
+    executor's journal row built it already), the same as ``sz_text`` and ``px_text``.
+    Positional, in OrderInput's field order (keywords cost a fifth of the construction)."""
+    wire = order.to_wire()
+    return OrderInput(
+        order.symbol,  # symbol
+        order.side,  # side
+        order.type,  # type
+        order.sz,  # sz
+        order.px,  # px
+        order.mgnMode,  # mgn_mode
+        order.posSide,  # pos_side
+        order.clOrdId,  # cl_ord_id
+        order.reduceOnly,  # reduce_only
+        order.timeInForce,  # tif
+        order.stpMode,  # stp
+        wire["sz"],  # sz_text
+        wire.get("px"),  # px_text
+    )
 
 
 def _cancelled(ord_id: str, cl_ord_id: str) -> CancelResult:

@@ -8,10 +8,12 @@ from collections.abc import Sequence
 from decimal import Decimal
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from botkit.exchange.models import OpenOrder, OrderSide, OrderType
 from botkit.intents import DeclaredOrder, KeepPolicy
-from botkit.pipeline.desired import Action, FillFact, RuleDiff, reconcile
+from botkit.pipeline.desired import Action, Decision, FillFact, RuleDiff, reconcile
 from botkit.rules.ids import client_order_id, kept_order_id
 from tests.rules.helpers import BTC, NOW, SYMBOL, open_order
 
@@ -141,3 +143,30 @@ def test_a_gone_order_that_did_not_fill_is_placed_again_at_once() -> None:
     diff = run([want(0, "59000")], [], KeepPolicy(refill_ms=None), sent)
     assert diff.decisions[0].action is Action.PLACE
     assert "no longer rests and did not fill" in diff.decisions[0].reason
+
+
+def _summary_counted_per_action(diff: RuleDiff) -> str:
+    """The summary as it was written first: each action counted on its own."""
+    words = (
+        (Action.KEEP, "kept"),
+        (Action.PLACE, "to place"),
+        (Action.REPLACE, "to replace"),
+        (Action.CANCEL, "to cancel"),
+        (Action.WAIT, "waiting"),
+    )
+    counts = ", ".join(
+        f"{diff.count(a)} {word}" for a, word in words if diff.count(a) or a is Action.KEEP
+    )
+    return f"{diff.strategy}/{diff.rule}: {counts}" + (f" ({diff.held})" if diff.held else "")
+
+
+@given(
+    actions=st.lists(st.sampled_from(list(Action)), max_size=12),
+    held=st.sampled_from(["", "its evaluation failed"]),
+)
+def test_a_summary_counts_each_action_as_counting_it_alone_does(
+    actions: list[Action], held: str
+) -> None:
+    """Fails if the one-pass tally drops, doubles or reorders an action."""
+    diff = RuleDiff("s", "r", tuple(Decision(a, None, "why") for a in actions), held)
+    assert diff.summary() == _summary_counted_per_action(diff)

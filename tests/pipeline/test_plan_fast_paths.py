@@ -26,6 +26,8 @@ from botkit.exchange.models import (
 from botkit.intents import OrderIntent
 from botkit.pipeline import RiskLimits, StrategyPolicy, build_plan
 from botkit.pipeline.band import BandCheck
+from botkit.pipeline.batching import order_key
+from botkit.pipeline.risk import Candidate, GuardTrip, RiskBook, Valuation
 from botkit.pipeline.validate import band_reason, on_step, step_decimals, validate_intent
 from botkit.snapshot import Snapshot
 from tests.pipeline.helpers import instrument
@@ -205,3 +207,38 @@ def test_the_recheck_refuses_each_order_as_its_own_band_reason_does(
             )
     assert {o.cl_ord_id: o.reasons[0] for o in refused} == expected
     assert [r.clOrdId for r in keep] == [r.clOrdId for r in requests if r.clOrdId not in expected]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    intents=st.integers(min_value=1, max_value=12).flatmap(
+        lambda k: st.tuples(*[_intent(n) for n in range(k)])
+    ),
+    cap=st.sampled_from([None, D("150"), D("2500"), D("4000")]),
+)
+def test_each_planned_order_s_value_is_its_valuation_s_and_the_guards_trip_as_alone(
+    intents: tuple[OrderIntent, ...], cap: Decimal | None
+) -> None:
+    """The plan keeps the value the risk book judged each order at: it is the order's own
+    ``Valuation.notional``, and the book trips as one fed with ``admit`` alone does. Fails if
+    the kept value is another order's, or the size or price before validation."""
+    limits = RiskLimits(max_notional_per_order=cap, max_notional_per_cycle=cap and cap * 3)
+    snap = _snapshot()
+    plan = build_plan(list(intents), snap, limits=limits)
+    book = RiskBook(global_limits=limits, policies={})
+    alone: dict[str, tuple[tuple[GuardTrip, ...], Decimal | None]] = {}
+    for i in sorted(intents, key=order_key):
+        inst, mark, band = _MARKETS[i.symbol]
+        checked = validate_intent(i, inst, mark=mark, limit_price=band)
+        if not checked.ok:
+            continue
+        candidate = Candidate.of(i, sz=checked.sz, px=checked.px)
+        valuation = Valuation(mark, inst.ctVal)
+        alone[i.cl_ord_id] = (book.admit(candidate, valuation), valuation.notional(candidate))
+    for order in plan.accepted:
+        trips, value = alone[order.cl_ord_id]
+        assert trips == ()
+        assert order.notional == value
+        assert str(order.notional) == str(value)
+    tripped = [t for trips, _ in alone.values() for t in trips]
+    assert list(plan.trips) == tripped

@@ -59,3 +59,39 @@ def test_id_shape_is_documented() -> None:
     # bk + 6 (strategy hash) + 4 (rule hash) + "-" + slot in base 36 + "-" + leg in base 36
     cl = client_order_id("btc-dip-ladder", "ladder-on-dip", 28_333_333, 11)
     assert cl == "bklmfrzw2l7e-gva51-b"
+
+
+def _base36(value: int) -> str:
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while True:
+        value, digit = divmod(value, 36)
+        out = digits[digit] + out
+        if not value:
+            return out
+
+
+@given(
+    st.sampled_from(["btc-dip-ladder", "s", "x" * 40]),
+    st.sampled_from(["rungs", "r"]),
+    st.integers(min_value=0, max_value=36**7),
+    st.integers(min_value=0, max_value=400),
+)
+def test_a_kept_id_is_its_plain_formula_whatever_was_asked_before(
+    strategy: str, rule: str, generation: int, rung: int
+) -> None:
+    """The kept ids' parts are kept per strategy, rule and generation: the id is still the
+    formula's, for a generation or rung asked before or not, and it parses back."""
+    from botkit.rules.ids import kept_order_id, rule_tag, strategy_tag
+
+    plain = f"bk{strategy_tag(strategy)}{rule_tag(rule)}_{_base36(generation)}_{_base36(rung)}"
+    for _ in range(2):  # the second time from what was kept
+        if len(plain) > 32:
+            with pytest.raises(ValueError, match="longer than 32"):
+                kept_order_id(strategy, rule, generation, rung)
+            continue
+        assert kept_order_id(strategy, rule, generation, rung) == plain
+        parsed = parse_client_order_id(plain)
+        assert parsed is not None
+        assert parsed.kept
+        assert (parsed.slot, parsed.leg) == (generation, rung)

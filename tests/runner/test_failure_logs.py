@@ -111,3 +111,22 @@ def test_orders_that_failed_are_counted_as_failed_and_logged(rig: Rig, warnings:
     assert "orders: 0 accepted, 0 rejected, 0 unknown, 5 failed" in status_line(report)
     assert len(warnings) == 1
     assert warnings[0].startswith("cycle 1: 5 order(s) failed (not placed): ")
+
+
+def test_a_fired_rule_is_logged_at_info_with_its_strategy_and_rule(rig: Rig) -> None:
+    """The record a sink gets: the message ``fired`` and the strategy and rule in ``extra``
+    (what a bound logger gave; the text sinks and the JSON sink show them)."""
+    records: list[tuple[str, str, dict[str, object]]] = []
+    sink = logger.add(
+        lambda m: records.append(
+            (m.record["level"].name, m.record["message"], dict(m.record["extra"]))
+        ),
+        level="INFO",
+        filter=lambda r: r["message"] == "fired",
+    )
+    try:
+        rig.write("b.yaml", FIVE_BUYS)
+        rig.runner.run_cycle()
+    finally:
+        logger.remove(sink)
+    assert records == [("INFO", "fired", {"strategy": "buys", "rule": "sell-reduce"})]

@@ -6,6 +6,8 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from botkit.errors import ExchangeRejected, NotFoundError, RequestValidationError
 from botkit.exchange.models import (
@@ -16,13 +18,14 @@ from botkit.exchange.models import (
     OrderRequest,
     OrderSide,
     OrderType,
+    PlaceResult,
     Position,
     PositionMode,
     PosSide,
 )
 from botkit.exchange.port import ExchangePort
 from botkit.exchange.queries import FillQuery, OrderQuery, PositionQuery
-from botkit.sim.port import SimPort
+from botkit.sim.port import SimPort, _order_input
 from tests.sim.conftest import BTC, Sim
 
 
@@ -54,6 +57,29 @@ def test_port_models_equal_the_wire_answers_validated(sim: Sim, port: SimPort) -
     assert port.limit_price(BTC).buyLmt == Decimal("63630.0")
     assert [c.close for c in port.candles(BTC, "MINUTE_1")] == [Decimal(60000), Decimal(60600)]
     assert port.server_time() == sim.clock.now_ms()
+
+
+def test_placement_results_equal_the_wire_answers_validated(sim: Sim, port: SimPort) -> None:
+    """Each result is the model the wire's answer validates to: every field, of its type, set
+    (accepted, refused by a rule, a duplicate id)."""
+    wire = Sim(sim.engine.config)
+    orders = [
+        req(clOrdId="a1"),
+        req("SELL", "LIMIT", px="60500", clOrdId="a2"),
+        req("BUY", "LIMIT", px="1", clOrdId="a3"),  # outside the band: refused
+        req(clOrdId="a1"),  # the same id again: refused
+    ]
+    got = port.place_orders(orders)
+    answers = wire.post("/v3/trade/orders", [o.to_wire() for o in orders])
+    want = [PlaceResult.model_validate(a) for a in answers]
+    assert [r.code for r in got] == [200, 200, want[2].code, want[3].code]
+    assert want[2].code != 200
+    assert want[3].code != 200
+    for mine, theirs in zip(got, want, strict=True):
+        assert type(mine) is PlaceResult
+        assert mine.model_dump() == theirs.model_dump() | {"ordId": mine.ordId}
+        assert mine.model_fields_set == {"clOrdId", "ordId", "code", "msg"}
+        assert [type(v) for v in mine.model_dump().values()] == [str, str, int, str]
 
 
 def test_port_place_cancel_and_open_orders(port: SimPort) -> None:
@@ -154,3 +180,28 @@ def test_placed_orders_reach_the_engine_with_the_texts_the_wire_sends(
     port.place_orders([request])
     wire = request.to_wire()
     assert [(i.sz_text, i.px_text) for i in seen] == [(wire["sz"], wire.get("px"))]
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    sz=st.decimals(min_value=Decimal("0.001"), max_value=Decimal("1e6"), places=3),
+    px=st.none() | st.decimals(min_value=Decimal("0.1"), max_value=Decimal("1e7"), places=2),
+    built=st.booleans(),
+)
+def test_the_engine_is_handed_the_amounts_texts_the_client_would_send(
+    sz: Decimal, px: Decimal | None, built: bool
+) -> None:
+    """The port hands the engine the texts of the order's wire body: ``sz_text`` and
+    ``px_text``, whether the body was built before (the executor's row) or not."""
+    order = req("BUY", "MARKET" if px is None else "LIMIT", sz=str(sz), px=px, clOrdId="t1")
+    if built:
+        order.to_wire()
+    (item,) = [_order_input(order)]
+    assert (item.sz_text, item.px_text) == (order.sz_text, order.px_text)
+    assert (item.sz, item.px, item.cl_ord_id) == (order.sz, order.px, order.clOrdId)
+    assert (item.side, item.type, item.mgn_mode, item.pos_side) == (
+        order.side, order.type, order.mgnMode, order.posSide,
+    )  # fmt: skip
+    assert (item.reduce_only, item.tif, item.stp) == (
+        order.reduceOnly, order.timeInForce, order.stpMode,
+    )  # fmt: skip

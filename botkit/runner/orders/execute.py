@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 
 from botkit.errors import StopRequested
 from botkit.exchange.port import OrderSending
+from botkit.frozen import quick_init
 from botkit.pipeline.band import BAND_CODE, BandCheck
 from botkit.pipeline.plan import Plan, PlannedOrder, Refusal
 from botkit.ports.journal import JournalPort, NewOrder, OrderOutcome, Outcome
@@ -38,6 +39,7 @@ from botkit.runner.orders.submit import BatchReport, RateLimiter, RetryPolicy, S
 __all__ = ["ExecutionReport", "Executor", "record_dry_run"]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class ExecutionReport:
     """What one cycle's execution did."""
@@ -80,13 +82,14 @@ def _refusal_row(refusal: Refusal) -> NewOrder:
 def _order_row(order: PlannedOrder, outcome: Outcome | None) -> NewOrder:
     request = order.request
     notes = order.notes
-    return NewOrder(
-        intent=order.intent,
-        px=request.px,
-        sz=request.sz,
-        notes=tuple(map(str, notes)) if notes else (),
-        wire=request.to_wire(),
-        outcome=outcome,
+    return NewOrder(  # positionally (one per order sent)
+        order.intent,  # intent
+        request.px,  # px
+        request.sz,  # sz
+        tuple(map(str, notes)) if notes else (),  # notes
+        request.to_wire(),  # wire
+        (),  # reasons
+        outcome,  # outcome
     )
 
 

@@ -49,6 +49,7 @@ from botkit.errors import (
 )
 from botkit.exchange.models import OrderRequest, PlaceResult
 from botkit.exchange.port import Placing
+from botkit.frozen import quick_init
 from botkit.pipeline.band import Gate
 from botkit.pipeline.batching import match_results
 from botkit.ports.journal import OrderOutcome, Outcome
@@ -96,6 +97,7 @@ class RetryPolicy:
     lookup_attempts: int = 3
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class BatchReport:
     """What became of one batch: final outcomes, and the orders left unsettled (with why)."""
