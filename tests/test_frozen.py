@@ -15,6 +15,7 @@ import pytest
 from botkit.frozen import quick_init
 
 _MODULES = (
+    "botkit.backtest.result",
     "botkit.intents",
     "botkit.pipeline.desired",
     "botkit.pipeline.plan",

@@ -18,6 +18,8 @@ from functools import lru_cache
 from sys import intern
 from typing import TYPE_CHECKING
 
+from botkit.frozen import quick_init
+
 if TYPE_CHECKING:
     from botkit.exchange.models import Fill, Position
     from botkit.journal.records import OrderBrief, OrderRecord
@@ -37,6 +39,7 @@ class EquityPoint:
     exposure: Decimal = _ZERO
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class OrderRow:
     """One order the strategies made and what became of it.
@@ -89,6 +92,7 @@ def _size(text: str) -> Decimal:
     return Decimal(text)
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class FillRow:
     """One execution: ``role`` is ``maker`` or ``taker``; ``fee`` as the exchange reports it."""
