@@ -255,17 +255,7 @@ def build_plan(
                 reason = Reason("kill_switch", kill_switch)
                 refused.append(Refusal(intent, (reason,), checked.notes, checked.px, checked.sz))
                 continue
-            candidate = Candidate(  # Candidate.of, positionally (one per order)
-                intent.strategy,
-                intent.cl_ord_id,
-                intent.symbol,
-                intent.side,
-                intent.pos_side,
-                intent.type,
-                intent.reduce_only,
-                checked.sz,
-                checked.px,
-            )
+            candidate = Candidate.of(intent, sz=checked.sz, px=checked.px)
             valuation = market.valuation
             if valuation is None:
                 valuation = market.valuation = Valuation(mark, instrument.ctVal)
