@@ -349,8 +349,6 @@ class _Forward:
         self.loud = False
         """With ``moved``: its due strategies were found not quiet (:meth:`Runner.
         run_loud_cycle` runs its cycle)."""
-        self.step_limit: int | None = None
-        """At most this many candles for the next :meth:`_step` (None: as many as quiet)."""
         self.chunk: tuple[int, Sequence[Bar]] = (0, ())
         """The replay's bars at hand: (index of the first, the bars)."""
         self.on_candle: Callable[[], None] | None = None
@@ -383,8 +381,7 @@ class _Forward:
             if BULK and not envelope.keeps:
                 done, limit = self._bulk(start, envelope)
             if limit is None or limit > 0:
-                self.step_limit = limit
-                done += self._step(start + done)
+                done += self._step(start + done, limit)
             else:
                 self.cut_by_band = True  # the band, the envelope's time or the end: ask again
             if done:
@@ -465,9 +462,10 @@ class _Forward:
             good = 0
         return good, bad - good
 
-    def _step(self, a: int) -> int:
-        """Step through the bars at hand from candle ``a`` on while their cycles are quiet, as
-        the plain loop does, but for what only it needs: each candle's marks recorded
+    def _step(self, a: int, limit: int | None = None) -> int:
+        """Step through the bars at hand from candle ``a`` on (at most ``limit`` of them) while
+        their cycles are quiet, as the plain loop does, but for what only it needs: each
+        candle's marks recorded
         (:meth:`SimEngine.pass_quietly`, which refuses a point outside the band before moving
         anything: that candle is then the replay's), the clock at its close and the runner's
         skip of its cycle (:meth:`Runner.skip_if_quiet`: the quiet check itself, its
@@ -483,7 +481,6 @@ class _Forward:
         next_due = self.runner.next_due_ms
         base, bars = self.chunk
         done = skips = a
-        limit, self.step_limit = self.step_limit, None
         upto = None if limit is None else a - base + limit
         for bar in itertools.islice(bars, a - base, upto):
             try:

@@ -103,7 +103,7 @@ def leg_id(prefix: str, leg: int) -> str:
     """``prefix`` (from :func:`slot_prefix`) completed with the leg index."""
     if leg < 0:
         raise ValueError(f"leg must be >= 0 (got leg={leg})")
-    text = prefix + (_LEGS[leg] if leg < len(_LEGS) else _base36(leg))
+    text = prefix + _leg(leg)
     if len(text) > MAX_LENGTH:
         raise ValueError(f"{text!r} is longer than {MAX_LENGTH} characters")
     return text

@@ -57,8 +57,8 @@ def _run(
         passed.append(done)
         return done
 
-    def stepped(self: Any, start: int) -> int:
-        done = real_step(self, start)
+    def stepped(self: Any, start: int, limit: int | None = None) -> int:
+        done = real_step(self, start, limit)
         STEPPED.append(done)
         return done
 
