@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import os
 import sqlite3
 from collections.abc import Iterator
 from decimal import Decimal
@@ -296,3 +298,33 @@ def test_order_briefs_are_the_orders_fields_of_their_names(
         briefs = [tuple(getattr(b, f) for f in fields) for b in journal.iter_order_briefs(flt)]
         assert briefs == expected
         assert expected
+
+
+def _temporary_files() -> list[str]:
+    """The files SQLite opened for itself and deleted at once (``etilqs_*``) that this process
+    still holds open."""
+    links = []
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            links.append(os.readlink(f"/proc/self/fd/{fd}"))
+    return [link for link in links if "etilqs_" in link]
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc")
+def test_a_statement_journal_stays_in_memory(clock: ManualClock, tmp_path: Path) -> None:
+    """A statement that changes several rows inside a transaction (the journal's grouped
+    inserts and updates) keeps a statement journal to undo itself alone: held in memory, not
+    in a temporary file opened, written and deleted for each transaction (issue 20)."""
+    with Journal(tmp_path / "j.sqlite", clock=clock) as j:
+        conn = j._conn
+        conn.execute("CREATE TABLE scratch (x INTEGER PRIMARY KEY, y UNIQUE, z BLOB)")
+        rows = [(n, n, bytes(3000)) for n in range(40)]  # a page each: past 64 KiB in all
+        conn.executemany("INSERT INTO scratch VALUES (?, ?, ?)", rows)
+        before = _temporary_files()
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("INSERT INTO scratch VALUES (40, 40, NULL)")
+        conn.execute("UPDATE scratch SET y = y + 100")
+        during = _temporary_files()
+        conn.execute("COMMIT")
+        assert conn.execute("SELECT SUM(y) FROM scratch").fetchone() == (41 * 100 + 820,)
+    assert during == before
