@@ -31,7 +31,7 @@ from botkit.pipeline.risk import (
     Valuation,
     reduces_only,
 )
-from botkit.pipeline.validate import Band, Reason, RoundingNote, price_band, validate_intent
+from botkit.pipeline.validate import Band, CheckMemo, Reason, RoundingNote, price_band
 from botkit.snapshot import Snapshot
 
 __all__ = ["Plan", "PlannedOrder", "Refusal", "build_plan"]
@@ -138,9 +138,10 @@ class _Market:
     """What one symbol's orders are checked against in one plan, read off the snapshot once (in
     the order each order read it: instrument, ticker, band): the price band with the plan's
     margin (``None`` when computing it fails: each order then computes it inside its own
-    check, which turns the failure into that order's refusal as before) and the valuation."""
+    check, which turns the failure into that order's refusal as before), the valuation, and the
+    orders' checks (:class:`~botkit.pipeline.validate.CheckMemo`: each distinct order once)."""
 
-    __slots__ = ("band", "instrument", "limit_price", "mark", "valuation")
+    __slots__ = ("band", "checks", "instrument", "limit_price", "mark", "valuation")
 
     def __init__(
         self,
@@ -154,6 +155,7 @@ class _Market:
         self.limit_price = limit_price
         self.band = band
         self.valuation: Valuation | None = None
+        self.checks: CheckMemo | None = None
 
     @classmethod
     def read(cls, snapshot: Snapshot, symbol: str, margin: Decimal) -> _Market:
@@ -232,17 +234,18 @@ def build_plan(
         instrument, mark = market.instrument, market.mark
         if position_mode is None:
             position_mode = snapshot.position_mode
-        try:
-            checked = validate_intent(
-                intent,
+        checks = market.checks
+        if checks is None:  # the plan's position mode is read by now, once
+            checks = market.checks = CheckMemo(
                 instrument,
                 mark=mark,
                 limit_price=market.limit_price,
                 position_mode=position_mode,
-                off_tick=policy.off_tick,
                 band_margin=band_margin,
                 band=market.band,
             )
+        try:
+            checked = checks.check(intent, policy.off_tick)
             if not checked.ok or checked.request is None or instrument is None:
                 refused.append(
                     Refusal(intent, checked.reasons, checked.notes, checked.px, checked.sz)

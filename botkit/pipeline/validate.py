@@ -41,6 +41,7 @@ from botkit.numbers import plain
 __all__ = [
     "AMOUNT_LIMIT",
     "Band",
+    "CheckMemo",
     "Checked",
     "OffTick",
     "Reason",
@@ -494,3 +495,118 @@ def _validate(
         )
         return Checked(intent, None, px, sz, notes, (reason,))
     return Checked(intent, request, px, sz, notes, ())
+
+
+_NOTHING = type(None)
+
+
+class CheckMemo:
+    """:func:`validate_intent` for the orders of one symbol in one plan (the same instrument,
+    mark, limit price, band, margin and position mode), done once per distinct order: a
+    ladder's rungs at the same prices in several strategies, the same size in every rung.
+
+    What an accepted order's checks found depends only on the values of its price and size
+    and on its side, type, position side, reduce-only flag and off-tick handling (and on what
+    the memo was made with), never on how the amounts are written: so the first such order is
+    validated in full, and each later one takes its result — the amounts in their wire form,
+    and the rounding, whose notes name the order's own amounts — and is built its own request.
+    Its client order id is checked on its own; an order with an invalid id, a refusal, and
+    anything not of the exact types (a price that is not a ``Decimal``, a side that is not a
+    member) are validated in full. ``tests/pipeline/test_plan_fast_paths.py`` compares every
+    order with :func:`validate_intent` alone."""
+
+    __slots__ = (
+        "_done",
+        "band",
+        "band_margin",
+        "instrument",
+        "limit_price",
+        "mark",
+        "position_mode",
+    )
+
+    def __init__(
+        self,
+        instrument: Instrument | None,
+        *,
+        mark: Decimal | None,
+        limit_price: LimitPrice | None,
+        position_mode: PositionMode,
+        band_margin: Decimal,
+        band: Band | None,
+    ) -> None:
+        self.instrument = instrument
+        self.mark = mark
+        self.limit_price = limit_price
+        self.position_mode = position_mode
+        self.band_margin = band_margin
+        self.band = band
+        self._done: dict[
+            tuple[object, ...],
+            tuple[Decimal | None, Decimal, Decimal | None, Decimal | None],
+        ] = {}
+
+    def check(self, intent: OrderIntent, off_tick: OffTick) -> Checked:
+        """What ``validate_intent(intent, instrument, ..., off_tick=off_tick)`` gives."""
+        px, sz = intent.px, intent.sz
+        key: tuple[object, ...] | None = None
+        if type(sz) is Decimal and type(px) in _AMOUNT_TYPES:
+            # the members by identity: a plain string equals its member (StrEnum)
+            key = (
+                px, sz, id(intent.side), id(intent.type), id(intent.pos_side),
+                id(intent.reduce_only), id(off_tick),
+            )  # fmt: skip
+            try:
+                known = self._done.get(key)
+            except TypeError:  # a signalling NaN does not hash
+                known = key = None
+            if known is not None:
+                again = self._again(intent, known)
+                if again is not None:
+                    return again
+        checked = validate_intent(
+            intent,
+            self.instrument,
+            mark=self.mark,
+            limit_price=self.limit_price,
+            position_mode=self.position_mode,
+            off_tick=off_tick,
+            band_margin=self.band_margin,
+            band=self.band,
+        )
+        if key is not None and checked.request is not None and not checked.reasons:
+            px_after = sz_after = None
+            for note in checked.notes:
+                if note.field == "px":
+                    px_after = note.after
+                else:
+                    sz_after = note.after
+            self._done[key] = (checked.px, checked.sz, px_after, sz_after)
+        return checked
+
+    def _again(
+        self,
+        intent: OrderIntent,
+        known: tuple[Decimal | None, Decimal, Decimal | None, Decimal | None],
+    ) -> Checked | None:
+        """The order checked as an earlier one of the same values was (None: check it in
+        full — its client order id or its request is refused)."""
+        if check_cl_ord_id(intent) is not None:
+            return None
+        px, sz, px_after, sz_after = known
+        try:
+            request = intent.to_request(px=px, sz=sz)
+        except ValidationError:
+            return None
+        instrument = self.instrument
+        assert instrument is not None  # a known result is an accepted order's
+        notes: tuple[RoundingNote, ...] = ()
+        if px_after is not None:
+            assert intent.px is not None
+            notes = (RoundingNote("px", intent.px, px_after, instrument.tSz),)
+        if sz_after is not None:
+            notes += (RoundingNote("sz", intent.sz, sz_after, instrument.lotSz),)
+        return Checked(intent, request, px, sz, notes, ())
+
+
+_AMOUNT_TYPES = (Decimal, _NOTHING)

@@ -8,6 +8,7 @@ strategy's limits once. These tests compare with the plain path: every order val
 
 from __future__ import annotations
 
+from dataclasses import replace
 from decimal import Decimal
 
 from hypothesis import given, settings
@@ -17,13 +18,16 @@ from botkit.errors import ExchangeError
 from botkit.exchange.models import (
     Balance,
     Instrument,
+    InstrumentStatus,
     LimitPrice,
     OrderSide,
     OrderType,
     PositionMode,
+    PosSide,
     Ticker,
+    TimeInForce,
 )
-from botkit.intents import OrderIntent
+from botkit.intents import OffTick, OrderIntent
 from botkit.pipeline import RiskLimits, StrategyPolicy, build_plan
 from botkit.pipeline.band import BandCheck
 from botkit.pipeline.batching import order_key
@@ -242,3 +246,138 @@ def test_each_planned_order_s_value_is_its_valuation_s_and_the_guards_trip_as_al
         assert str(order.notional) == str(value)
     tripped = [t for trips, _ in alone.values() for t in trips]
     assert list(plan.trips) == tripped
+
+
+# a few amounts, each written several ways (equal values, different digits): a plan's check of
+# an order must come out as that order's own, whichever of them came first
+_PRICES = {
+    "AAA": [D("100"), D("100.0"), D("1.00E+2"), D("99.95"), D("99.950"), D("100.04")],
+    "BBB": [D("2000"), D("2000.00"), D("2001.3"), D("2001.30"), D("1996.7"), D("5000")],
+    "CCC": [D("100"), D("100.0"), D("99.95")],
+}
+# a third market that takes reduce-only orders only
+_CLOSE_ONLY = {
+    **_MARKETS,
+    "CCC": (
+        instrument(symbol="CCC", status=InstrumentStatus.CANCEL_CLOSE_ONLY),
+        D("100"),
+        None,
+    ),
+}
+_SIZES = [D("1"), D("1.0"), D("1E+0"), D("2.5"), D("2.50"), D("2.5E+0")]
+
+
+@st.composite
+def _repeated(draw: st.DrawFn, n: int) -> OrderIntent:
+    symbol = draw(st.sampled_from(sorted(_CLOSE_ONLY)))
+    order_type = draw(st.sampled_from([OrderType.LIMIT, OrderType.LIMIT, OrderType.MARKET]))
+    rare = st.sampled_from([False, False, False, True])
+    px = draw(st.sampled_from([*_PRICES[symbol], None]))
+    return OrderIntent(
+        strategy=draw(st.sampled_from(["s1", "s2"])),
+        rule="r",
+        slot=1,
+        leg=n,
+        cl_ord_id="bad id!" if draw(rare) else f"id{n}",
+        symbol=symbol,
+        side=draw(st.sampled_from([OrderSide.BUY, OrderSide.BUY, OrderSide.SELL])),
+        type=order_type,
+        sz=draw(st.sampled_from(_SIZES)),
+        px=None if order_type is OrderType.MARKET else px,  # a LIMIT without one: refused
+        pos_side=PosSide.LONG if draw(rare) else PosSide.BOTH,
+        reduce_only=draw(rare),
+        time_in_force=draw(st.sampled_from(list(TimeInForce))),
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    intents=st.integers(min_value=1, max_value=40).flatmap(
+        lambda k: st.tuples(*[_repeated(n) for n in range(k)])
+    ),
+    margin=st.sampled_from([D(0), D("0.001")]),
+    refuse=st.sampled_from([(), ("s1",), ("s2",), ("s1", "s2")]),
+    mode=st.sampled_from([PositionMode.ONE_WAY, PositionMode.ONE_WAY, PositionMode.HEDGE]),
+)
+def test_an_order_checked_once_per_plan_for_its_values_comes_out_as_its_own_check(
+    intents: tuple[OrderIntent, ...],
+    margin: Decimal,
+    refuse: tuple[str, ...],
+    mode: PositionMode,
+) -> None:
+    """A plan checks each distinct order once (``CheckMemo``); every other order of the same
+    values takes that result with its own amounts in the notes, its own id and its own request.
+    Compared as printed (a ``Decimal`` printed keeps its digits: ``100.0`` is not ``100``) with
+    every order validated alone. Fails if the memo's key leaves out the side, the type, the
+    position side, reduce-only or the off-tick handling, or if a note names the first order's
+    amounts instead of this one's. (Leaving out the id's own check is not caught: the
+    request's model refuses the same ids, and the order is then checked in full.)"""
+    snap = Snapshot(
+        now_ms=1_700_000_000_000, balance=Balance(eq=D("10000")),
+        instruments={s: m[0] for s, m in _CLOSE_ONLY.items()},
+        tickers={s: Ticker(s=s, mPx=m[1]) for s, m in _CLOSE_ONLY.items()},
+        positions=[], open_orders=[],
+        limit_prices={s: m[2] for s, m in _CLOSE_ONLY.items() if m[2] is not None},
+        position_mode=mode,
+    )  # fmt: skip
+    policies = {s: StrategyPolicy(off_tick=OffTick.REFUSE) for s in refuse}
+    plan = build_plan(list(intents), snap, policies=policies, band_margin=margin)
+    alone = {}
+    for i in intents:
+        inst, mark, band = _CLOSE_ONLY[i.symbol]
+        alone[i.cl_ord_id, i.leg] = validate_intent(
+            i, inst, mark=mark, limit_price=band, band_margin=margin, position_mode=mode,
+            off_tick=OffTick.REFUSE if i.strategy in refuse else OffTick.ROUND,
+        )  # fmt: skip
+    assert len(plan.accepted) + len(plan.refused) == len(intents)
+    for order in plan.accepted:
+        checked = alone[order.cl_ord_id, order.intent.leg]
+        assert checked.ok
+        assert checked.request is not None
+        assert repr(checked.request) == repr(order.request)
+        assert checked.request.to_wire() == order.request.to_wire()
+        assert repr(checked.notes) == repr(order.notes)
+    for refusal in plan.refused:
+        if refusal.reasons[0].code == "duplicate_cl_ord_id":
+            continue
+        checked = alone[refusal.cl_ord_id, refusal.intent.leg]
+        assert not checked.ok
+        assert repr((checked.reasons, checked.notes, checked.px, checked.sz)) == repr(
+            (refusal.reasons, refusal.notes, refusal.px, refusal.sz)
+        )
+
+
+def test_an_order_of_plain_values_is_not_taken_for_one_of_members_and_decimals() -> None:
+    """A side written as a plain string equals its member (``StrEnum``) and an ``int`` price
+    equals its ``Decimal``, but they are checked otherwise (a string ``BUY`` is not rounded
+    down; an ``int`` price has no ``is_finite``): each is checked in full. Fails if the memo
+    keys the side by value or takes an amount of another type."""
+    first = _intent_at("AAA", D("99.95"))
+    as_text = replace(first, cl_ord_id="s1-1", leg=1, side="BUY")  # type: ignore[arg-type]
+    as_int = replace(first, cl_ord_id="s2-0", strategy="s2", px=100)  # type: ignore[arg-type]
+    on_tick = replace(first, px=D("100"))
+    inst, mark, band = _MARKETS["AAA"]
+    text_alone = validate_intent(as_text, inst, mark=mark, limit_price=band)
+    plan = build_plan([first, as_text], _snapshot())
+    assert [repr(o.request) for o in plan.accepted] == [
+        repr(validate_intent(first, inst, mark=mark, limit_price=band).request),
+        repr(text_alone.request),
+    ]
+    assert text_alone.request is not None
+    assert text_alone.request.px == D("100")  # rounded up
+    plan = build_plan([on_tick, as_int], _snapshot())
+    assert [o.cl_ord_id for o in plan.accepted] == ["s1-0"]
+    assert [r.reasons[0].code for r in plan.refused] == ["planning_failed"]
+
+
+def test_an_off_tick_price_is_refused_for_a_strategy_that_refuses_it_after_another_rounded_it() -> (
+    None
+):
+    """Fails if the memo's key leaves out the off-tick handling: the second strategy's price,
+    the same as the first's, would be taken as rounded."""
+    rounded, refused = (_intent_at("AAA", D("99.95"), strategy=s) for s in ("s1", "s2"))
+    plan = build_plan(
+        [rounded, refused], _snapshot(), policies={"s2": StrategyPolicy(off_tick=OffTick.REFUSE)}
+    )
+    assert [o.cl_ord_id for o in plan.accepted] == ["s1-0"]
+    assert [r.reasons[0].code for r in plan.refused] == ["px_off_tick"]
