@@ -81,6 +81,9 @@ class _Entry:
     key: _Key
     strategy: Strategy | None
     error: StrategyFileError | None
+    content: bytes | None = None
+    """The bytes ``key`` hashes (None: a key that never matches, :data:`_RETRY`): the same bytes
+    again are the same key without hashing them again."""
 
 
 @dataclass(slots=True)
@@ -177,9 +180,12 @@ class StrategyStore:
                 if entry is not None and entry.strategy is not None:
                     found.keep(entry.strategy, source.file)
                 continue
-            key = (version_of(source.content), fingerprint)
-            if entry is None or entry.key != key:
-                todo.append((source, key))
+            if (
+                entry is None
+                or entry.content != source.content  # the bytes hashed the last time, or None
+                or entry.key[1] != fingerprint
+            ):
+                todo.append((source, (version_of(source.content), fingerprint)))
                 continue
             if entry.error is not None:
                 found.errors.append(entry.error)
@@ -198,7 +204,7 @@ class StrategyStore:
         try:
             strategy = loads_bytes(source.content, file, instruments=self.instruments)
         except StrategyFileError as exc:
-            self._refuse(file, key, previous, exc, found)
+            self._refuse(file, key, previous, exc, found, source.content)
             if previous is not None:
                 found.names.setdefault(previous.name, file)
             return
@@ -207,7 +213,7 @@ class StrategyStore:
             taken = _name_taken(strategy.name, other, source)
             self._refuse(file, _RETRY, previous, taken, found)
             return
-        self._entries[file] = _Entry(key, strategy, None)
+        self._entries[file] = _Entry(key, strategy, None, source.content)
         found.names[strategy.name] = file
         if previous is None:
             found.loaded.append(strategy)
@@ -224,8 +230,9 @@ class StrategyStore:
         previous: Strategy | None,
         error: StrategyFileError,
         found: _Found,
+        content: bytes | None = None,
     ) -> None:
-        self._entries[file] = _Entry(key, previous, error)
+        self._entries[file] = _Entry(key, previous, error, content)
         found.errors.append(error)
         if previous is not None:
             found.kept.append(previous)

@@ -41,14 +41,33 @@ SUFFIXES = (".yaml", ".yml")
 def discover(paths: Iterable[str | Path]) -> tuple[list[Path], list[ConfigError]]:
     """The strategy files named by ``paths`` (files as given; directories: their ``*.yaml``
     and ``*.yml`` files, hidden ones skipped), sorted, and a problem for each missing path."""
-    files: list[Path] = []
+    listed, problems = _listing(paths, {})
+    return [Path(file) for file in listed], problems
+
+
+_Listed = dict[str, bool | None]
+"""Each strategy file's name (``str`` of its path, in :func:`discover`'s order), and whether
+it is a symlink when its folder's listing says so (None: a file named directly)."""
+
+
+def _listing(
+    paths: Iterable[str | Path], children: dict[tuple[str, str], str]
+) -> tuple[_Listed, list[ConfigError]]:
+    """:func:`discover`, as names; ``children`` keeps the name of each (folder, file name) made
+    (``str(Path(folder) / name)``: the same text, without the path objects every cycle)."""
+    files: _Listed = {}
     problems: list[ConfigError] = []
     for entry in paths:
         path = Path(entry)
         if path.is_dir():
-            files.extend(path / name for name in _strategy_names(path))
+            folder = str(path)
+            for name, link in _strategy_entries(path):
+                file = children.get((folder, name))
+                if file is None:
+                    file = children[folder, name] = str(path / name)
+                files.setdefault(file, link)
         elif path.is_file():
-            files.append(path)
+            files.setdefault(str(path), None)
         else:
             problems.append(
                 ConfigError(
@@ -57,18 +76,22 @@ def discover(paths: Iterable[str | Path]) -> tuple[list[Path], list[ConfigError]
                     hint="check the path (a strategy file or a folder of *.yaml files)",
                 )
             )
-    unique = list(dict.fromkeys(files))
-    return unique, problems
+    return files, problems
 
 
 def _strategy_names(folder: Path) -> list[str]:
     """The names of ``folder``'s strategy files, sorted: ``*.yaml`` / ``*.yml`` (the suffix as
     :attr:`PurePath.suffix` reads it), regular files or links to them, hidden and editor files
     skipped. As ``sorted(p for p in folder.iterdir() if p.suffix in SUFFIXES and p.is_file()
-    and not p.name.startswith((".", "#")))`` (the paths of one folder sort as their names), read
-    through :func:`os.scandir`, whose entries know a plain file's kind without a ``stat`` each
-    (the folder is listed every cycle)."""
-    names: list[str] = []
+    and not p.name.startswith((".", "#")))`` (the paths of one folder sort as their names)."""
+    return [name for name, _ in _strategy_entries(folder)]
+
+
+def _strategy_entries(folder: Path) -> list[tuple[str, bool]]:
+    """:func:`_strategy_names`, each with whether it is a symlink, read through
+    :func:`os.scandir`, whose entries know a plain file's kind (and a link's) without a
+    ``stat`` each (the folder is listed every cycle)."""
+    names: list[tuple[str, bool]] = []
     with os.scandir(folder) as entries:
         for entry in entries:
             name = entry.name
@@ -79,7 +102,7 @@ def _strategy_names(folder: Path) -> list[str]:
                 and not name.startswith((".", "#"))
                 and _is_file(entry)
             ):
-                names.append(name)
+                names.append((name, entry.is_symlink()))
     names.sort()
     return names
 
@@ -137,7 +160,11 @@ def read_strategy_file(path: Path, *, outside_links: bool = False) -> SourceText
     ``allow_strategy_symlinks`` setting). Raises :class:`StrategyFileError` (one located line).
     """
     file = str(path)
-    target = _target(path, file, outside_links)
+    return _read(file, _target(path, file, outside_links))
+
+
+def _read(file: str, target: str | Path) -> SourceText:
+    """:func:`read_strategy_file` of ``file``, once ``target`` (what it names) is known."""
     try:
         # O_NONBLOCK: a FIFO put in place of the file must not hang the reader
         fd = os.open(target, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
@@ -188,7 +215,7 @@ class FileSource:
     :class:`~botkit.rules.source.StrategySource`). ``outside_links``: follow symlinks out of a
     file's folder (the ``allow_strategy_symlinks`` setting)."""
 
-    __slots__ = ("_given", "outside_links", "paths")
+    __slots__ = ("_children", "_given", "outside_links", "paths")
 
     def __init__(
         self, paths: str | Path | Sequence[str | Path], *, outside_links: bool = False
@@ -196,19 +223,24 @@ class FileSource:
         self._given: list[str | Path] = [paths] if isinstance(paths, str | Path) else list(paths)
         self.paths: tuple[str, ...] = tuple(str(p) for p in self._given)
         self.outside_links = outside_links
+        self._children: dict[tuple[str, str], str] = {}
 
     def __repr__(self) -> str:
         return f"FileSource({list(self.paths)!r}, outside_links={self.outside_links})"
 
     def scan(self) -> Scan:
-        files, missing = discover(self._given)
-        return Scan(tuple(self._read(path) for path in files), tuple(missing))
+        files, missing = _listing(self._given, self._children)
+        return Scan(tuple([self._read(f, link) for f, link in files.items()]), tuple(missing))
 
-    def _read(self, path: Path) -> SourceText | Unreadable:
+    def _read(self, file: str, link: bool | None) -> SourceText | Unreadable:
+        """:func:`read_strategy_file` of ``file`` (``link``: whether its folder's listing
+        says it is a symlink, which then needs no ``lstat`` of its own)."""
         try:
-            return read_strategy_file(path, outside_links=self.outside_links)
+            if link is False:
+                return _read(file, file)
+            return read_strategy_file(Path(file), outside_links=self.outside_links)
         except StrategyFileError as exc:
-            return Unreadable(str(path), exc)
+            return Unreadable(file, exc)
 
 
 def load(

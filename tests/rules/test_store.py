@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from botkit.rules import OnDelete, StrategyStore, version_of
 from botkit.rules.source import Scan, SourceText
 from botkit.sources import FileSource
@@ -174,3 +176,74 @@ def test_the_store_reloads_from_text_a_source_hands_it_without_any_file() -> Non
     del source.texts["mem/a.yaml"]
     assert [s.name for s in store.refresh().removed] == ["alpha"]
     assert store.paths == ("memory",)
+
+
+def test_a_file_edited_in_place_to_the_same_size_is_reloaded_at_the_next_refresh(
+    tmp_path: Path,
+) -> None:
+    """The unchanged check compares the bytes with those hashed the last time (no hash of
+    unchanged bytes every cycle): an edit that keeps the size, in the same file, is a change.
+    Fails if the check took an equal length, or the old key, for the same bytes."""
+    path = tmp_path / "a.yaml"
+    write(path)
+    store = StrategyStore(FileSource(tmp_path))
+    store.refresh()
+    for every in ("2m", "3m", "2m"):  # the same size each time, back to an earlier text too
+        text = write(path, every=every)
+        report = store.refresh()
+        assert [s.name for s in report.changed] == ["alpha"]
+        assert store.strategies["alpha"].version == version_of(text)
+        assert not store.refresh().changed_anything
+
+
+def test_a_file_refused_for_a_taken_name_is_tried_again_with_the_same_bytes(
+    tmp_path: Path,
+) -> None:
+    """A file refused because its name runs from another file keeps no bytes to compare: the
+    same bytes are tried again at every refresh and load once the name is free."""
+    write(tmp_path / "a.yaml")
+    store = StrategyStore(FileSource(tmp_path))
+    store.refresh()
+    write(tmp_path / "b.yaml")  # the same name, alpha
+    assert "already used" in str(store.refresh().errors[0])
+    assert "already used" in str(store.refresh().errors[0])
+    (tmp_path / "a.yaml").unlink()
+    report = store.refresh()
+    assert [s.source for s in report.loaded] == [str(tmp_path / "b.yaml")]
+
+
+def test_a_folder_s_files_are_named_as_their_paths_are_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The scan names each file of a folder ``str(Path(folder) / name)`` without making the
+    path each cycle: the same text for a folder given as ``.``, with a trailing slash, with
+    ``./`` or doubled slashes, and as a ``Path``."""
+    folder = tmp_path / "s"
+    folder.mkdir()
+    write(folder / "a.yaml")
+    write(folder / "b.yml", name="beta")
+    write(tmp_path / "c.yaml", name="gamma")
+    monkeypatch.chdir(tmp_path)
+    for given in (".", "s", "s/", "./s", "s//", folder, str(folder) + "/"):
+        source = FileSource([given, given])  # twice: listed once
+        names = [f.file for f in source.scan().files]
+        where = Path(given)
+        expected = [str(where / n) for n in sorted(p.name for p in where.glob("*.y*ml"))]
+        assert names == expected, given
+        assert names
+        assert [f.file for f in source.scan().files] == names  # and the next scan too
+
+
+def test_a_symlink_named_directly_or_in_a_folder_is_judged_as_a_link(tmp_path: Path) -> None:
+    """A folder's listing says which files are links (no ``lstat`` each); a file named directly
+    is looked at itself: a link out of its folder is refused either way."""
+    outside = tmp_path / "elsewhere.yaml"
+    write(outside)
+    folder = tmp_path / "s"
+    folder.mkdir()
+    (folder / "out.yaml").symlink_to(outside)
+    for given in (folder, folder / "out.yaml"):
+        (found,) = FileSource(given).scan().files
+        assert "outside the folder" in str(getattr(found, "error", "")), given
+        (followed,) = FileSource(given, outside_links=True).scan().files
+        assert getattr(followed, "content", b"") == outside.read_bytes()
