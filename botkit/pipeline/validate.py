@@ -512,11 +512,14 @@ class CheckMemo:
     and the rounding, whose notes name the order's own amounts — and is built its own request.
     Its client order id is checked on its own; an order with an invalid id, a refusal, and
     anything not of the exact types (a price that is not a ``Decimal``, a side that is not a
-    member) are validated in full. ``tests/pipeline/test_plan_fast_paths.py`` compares every
-    order with :func:`validate_intent` alone."""
+    member) are validated in full. A symbol's first order is only validated (a plan of one
+    order per symbol, a backtest's usual, pays nothing for the memo): it is remembered when a
+    second one comes. ``tests/pipeline/test_plan_fast_paths.py`` compares every order with
+    :func:`validate_intent` alone."""
 
     __slots__ = (
         "_done",
+        "_first",
         "band",
         "band_margin",
         "instrument",
@@ -541,30 +544,37 @@ class CheckMemo:
         self.position_mode = position_mode
         self.band_margin = band_margin
         self.band = band
-        self._done: dict[
-            tuple[object, ...],
-            tuple[Decimal | None, Decimal, Decimal | None, Decimal | None],
-        ] = {}
+        self._done: dict[tuple[object, ...], _Known] | None = None
+        """The accepted orders' results by their values (None until a second order comes)."""
+        self._first: tuple[OrderIntent, OffTick, Checked] | None = None
 
     def check(self, intent: OrderIntent, off_tick: OffTick) -> Checked:
         """What ``validate_intent(intent, instrument, ..., off_tick=off_tick)`` gives."""
-        px, sz = intent.px, intent.sz
-        key: tuple[object, ...] | None = None
-        if type(sz) is Decimal and type(px) in _AMOUNT_TYPES:
-            # the members by identity: a plain string equals its member (StrEnum)
-            key = (
-                px, sz, id(intent.side), id(intent.type), id(intent.pos_side),
-                id(intent.reduce_only), id(off_tick),
-            )  # fmt: skip
+        done = self._done
+        if done is None:
+            first = self._first
+            if first is None:  # the symbol's first order: only validated
+                checked = self._validate(intent, off_tick)
+                self._first = (intent, off_tick, checked)
+                return checked
+            done = self._done = {}
+            self._remember(_key(first[0], first[1]), first[2])
+        key = _key(intent, off_tick)
+        if key is not None:
             try:
-                known = self._done.get(key)
+                known = done.get(key)
             except TypeError:  # a signalling NaN does not hash
                 known = key = None
             if known is not None:
                 again = self._again(intent, known)
                 if again is not None:
                     return again
-        checked = validate_intent(
+        checked = self._validate(intent, off_tick)
+        self._remember(key, checked)
+        return checked
+
+    def _validate(self, intent: OrderIntent, off_tick: OffTick) -> Checked:
+        return validate_intent(
             intent,
             self.instrument,
             mark=self.mark,
@@ -574,21 +584,25 @@ class CheckMemo:
             band_margin=self.band_margin,
             band=self.band,
         )
-        if key is not None and checked.request is not None and not checked.reasons:
-            px_after = sz_after = None
-            for note in checked.notes:
-                if note.field == "px":
-                    px_after = note.after
-                else:
-                    sz_after = note.after
-            self._done[key] = (checked.px, checked.sz, px_after, sz_after)
-        return checked
 
-    def _again(
-        self,
-        intent: OrderIntent,
-        known: tuple[Decimal | None, Decimal, Decimal | None, Decimal | None],
-    ) -> Checked | None:
+    def _remember(self, key: tuple[object, ...] | None, checked: Checked) -> None:
+        """Keep an accepted order's result under its values (``key``; None: not kept)."""
+        if key is None or checked.request is None or checked.reasons:
+            return
+        px_after = sz_after = None
+        for note in checked.notes:
+            if note.field == "px":
+                px_after = note.after
+            else:
+                sz_after = note.after
+        done = self._done
+        assert done is not None
+        try:
+            done[key] = (checked.px, checked.sz, px_after, sz_after)
+        except TypeError:  # a signalling NaN does not hash
+            return
+
+    def _again(self, intent: OrderIntent, known: _Known) -> Checked | None:
         """The order checked as an earlier one of the same values was (None: check it in
         full — its client order id or its request is refused)."""
         if check_cl_ord_id(intent) is not None:
@@ -607,6 +621,23 @@ class CheckMemo:
         if sz_after is not None:
             notes += (RoundingNote("sz", intent.sz, sz_after, instrument.lotSz),)
         return Checked(intent, request, px, sz, notes, ())
+
+
+_Known = tuple[Decimal | None, Decimal, Decimal | None, Decimal | None]
+"""An accepted order's price and size in their wire form, and each amount as rounded when it
+was (None: it was not)."""
+
+
+def _key(intent: OrderIntent, off_tick: OffTick) -> tuple[object, ...] | None:
+    """What an order's checks depend on, or None when not of the exact types (a plain string
+    equals its member, an ``int`` its ``Decimal``): the members by identity."""
+    px, sz = intent.px, intent.sz
+    if type(sz) is not Decimal or type(px) not in _AMOUNT_TYPES:
+        return None
+    return (
+        px, sz, id(intent.side), id(intent.type), id(intent.pos_side), id(intent.reduce_only),
+        id(off_tick),
+    )  # fmt: skip
 
 
 _AMOUNT_TYPES = (Decimal, _NOTHING)
