@@ -275,10 +275,47 @@ class RiskBook:
     ) -> tuple[tuple[GuardTrip, ...], Decimal | None]:
         """:meth:`admit`'s trips, and the order's value as it was judged (``valuation.notional
         (order)``, which the plan keeps: computed once)."""
+        strategy, sz = order.strategy, order.sz
+        limits = self._limits_of(strategy)
+        # valuation.price(order), then notional(): the order's value, whether a guard needs it
+        price = valuation.mark if order.order_type is OrderType.MARKET else order.px
+        value = None if price is None else notional(sz, valuation.ct_val, price)
+        reduce_only = order.reduce_only
+        if limits[3] or limits[2]:  # a count or notional limit applies: judged, then counted
+            trips = self._trips(order, valuation, limits, price, value)
+            if trips:
+                return trips, value
+            count, total = self._count, self._notional
+            count[strategy] += 1
+            count[None] += 1
+            if value is not None:
+                total[strategy] += value
+                total[None] += value
+        elif limits[1].max_position is not None and not reduce_only:
+            trips = self._trips(order, valuation, limits, price, value)
+            if trips:
+                return trips, value
+        # else no guard applies: nothing to judge, and its counts and notional are read by no
+        # limit (a global one applies to every order; the strategy's limits stay the same)
+        if not reduce_only:  # what rests is read by every position limit on the symbol
+            self._resting[(order.symbol, order.pos_side, order.side)] += sz
+        return (), value
+
+    def _trips(
+        self,
+        order: Candidate,
+        valuation: Valuation,
+        found: tuple[RiskLimits, RiskLimits, bool, bool],
+        price: Decimal | None,
+        value: Decimal | None,
+    ) -> tuple[GuardTrip, ...]:
+        """The guards ``order`` trips (its ``price`` and ``value`` as :meth:`admit_valued`
+        found them), in the order they are checked: the order counts, the notional (unknown,
+        per order, per cycle), the position."""
         strategy, cl_ord_id, symbol = order.strategy, order.cl_ord_id, order.symbol
         side, pos_side, order_type = order.side, order.pos_side, order.order_type
         reduce_only, sz, ct_val = order.reduce_only, order.sz, valuation.ct_val
-        own, per_order, wants_notional, counts = self._limits_of(strategy)
+        own, per_order, wants_notional, counts = found
         trips: list[GuardTrip] = []
 
         def trip(
@@ -299,8 +336,6 @@ class RiskBook:
                     f"order {self._count[key] + 1} of the cycle exceeds the {scope}"
                     f" max_orders_per_cycle {cap}",
                 )
-        price = valuation.price(order)
-        value = None if price is None else notional(sz, ct_val, price)
         if wants_notional and value is None:
             trip(
                 "notional_unknown",
@@ -352,12 +387,4 @@ class RiskBook:
                     f" (now {self._position[pos_key]}, resting {side.value} {resting}, this"
                     f" order {sz}), above max_position {per_order.max_position}",
                 )
-        if trips:
-            return tuple(trips), value
-        for key in (strategy, None):
-            self._count[key] += 1
-            if value is not None:
-                self._notional[key] += value
-        if not reduce_only:
-            self._resting[(symbol, pos_side, side)] += sz
-        return (), value
+        return tuple(trips)

@@ -22,6 +22,7 @@ from botkit.exchange.models import (
     LimitPrice,
     OrderSide,
     OrderType,
+    Position,
     PositionMode,
     PosSide,
     Ticker,
@@ -381,3 +382,92 @@ def test_an_off_tick_price_is_refused_for_a_strategy_that_refuses_it_after_anoth
     )
     assert [o.cl_ord_id for o in plan.accepted] == ["s1-0"]
     assert [r.reasons[0].code for r in plan.refused] == ["px_off_tick"]
+
+
+class _AlwaysJudged(RiskBook):
+    """The book judging every order through every guard (its order counts asked even when no
+    count limit applies: none trips then), never taking the way round for an order no guard
+    applies to."""
+
+    def _limits_of(self, strategy: str) -> tuple[RiskLimits, RiskLimits, bool, bool]:
+        own, per_order, wants_notional, _counts = super()._limits_of(strategy)
+        return own, per_order, wants_notional, True
+
+
+_LIMITS = [
+    RiskLimits(),
+    RiskLimits(),
+    RiskLimits(max_position=D("5")),
+    RiskLimits(max_orders_per_cycle=3),
+    RiskLimits(max_notional_per_order=D("300"), max_notional_per_cycle=D("900")),
+]
+
+
+@st.composite
+def _candidate(draw: st.DrawFn, n: int) -> Candidate:
+    order_type = draw(st.sampled_from([OrderType.LIMIT, OrderType.MARKET]))
+    return Candidate(
+        strategy=draw(st.sampled_from(["s1", "s2", "s3"])),
+        cl_ord_id=f"id{n}",
+        symbol=draw(st.sampled_from(["AAA", "BBB"])),
+        side=draw(st.sampled_from(list(OrderSide))),
+        pos_side=draw(st.sampled_from([PosSide.BOTH, PosSide.LONG, PosSide.SHORT])),
+        order_type=order_type,
+        reduce_only=draw(st.booleans()),
+        sz=draw(st.sampled_from([D("1"), D("2.5"), D("4")])),
+        px=None if order_type is OrderType.MARKET else draw(st.sampled_from([D("90"), D("110")])),
+    )
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    orders=st.integers(min_value=1, max_value=25).flatmap(
+        lambda k: st.tuples(*[_candidate(n) for n in range(k)])
+    ),
+    own=st.tuples(*[st.sampled_from(_LIMITS) for _ in range(3)]),
+    global_limits=st.sampled_from([RiskLimits(), RiskLimits(), *_LIMITS[2:]]),
+    mark=st.sampled_from([D("100"), None]),
+)
+def test_an_order_no_guard_applies_to_is_admitted_and_counted_as_the_guards_would(
+    orders: tuple[Candidate, ...],
+    own: tuple[RiskLimits, ...],
+    global_limits: RiskLimits,
+    mark: Decimal | None,
+) -> None:
+    """The book admits an order no guard applies to (no count or notional limit, no position
+    limit for an order that is not reduce-only) without asking the guards, and records what it
+    consumes all the same: another strategy's position limit sees its resting size. Fails if
+    the way round skips a guard that applies, or leaves out what it records."""
+    policies = {f"s{k + 1}": StrategyPolicy(limits=limits) for k, limits in enumerate(own)}
+    positions = [
+        Position(symbol="AAA", qty=D("2"), posSide=PosSide.BOTH, side=OrderSide.BUY),
+    ]
+    book = RiskBook(global_limits=global_limits, policies=policies, positions=positions)
+    judged = _AlwaysJudged(global_limits=global_limits, policies=policies, positions=positions)
+    valuation = Valuation(mark, D("1"))
+    for order in orders:
+        assert repr(book.admit_valued(order, valuation)) == repr(
+            judged.admit_valued(order, valuation)
+        )
+
+
+def test_an_order_no_guard_applies_to_still_rests_for_another_strategy_s_position_limit() -> None:
+    """s1 has no limit: its order is admitted without the guards, and what it adds to the
+    symbol's resting BUYs still counts against s2's position limit (2 held + 2 resting + 2 >
+    5). Fails if the way round does not record the resting size."""
+    book = RiskBook(
+        global_limits=RiskLimits(),
+        policies={"s2": StrategyPolicy(limits=RiskLimits(max_position=D("5")))},
+        positions=[Position(symbol="AAA", qty=D("2"), posSide=PosSide.BOTH, side=OrderSide.BUY)],
+    )
+    valuation = Valuation(D("100"), D("1"))
+
+    def buy(strategy: str) -> Candidate:
+        return Candidate(
+            strategy, f"{strategy}-0", "AAA", OrderSide.BUY, PosSide.BOTH, OrderType.LIMIT,
+            False, D("2"), D("100"),
+        )  # fmt: skip
+
+    assert book.admit(buy("s1"), valuation) == ()
+    (trip,) = book.admit(buy("s2"), valuation)
+    assert (trip.guard, trip.value) == ("max_position", D("6"))
