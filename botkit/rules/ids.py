@@ -96,7 +96,7 @@ def slot_prefix(strategy: str, rule: str, slot: int) -> str:
     """The part of the ids shared by every leg of one decision (``leg_id`` adds the leg)."""
     if slot < 0:
         raise ValueError(f"slot must be >= 0 (got slot={slot})")
-    return f"{PREFIX}{strategy_tag(strategy)}{rule_tag(rule)}-{_base36(slot)}-"
+    return f"{PREFIX}{strategy_tag(strategy)}{rule_tag(rule)}-{_generation(slot)}-"
 
 
 def leg_id(prefix: str, leg: int) -> str:
@@ -134,8 +134,9 @@ def _kept_prefix(strategy: str, rule: str) -> str:
 
 @lru_cache(maxsize=1024)
 def _generation(generation: int) -> str:
-    """``_base36(generation)``, kept for the newest generations: a cycle names every rung it
-    places with the same one (its slot), and the next cycles mostly the next ones."""
+    """``_base36(generation)``, kept for the newest generations (and slots): a cycle names every
+    rung it places with the same one (its slot), and the next cycles mostly the next ones; the
+    strategies of one period share a slot."""
     return _base36(generation)
 
 
