@@ -19,7 +19,7 @@ from botkit.intents import Activity, KeepIntent, OrderIntent
 from botkit.pipeline.desired import Action, Decision, FillFact, RuleDiff, reconcile
 from botkit.ports.journal import EventLog
 from botkit.rules import Evaluation, RuleStatus, Strategy
-from botkit.rules.ids import parse_client_order_id
+from botkit.rules.ids import ParsedOrderId, parse_client_order_id
 from botkit.runner.execution import Execution, SideEffect
 from botkit.snapshot import Part, Snapshot
 
@@ -68,6 +68,28 @@ def _fills_of(snapshot: Snapshot) -> Callable[[str], FillFact | None]:
     return filled
 
 
+class _Owned:
+    """The snapshot's open orders with a botkit client order id, by strategy tag, each id
+    parsed once (in the snapshot's order; read when first asked): each strategy goes through
+    its own orders instead of every open order."""
+
+    __slots__ = ("_by_tag", "_snapshot")
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self._snapshot = snapshot
+        self._by_tag: dict[str, list[tuple[ParsedOrderId, OpenOrder]]] | None = None
+
+    def of(self, tag: str) -> Sequence[tuple[ParsedOrderId, OpenOrder]]:
+        by_tag = self._by_tag
+        if by_tag is None:
+            by_tag = self._by_tag = {}
+            for order in self._snapshot.open_orders:
+                parsed = parse_client_order_id(order.clOrdId)
+                if parsed is not None:
+                    by_tag.setdefault(parsed.strategy_tag, []).append((parsed, order))
+        return by_tag.get(tag, ())
+
+
 def diffs(
     done: Sequence[tuple[Strategy, Evaluation]],
     snapshot: Snapshot,
@@ -83,11 +105,12 @@ def diffs(
     edited out of the file are cancelled then."""
     out: list[RuleDiff] = []
     filled: Callable[[str], FillFact | None] | None = None
+    owned = _Owned(snapshot)
     for strategy, evaluation in done:
         if (
             not has_kept_rules(strategy)
             and not first_look(strategy)
-            and not _has_kept_orders(strategy, snapshot)
+            and not _has_kept_orders(strategy, snapshot, owned)
         ):
             continue
         if filled is None:
@@ -95,10 +118,7 @@ def diffs(
         activity = activity_of(strategy)
         by_rule: dict[str, list[OpenOrder]] = {}
         kept_orders: list[tuple[str, OpenOrder]] = []
-        for order in snapshot.open_orders:
-            parsed = parse_client_order_id(order.clOrdId)
-            if parsed is None or parsed.strategy_tag != strategy.tag:
-                continue
+        for parsed, order in owned.of(strategy.tag):
             if order.symbol == strategy.symbol:
                 by_rule.setdefault(parsed.rule_tag, []).append(order)
                 if parsed.kept:
@@ -157,17 +177,12 @@ def diffs(
     return out
 
 
-def _has_kept_orders(strategy: Strategy, snapshot: Snapshot) -> bool:
+def _has_kept_orders(strategy: Strategy, snapshot: Snapshot, owned: _Owned) -> bool:
     """Whether a strategy without keep: rules still has kept orders resting (its rules were
     edited away): only asked when the open orders were read anyway."""
     if not snapshot.fetched(Part.OPEN_ORDERS):
         return False
-    return any(
-        (parsed := parse_client_order_id(o.clOrdId)) is not None
-        and parsed.kept
-        and parsed.strategy_tag == strategy.tag
-        for o in snapshot.open_orders
-    )
+    return any(parsed.kept for parsed, _order in owned.of(strategy.tag))
 
 
 def apply(

@@ -258,3 +258,30 @@ def test_a_keep_rule_removed_from_the_file_has_its_orders_cancelled(rig: Rig) ->
     assert [d.reason for d in removed[0].decisions] == [
         "its keep: rule is no longer in the strategy"
     ] * 2
+
+
+def test_strategies_keeping_orders_on_one_symbol_each_reconcile_only_their_own(rig: Rig) -> None:
+    """The open orders are grouped by strategy once per cycle: each strategy's reconcile sees
+    its own orders only, and a strategy whose keep: rule was edited away cancels its own kept
+    orders and no one else's. Fails if a strategy is handed another's orders (they would be
+    cancelled as not declared) or misses its own (they would be placed again)."""
+    rig.write("grid.yaml", grid())
+    rig.write("two.yaml", TWO)
+    rig.write("fixed.yaml", FIXED.format(refill="at once"))
+    cycle(rig)
+    first = resting(rig)
+    assert len(first) == 6 + 2 + 1
+    sent = rig.transport.calls[PLACE]
+    for _ in range(5):
+        cycle(rig)
+    assert rig.transport.calls[PLACE] == sent
+    assert rig.transport.calls[("DELETE", "/v3/trade/batchOrders")] == 0
+    assert resting(rig) == first
+    header = TWO.split("      - name: pair")[0]
+    rig.write("two.yaml", header + "      - name: exit\n        close: {}\n")
+    report = rig.runner.run_cycle()
+    (removed,) = [d for d in report.desired if d.rule == "(removed rule)"]
+    assert removed.strategy == "two"
+    assert len(removed.decisions) == 2
+    assert len(resting(rig)) == 6 + 1
+    assert set(resting(rig)) <= set(first)
