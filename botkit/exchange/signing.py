@@ -17,10 +17,11 @@ import hashlib
 import hmac
 import re
 from collections.abc import Mapping
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import quote
 
 __all__ = [
+    "HmacKey",
     "Scheme",
     "encode_query",
     "pf_headers",
@@ -49,9 +50,48 @@ def encode_query(params: Mapping[str, str]) -> str:
     return "&".join(f"{_quote(k)}={_quote(v)}" for k, v in sorted(params.items()))
 
 
-def sign(secret: str, message: str) -> str:
-    """``base64(HMAC-SHA256(secret, message))``."""
-    digest = hmac.new(secret.encode(), message.encode(), hashlib.sha256).digest()
+class HmacKey:
+    """HMAC-SHA256 under one secret, its two padded key blocks hashed once (RFC 2104): the
+    digest ``hmac.digest(secret, message, "sha256")`` gives, at about a third of the cost per
+    message (OpenSSL 3 sets a MAC up anew on every one-shot call, ~3 µs). Holds hash states,
+    never the secret's text; its ``repr`` shows nothing of either."""
+
+    __slots__ = ("_inner", "_outer")
+
+    def __init__(self, secret: str | bytes) -> None:
+        key = secret.encode() if isinstance(secret, str) else bytes(secret)
+        if len(key) > _BLOCK:
+            key = hashlib.sha256(key).digest()
+        key = key.ljust(_BLOCK, b"\0")
+        self._inner = hashlib.sha256(key.translate(_IPAD))
+        self._outer = hashlib.sha256(key.translate(_OPAD))
+
+    def __repr__(self) -> str:
+        return "HmacKey(<hidden>)"
+
+    def __reduce__(self) -> Any:  # a key is not written anywhere, pickles included
+        raise TypeError("an HmacKey cannot be pickled")
+
+    def digest(self, message: bytes) -> bytes:
+        inner = self._inner.copy()
+        inner.update(message)
+        outer = self._outer.copy()
+        outer.update(inner.digest())
+        return outer.digest()
+
+
+_BLOCK = 64  # SHA-256's block size
+_IPAD = bytes(x ^ 0x36 for x in range(256))
+_OPAD = bytes(x ^ 0x5C for x in range(256))
+
+
+def sign(secret: str | HmacKey, message: str) -> str:
+    """``base64(HMAC-SHA256(secret, message))``; ``secret`` as its text or as an
+    :class:`HmacKey` made of it (the same signature)."""
+    if isinstance(secret, HmacKey):
+        digest = secret.digest(message.encode())
+    else:
+        digest = hmac.digest(secret.encode(), message.encode(), "sha256")
     return base64.b64encode(digest).decode("ascii")
 
 
@@ -77,7 +117,7 @@ def v3_string_to_sign(
 def pf_headers(
     *,
     key: str,
-    secret: str,
+    secret: str | HmacKey,
     passphrase: str,
     timestamp: int,
     method: str,
@@ -98,7 +138,7 @@ def pf_headers(
 def v3_headers(
     *,
     key: str,
-    secret: str,
+    secret: str | HmacKey,
     timestamp: int,
     method: str,
     path: str,

@@ -49,6 +49,7 @@ from botkit.errors import (
 
 __all__ = [
     "EXPIRED_PATTERN",
+    "JsonText",
     "dumps",
     "excerpt",
     "integer",
@@ -80,8 +81,18 @@ def _json_default(value: object) -> object:
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
+class JsonText(str):
+    """A body already written as the compact JSON :func:`dumps` would write for it (an order
+    batch from :meth:`~botkit.exchange.models.OrderRequest.wire_text`): sent as it is."""
+
+    __slots__ = ()
+
+
 def dumps(value: Any) -> str:
-    """Compact JSON, the exact text that is signed and sent. Decimals become plain strings."""
+    """Compact JSON, the exact text that is signed and sent. Decimals become plain strings;
+    a :class:`JsonText` is that text already."""
+    if type(value) is JsonText:
+        return str(value)
     return json.dumps(value, separators=(",", ":"), default=_json_default)
 
 
@@ -96,7 +107,10 @@ def loads(text: str | bytes) -> Any:
         if text.startswith("\ufeff"):
             raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
     elif isinstance(text, bytes | bytearray):
-        text = text.decode(json.detect_encoding(text), "surrogatepass")
+        # an object or a list whose second byte is not NUL has no byte-order mark and is
+        # UTF-8 for json.detect_encoding: its answer without asking (nearly every answer)
+        utf8 = text[:1] in _OPENERS and text[1:2] != b"\x00"
+        text = text.decode("utf-8" if utf8 else json.detect_encoding(text), "surrogatepass")
     else:
         raise TypeError(
             f"the JSON object must be str, bytes or bytearray, not {type(text).__name__}"
@@ -105,6 +119,7 @@ def loads(text: str | bytes) -> Any:
 
 
 _DECODER = json.JSONDecoder(parse_float=Decimal, parse_constant=Decimal)
+_OPENERS = (b"{", b"[")
 
 
 def excerpt(body: bytes, limit: int = 80) -> str:

@@ -42,7 +42,7 @@ from botkit.errors import (
     SettingsError,
     TimestampExpired,
 )
-from botkit.exchange.signing import Scheme, encode_query, pf_headers, v3_headers
+from botkit.exchange.signing import HmacKey, Scheme, encode_query, pf_headers, v3_headers
 from botkit.live import http
 from botkit.live.clock import ClockSync
 
@@ -86,7 +86,7 @@ class Session:
         self.clock = clock
         self.recv_window = recv_window
         self._key = key
-        self._secret = secret
+        self._secret = HmacKey(secret.get_secret_value())  # what signs, made once
         self._passphrase = passphrase
         self.deadline = deadline if deadline is not None else timeout
         if self.deadline <= 0 or max_answer_bytes < 1:
@@ -105,9 +105,10 @@ class Session:
         # what Client.build_request / send would add to every request, computed once
         route = getattr(self._http, "_transport_for_url", None)  # private: httpx 0.27, 0.28
         self._route: httpx.BaseTransport | None = None if route is None else route(httpx.URL(url))
-        self._headers = list(self._http.headers.raw)
+        self._headers: list[_Header] = [(k, k.lower(), v) for k, v in self._http.headers.raw]
         self._timeout_ext = {"timeout": self._http.timeout.as_dict()}
-        self._urls: dict[str, httpx.URL] = {}
+        self._urls: dict[str, tuple[httpx.URL, _Header]] = {}
+        self._cookies_set = False  # an answer set a cookie: the jar is looked at from then on
         self._closed = False
 
     def __repr__(self) -> str:
@@ -117,32 +118,36 @@ class Session:
         self._closed = True
         self._http.close()
 
-    def _url(self, text: str) -> httpx.URL:
-        """``text`` parsed (and checked) by httpx once: the same few addresses every cycle."""
-        url = self._urls.get(text)
-        if url is None:
+    def _url(self, text: str) -> tuple[httpx.URL, _Header]:
+        """``text`` parsed (and checked) by httpx once, with the ``Host`` header httpx derives
+        from it: the same few addresses every cycle."""
+        known = self._urls.get(text)
+        if known is None:
             if len(self._urls) >= _URLS_MAX:
                 self._urls.clear()
-            url = self._urls[text] = httpx.URL(text)
-        return url
+            url = httpx.URL(text)
+            known = self._urls[text] = (url, (b"Host", b"host", url.netloc))
+        return known
 
     def _send(
-        self, method: str, url: str, headers: list[tuple[bytes, bytes]], content: bytes
+        self, method: str, url: str, headers: list[_Header], content: bytes
     ) -> httpx.Response:
         """``Client.send(Client.build_request(...), stream=True)`` without the machinery that
-        does nothing here (see the module doc)."""
+        does nothing here (see the module doc). ``headers``: the client's and the request's,
+        each as httpx keeps it (name, lower-case name, value)."""
         if self._closed:
             raise RuntimeError("Cannot send a request, as the client has been closed.")
         if self._route is None:  # an httpx without the routing this relies on: its own path
-            built = self._http.build_request(method, url, headers=headers, content=content or None)
+            pairs = [(k, v) for k, _, v in headers]
+            built = self._http.build_request(method, url, headers=pairs, content=content or None)
             return self._http.send(built, stream=True)
         jar = self._http.cookies
-        address = self._url(url)
-        if jar:  # cookies to send back (rare): httpx places them
+        address, host = self._url(url)
+        if self._cookies_set and jar:  # cookies to send back (rare): httpx places them
             request = httpx.Request(
                 method,
                 address,
-                headers=headers,
+                headers=[(k, v) for k, _, v in headers],
                 content=content or None,
                 cookies=jar,
                 extensions=self._timeout_ext,
@@ -150,14 +155,17 @@ class Session:
         else:  # the headers httpx would add, added here: it looks each up by name, slowly
             # httpx: the length of a body after the request's headers; Host, and a zero
             # length for a body-less POST / PUT / PATCH, before them
-            front = [(b"Host", address.netloc)]
-            if not content and method in _EMPTY_BODY_LENGTH:
-                front.append((b"Content-Length", b"0"))
-            back = [(b"Content-Length", str(len(content)).encode("ascii"))] if content else []
+            if content:
+                length = str(len(content)).encode("ascii")
+                every = [host, *headers, (b"Content-Length", b"content-length", length)]
+            elif method in _EMPTY_BODY_LENGTH:
+                every = [host, _NO_LENGTH, *headers]
+            else:
+                every = [host, *headers]
             request = httpx.Request(
                 method,
                 address,
-                headers=[*front, *headers, *back],
+                headers=_normalised(every),
                 stream=httpx.ByteStream(content),
                 extensions=self._timeout_ext,
             )
@@ -165,6 +173,7 @@ class Session:
         response = self._route.handle_request(request)
         response.request = request
         if "set-cookie" in response.headers:
+            self._cookies_set = True
             jar.extract_cookies(response)
         return response
 
@@ -193,7 +202,7 @@ class Session:
             signing = self._sign(
                 scheme or self.signing, method, path, query_params, query, body_text
             )
-            headers += [(k.encode("ascii"), v.encode("ascii")) for k, v in signing.items()]
+            headers += [(*_name(k), v.encode("ascii")) for k, v in signing.items()]
         url = f"{self.base_url}{path}" + (f"?{query}" if query else "")
         write = http.is_write(method)
         give_up_at = self._monotonic() + self.deadline
@@ -277,7 +286,7 @@ class Session:
     ) -> dict[str, str]:
         self.clock.maybe_resync()
         timestamp = self.clock.now_ms()
-        secret = self._secret.get_secret_value()
+        secret = self._secret
         if scheme == "pf":
             return pf_headers(
                 key=self._key,
@@ -301,9 +310,65 @@ class Session:
         )
 
 
-_JSON_TYPE = (b"Content-Type", b"application/json")
+_Header = tuple[bytes, bytes, bytes]
+"""A header as ``httpx.Headers`` keeps it: the name as given, in lower case, and the value."""
+
+_JSON_TYPE: _Header = (b"Content-Type", b"content-type", b"application/json")
+_NO_LENGTH: _Header = (b"Content-Length", b"content-length", b"0")
 _EMPTY_BODY_LENGTH = frozenset({"POST", "PUT", "PATCH"})
 """Methods httpx sends ``Content-Length: 0`` for when they have no body."""
+
+
+def _name(text: str) -> tuple[bytes, bytes]:
+    """A header name as sent and in lower case (the signing headers' few names, kept)."""
+    known = _NAMES.get(text)
+    if known is None:
+        raw = text.encode("ascii")
+        known = _NAMES[text] = (raw, raw.lower())
+    return known
+
+
+_NAMES: dict[str, tuple[bytes, bytes]] = {}
+
+
+def _normalised(headers: list[_Header]) -> httpx.Headers:
+    """``httpx.Headers([(name, value), ...])`` of byte names and values, which httpx keeps as
+    given with the name's lower case beside it: made directly from the triples when
+    :data:`FAST_HEADERS` (checked against httpx's own build at import), else by httpx."""
+    if FAST_HEADERS:
+        made = httpx.Headers.__new__(httpx.Headers)
+        made._list = headers  # private: the layout httpx 0.27 / 0.28 keep
+        made._encoding = None
+        return made
+    return httpx.Headers([(k, v) for k, _, v in headers])
+
+
+def _same_headers() -> bool:
+    """Whether :func:`_normalised`'s direct build is what httpx builds (this httpx's layout)."""
+    pairs = [
+        (b"Host", b"a.test"),
+        (b"X-Sign", b"v=1"),
+        (b"x-sign", b"2"),
+        (b"Content-Length", b"0"),
+    ]
+    try:
+        made = httpx.Headers.__new__(httpx.Headers)
+        made._list = [(k, k.lower(), v) for k, v in pairs]
+        made._encoding = None
+        built = httpx.Headers(pairs)
+        return bool(
+            vars(made) == vars(built)
+            and made.raw == built.raw
+            and made.multi_items() == built.multi_items()
+            and made.encoding == built.encoding
+            and httpx.Headers(made).raw == built.raw
+        )
+    except Exception:  # an httpx laid out otherwise: let it build every request's headers
+        return False
+
+
+FAST_HEADERS: bool = _same_headers()
+"""Whether requests' headers are handed to httpx already normalised (see :func:`_normalised`)."""
 _URLS_MAX = 256
 """Addresses kept parsed (a few per symbol); the cache starts over when full."""
 
