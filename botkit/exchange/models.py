@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from decimal import Decimal
 from enum import StrEnum
-from json.encoder import encode_basestring_ascii
 from typing import Annotated, Any, Self
 
 from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field
@@ -651,8 +650,6 @@ class Candle(WireModel):
 _WIRE = "_wire_body"
 """Where an :class:`OrderRequest` keeps its wire body (a key of its ``__dict__`` that is no field:
 equality, hashing, ``repr``, iteration and dumps read the fields only)."""
-_WIRE_TEXT = "_wire_text"
-"""Where it keeps that body's compact JSON text (:meth:`OrderRequest.wire_text`), likewise."""
 
 
 class OrderRequest(BaseModel):
@@ -679,7 +676,6 @@ class OrderRequest(BaseModel):
     def __copy__(self) -> Self:
         copied = super().__copy__()
         copied.__dict__.pop(_WIRE, None)  # an update may follow (model_copy): built afresh
-        copied.__dict__.pop(_WIRE_TEXT, None)
         return copied
 
     @property
@@ -704,39 +700,6 @@ class OrderRequest(BaseModel):
         if wire is None:
             wire = self.__dict__[_WIRE] = self._wire()
         return dict(wire)
-
-    def wire_text(self) -> str:
-        """:meth:`to_wire` as the compact JSON a request body carries: exactly what
-        ``json.dumps(self.to_wire(), separators=(",", ":"))`` writes (keys in the body's order,
-        non-ASCII escaped), built once and kept like the body, without the encoder's machinery:
-        the words and amounts are plain ASCII that needs no escaping, the symbol and the client
-        order id are escaped as ``json.dumps`` escapes a string."""
-        text: str | None = self.__dict__.get(_WIRE_TEXT)
-        if text is None:
-            text = self.__dict__[_WIRE_TEXT] = self._text()
-        return text
-
-    def _text(self) -> str:
-        """The text of :meth:`to_wire`'s body, key by key in :meth:`_wire`'s order."""
-        wire: dict[str, Any] | None = self.__dict__.get(_WIRE)
-        if wire is None:
-            wire = self.__dict__[_WIRE] = self._wire()
-        text = (
-            f'{{"symbol":{_json_string(self.symbol)},"side":"{self.side._value_}",'
-            f'"mgnMode":"{self.mgnMode._value_}","posSide":"{self.posSide._value_}",'
-            f'"type":"{self.type._value_}","sz":"{wire["sz"]}"'
-        )
-        if self.clOrdId is not None:
-            text += f',"clOrdId":{_json_string(self.clOrdId)}'
-        if self.px is not None:
-            text += f',"px":"{wire["px"]}"'
-        if self.reduceOnly:
-            text += ',"reduceOnly":true'
-        if self.timeInForce is not TimeInForce.GTC:
-            text += f',"timeInForce":"{self.timeInForce._value_}"'
-        if self.stpMode is not StpMode.NONE:
-            text += f',"stpMode":"{self.stpMode._value_}"'
-        return text + "}"
 
     def _wire(self) -> dict[str, Any]:
         """The body, built: the words are the members' ``_value_`` (``.value`` reads through
@@ -763,7 +726,6 @@ class OrderRequest(BaseModel):
         return body
 
 
-_json_string = encode_basestring_ascii  # what json.dumps writes for a str (ensure_ascii)
 _ORDER_FIELDS = tuple(OrderRequest.model_fields)
 _CL_ORD_ID_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 _ZERO = Decimal(0)

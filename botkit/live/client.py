@@ -183,8 +183,9 @@ class ExchangeClient(MarketDataEndpoints):
     def place_order(self, order: OrderRequest) -> PlaceResult:
         """``POST /v3/trade/order``: one order; a refusal raises ExchangeRejected."""
         ids = (order.clOrdId,) if order.clOrdId else ()
-        body = http.JsonText(order.wire_text())  # dumps(order.to_wire()), written once
-        data, ctx = self._call("POST", "/v3/trade/order", signed=True, body=body, ids=ids)
+        data, ctx = self._call(
+            "POST", "/v3/trade/order", signed=True, body=order.to_wire(), ids=ids
+        )
         result = self._parse(PlaceResult, first(data), ctx)
         if not result.clOrdId and order.clOrdId:
             result = result.model_copy(update={"clOrdId": order.clOrdId})
@@ -194,8 +195,7 @@ class ExchangeClient(MarketDataEndpoints):
     def place_orders(self, orders: Sequence[OrderRequest]) -> list[PlaceResult]:
         """``POST /v3/trade/orders``: 1..10 orders; one result per order, each with its code."""
         p.batch(orders, "place_orders")
-        # dumps([o.to_wire() for o in orders]): each order's text written once, joined
-        body = http.JsonText("[" + ",".join([o.wire_text() for o in orders]) + "]")
+        body = [o.to_wire() for o in orders]
         ids = [o.clOrdId for o in orders if o.clOrdId]
         data, ctx = self._call("POST", "/v3/trade/orders", signed=True, body=body, ids=ids)
         results = self._parse(list[PlaceResult], as_list(data), ctx)

@@ -49,7 +49,6 @@ from botkit.errors import (
 
 __all__ = [
     "EXPIRED_PATTERN",
-    "JsonText",
     "dumps",
     "excerpt",
     "integer",
@@ -81,19 +80,15 @@ def _json_default(value: object) -> object:
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
-class JsonText(str):
-    """A body already written as the compact JSON :func:`dumps` would write for it (an order
-    batch from :meth:`~botkit.exchange.models.OrderRequest.wire_text`): sent as it is."""
-
-    __slots__ = ()
-
-
 def dumps(value: Any) -> str:
-    """Compact JSON, the exact text that is signed and sent. Decimals become plain strings;
-    a :class:`JsonText` is that text already."""
-    if type(value) is JsonText:
-        return str(value)
-    return json.dumps(value, separators=(",", ":"), default=_json_default)
+    """Compact JSON, the exact text that is signed and sent. Decimals become plain strings.
+
+    ``json.dumps(value, separators=(",", ":"), default=...)`` through one encoder made once
+    (``json.dumps`` with options makes one per call)."""
+    return _ENCODER.encode(value)
+
+
+_ENCODER = json.JSONEncoder(separators=(",", ":"), default=_json_default)
 
 
 def loads(text: str | bytes) -> Any:
