@@ -162,14 +162,7 @@ class Session:
                 every = [host, _NO_LENGTH, *headers]
             else:
                 every = [host, *headers]
-            request = httpx.Request(
-                method,
-                address,
-                headers=_normalised(every),
-                stream=httpx.ByteStream(content),
-                extensions=self._timeout_ext,
-            )
-            request.read()  # as httpx does for a body given whole
+            request = _request(method, address, every, content, self._timeout_ext)
         response = self._route.handle_request(request)
         response.request = request
         if "set-cookie" in response.headers:
@@ -331,44 +324,79 @@ def _name(text: str) -> tuple[bytes, bytes]:
 _NAMES: dict[str, tuple[bytes, bytes]] = {}
 
 
-def _normalised(headers: list[_Header]) -> httpx.Headers:
-    """``httpx.Headers([(name, value), ...])`` of byte names and values, which httpx keeps as
-    given with the name's lower case beside it: made directly from the triples when
-    :data:`FAST_HEADERS` (checked against httpx's own build at import), else by httpx."""
-    if FAST_HEADERS:
-        made = httpx.Headers.__new__(httpx.Headers)
-        made._list = headers  # private: the layout httpx 0.27 / 0.28 keep
-        made._encoding = None
-        return made
-    return httpx.Headers([(k, v) for k, _, v in headers])
+def _request(
+    method: str, url: httpx.URL, headers: list[_Header], content: bytes, extensions: dict[str, Any]
+) -> httpx.Request:
+    """``httpx.Request(method, url, headers=[(name, value), ...], stream=ByteStream(content),
+    extensions=...)``, read (as httpx reads a body given whole); ``method`` in upper case, each
+    header as httpx keeps it. Made by :func:`_direct` when :data:`FAST_REQUESTS`."""
+    if FAST_REQUESTS:
+        return _direct(method, url, headers, content, extensions)
+    request = httpx.Request(
+        method,
+        url,
+        headers=[(k, v) for k, _, v in headers],
+        stream=httpx.ByteStream(content),
+        extensions=extensions,
+    )
+    request.read()
+    return request
 
 
-def _same_headers() -> bool:
-    """Whether :func:`_normalised`'s direct build is what httpx builds (this httpx's layout)."""
+def _direct(
+    method: str, url: httpx.URL, headers: list[_Header], content: bytes, extensions: dict[str, Any]
+) -> httpx.Request:
+    """The request :func:`_request` describes, its attributes set directly as this httpx lays
+    them out (checked at import, :func:`_same_requests`), without its per-request normalising
+    and copying: the headers are kept as given, the (immutable) URL is shared."""
+    kept = httpx.Headers.__new__(httpx.Headers)
+    kept._list = headers  # private: the layout of httpx 0.27 / 0.28
+    kept._encoding = None
+    request = httpx.Request.__new__(httpx.Request)
+    request.method = method
+    request.url = url
+    request.headers = kept
+    request.extensions = dict(extensions)
+    request.stream = httpx.ByteStream(content)
+    request._content = content
+    return request
+
+
+def _same_requests() -> bool:
+    """Whether :func:`_direct` makes what httpx makes (this httpx's layout)."""
     pairs = [
         (b"Host", b"a.test"),
         (b"X-Sign", b"v=1"),
         (b"x-sign", b"2"),
-        (b"Content-Length", b"0"),
+        (b"Content-Length", b"3"),
     ]
+    url = httpx.URL("https://a.test/p?q=1")
+    extensions = {"timeout": {"connect": 1.0}}
     try:
-        made = httpx.Headers.__new__(httpx.Headers)
-        made._list = [(k, k.lower(), v) for k, v in pairs]
-        made._encoding = None
-        built = httpx.Headers(pairs)
-        return bool(
-            vars(made) == vars(built)
-            and made.raw == built.raw
-            and made.multi_items() == built.multi_items()
-            and made.encoding == built.encoding
-            and httpx.Headers(made).raw == built.raw
+        made = _direct("POST", url, [(k, k.lower(), v) for k, v in pairs], b"abc", extensions)
+        built = httpx.Request(
+            "POST", url, headers=pairs, stream=httpx.ByteStream(b"abc"), extensions=extensions
         )
-    except Exception:  # an httpx laid out otherwise: let it build every request's headers
+        built.read()
+        return bool(
+            vars(made).keys() == vars(built).keys()
+            and vars(made.headers) == vars(built.headers)
+            and made.headers.raw == built.headers.raw
+            and made.headers.multi_items() == built.headers.multi_items()
+            and made.headers.encoding == built.headers.encoding
+            and (made.method, made.url, made.extensions)
+            == (built.method, built.url, built.extensions)
+            and made.extensions is not extensions
+            and made.read() == built.content == b"abc"
+            and type(made.stream) is type(built.stream)
+            and repr(made) == repr(built)
+        )
+    except Exception:  # an httpx laid out otherwise: let it build every request
         return False
 
 
-FAST_HEADERS: bool = _same_headers()
-"""Whether requests' headers are handed to httpx already normalised (see :func:`_normalised`)."""
+FAST_REQUESTS: bool = _same_requests()
+"""Whether requests are made directly, as httpx would make them (see :func:`_request`)."""
 _URLS_MAX = 256
 """Addresses kept parsed (a few per symbol); the cache starts over when full."""
 

@@ -131,15 +131,15 @@ def _built_the_plain_way(call: _Call, scheme: Scheme, recv_window: int | None) -
     return built
 
 
-@pytest.mark.parametrize("fast_headers", [True, False], ids=["headers-direct", "headers-by-httpx"])
+@pytest.mark.parametrize("direct", [True, False], ids=["made-directly", "made-by-httpx"])
 @pytest.mark.parametrize(("scheme", "recv_window"), [("v3", None), ("v3", 5000), ("pf", None)])
 def test_each_request_is_the_one_built_the_plain_way(
-    scheme: Scheme, recv_window: int | None, fast_headers: bool, monkeypatch: pytest.MonkeyPatch
+    scheme: Scheme, recv_window: int | None, direct: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Fails on any byte of difference: a body's key order or escaping, a header's name, case,
     order or value, a signature, the address or the query."""
-    assert session_module.FAST_HEADERS  # this httpx takes its headers directly
-    monkeypatch.setattr(session_module, "FAST_HEADERS", fast_headers)
+    assert session_module.FAST_REQUESTS  # this httpx's requests are made directly
+    monkeypatch.setattr(session_module, "FAST_REQUESTS", direct)
     transport = Recording()
     client = _client(transport, scheme, recv_window)
     expected = list(_calls(client))
