@@ -46,8 +46,33 @@ _UNRESERVED = re.compile(r"[A-Za-z0-9_.~-]*").fullmatch
 
 
 def encode_query(params: Mapping[str, str]) -> str:
-    """The query string as sent: parameters sorted by key (ASCII), values percent-encoded."""
-    return "&".join(f"{_quote(k)}={_quote(v)}" for k, v in sorted(params.items()))
+    """The query string as sent: parameters sorted by key (ASCII), values percent-encoded.
+    The few names and values that come back every cycle (names, symbols, page sizes) are
+    encoded once (:data:`_QUOTED`)."""
+    if not params:
+        return ""
+    parts = []
+    for key, value in sorted(params.items()):
+        name = _QUOTED.get(key)
+        if name is None:
+            name = _quoted(key)
+        text = _QUOTED.get(value)
+        if text is None:
+            text = _quoted(value)
+        parts.append(f"{name}={text}")
+    return "&".join(parts)
+
+
+def _quoted(value: str) -> str:
+    """:func:`_quote` of ``value``, kept in :data:`_QUOTED` (emptied when full)."""
+    if len(_QUOTED) >= _QUOTED_MAX:
+        _QUOTED.clear()
+    text = _QUOTED[value] = _quote(value)
+    return text
+
+
+_QUOTED: dict[str, str] = {}
+_QUOTED_MAX = 4096
 
 
 class HmacKey:
