@@ -13,6 +13,8 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from botkit import __version__
 from botkit.errors import (
@@ -271,3 +273,22 @@ def test_a_cookie_set_on_an_error_answer_is_sent_back_as_httpx_would() -> None:
     first, second = answer.seen
     assert "cookie" not in first.headers
     assert second.headers["cookie"] == "edge=1"
+
+
+_NAMES = st.sampled_from(
+    [b"Content-Length", b"content-length", b"CONTENT-LENGTH", b"Set-Cookie", b"set-cookie",
+     b"Content-Type", b"X-Other", b"content-lengths"]
+)  # fmt: skip
+_VALUES = st.binary(max_size=6) | st.sampled_from([b"512", b" 7 ", b"\xb2", b"\xc3\xa9", b"1,2"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(pairs=st.lists(st.tuples(_NAMES, _VALUES), max_size=6))
+def test_an_answers_header_is_read_as_httpx_reads_it(pairs: list[tuple[bytes, bytes]]) -> None:
+    """The session reads an answer's ``Set-Cookie`` and ``Content-Length`` from the list httpx
+    keeps: the same text ``Headers.get`` gives — several values joined, any letter case, bytes
+    outside ASCII decoded as httpx decodes them (its encoding chosen over every header) — or
+    None. Fails if a value is dropped, a case missed or a non-ASCII value read otherwise."""
+    headers = httpx.Headers(pairs)
+    for name in ("content-length", "set-cookie", "x-missing"):
+        assert session_module._header(headers, name.encode()) == headers.get(name)
