@@ -32,7 +32,7 @@ as an :class:`~botkit.exchange.signing.HmacKey` made once (its key blocks hashed
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import httpx
@@ -242,7 +242,7 @@ class Session:
             raise http.malformed(_too_big(declared, cap), ctx, write=write)
         chunks: list[bytes] = []
         size = 0
-        for chunk in response.iter_bytes():
+        for chunk in _pieces(response):
             size += len(chunk)
             if size > cap:
                 raise http.malformed(_too_big(size, cap, more=True), ctx, write=write)
@@ -364,6 +364,19 @@ def _direct(
     request.stream = httpx.ByteStream(content)
     request._content = content
     return request
+
+
+def _pieces(response: httpx.Response) -> Iterable[bytes]:
+    """``response.iter_bytes()``; for an answer already read (an in-process transport's: the
+    simulator's, in paper trading, the demo and the benchmarks) the one piece it would give —
+    the content whole, nothing when empty — without its generator."""
+    if response.is_stream_consumed:
+        try:
+            content = response.content
+        except httpx.ResponseNotRead:  # consumed unread: httpx says what it says
+            return response.iter_bytes()
+        return (content,) if content else ()
+    return response.iter_bytes()
 
 
 def _header(headers: httpx.Headers, name: bytes) -> str | None:

@@ -6,6 +6,7 @@ headers already normalised). Two requests are also pinned as golden bytes."""
 
 from __future__ import annotations
 
+import gzip
 import json
 from collections.abc import Iterator
 from decimal import Decimal
@@ -292,3 +293,32 @@ def test_an_answers_header_is_read_as_httpx_reads_it(pairs: list[tuple[bytes, by
     headers = httpx.Headers(pairs)
     for name in ("content-length", "set-cookie", "x-missing"):
         assert session_module._header(headers, name.encode()) == headers.get(name)
+
+
+class _Stream(httpx.SyncByteStream):
+    def __init__(self, parts: list[bytes]) -> None:
+        self.parts = parts
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield from self.parts
+
+
+@pytest.mark.parametrize("body", [b"", b"{", b"x" * 100_000, gzip.compress(b'{"a":1}' * 50)])
+@pytest.mark.parametrize("zipped", [False, True])
+def test_an_answer_is_read_in_the_pieces_httpx_gives(body: bytes, zipped: bool) -> None:
+    """An answer already read (an in-process transport's) is handed over as the one piece
+    ``iter_bytes`` would give, decoded, or none when empty; a streamed one goes through httpx.
+    Fails if the whole content is taken for an empty answer's piece, the raw (still
+    compressed) bytes are taken, or a streamed answer is taken as read."""
+    headers = {"content-encoding": "gzip"} if zipped else {}
+    content = gzip.compress(body) if zipped else body
+    read = httpx.Response(200, content=content, headers=headers)
+    again = httpx.Response(200, content=content, headers=headers)
+    assert list(session_module._pieces(read)) == list(again.iter_bytes())
+    streamed = httpx.Response(200, stream=_Stream([content[:7], content[7:]]), headers=headers)
+    reference = httpx.Response(200, stream=_Stream([content[:7], content[7:]]), headers=headers)
+    assert list(session_module._pieces(streamed)) == list(reference.iter_bytes())
+    assert (
+        b"".join(session_module._pieces(httpx.Response(200, content=content, headers=headers)))
+        == body
+    )
