@@ -102,48 +102,66 @@ def proven_count(
     first: int = 16,
 ) -> tuple[int, int, bool]:
     """``(n, m, bounded)``: every one of ``rechecks`` (of strategies on ``symbol``) is proven
-    false at any mark from the lowest to the highest of the next ``n`` closes, and not over
-    the next ``m`` (``m == n`` when no more can be tried); ``bounded``: False when a recheck
-    read a value no mark bounds (then none ever will be proven while the verdicts last).
-    ``closes(i, j)``: closes ``i`` to ``j - 1`` of the candles ahead; ``bounds(lo, hi)``: the
-    figures' bounds over a range of marks; ``room(k)``: how many of the next ``k`` candles may
-    be passed at all (at most ``k``; fewer when one reaches the band, the envelope's time or
-    the end). Tries ``first``, twice as many, …, then halves the gap to within an eighth of
-    ``n`` or 4 candles (when ``n`` is not 0): the rest is cheaper stepped through."""
+    false at the close of each of the next ``n`` candles, and not at the close of candle
+    ``n`` (then ``m == n + 1``; ``m == n`` when no more can be tried); ``bounded``: False
+    when a recheck read a value no mark bounds (then none ever will be proven while the
+    verdicts last). ``closes(i, j)``: closes ``i`` to ``j - 1`` of the candles ahead;
+    ``bounds(lo, hi)``: the figures' bounds over a range of marks; ``room(k)``: how many of the
+    next ``k`` candles may be passed at all (at most ``k``; fewer when one reaches the band,
+    the envelope's time or the end).
+
+    A range of marks is proven at a time (every recheck false at any mark in it: its
+    :meth:`~botkit.rules.deps.Recheck.false_over`), and grown as the closes leave it: each
+    candle counted closes inside a range proven then (ranges only grow, so inside the last
+    one). The next ``first`` closes' range is tried first, then blocks twice as long while
+    they prove; once a block does not, the closes inside the range are counted and the range
+    is grown by one close at a time (one proof per close outside it) — so the candles up to
+    the first close no proven range holds are counted, and only that one is left to the
+    per-candle check."""
     seen: list[Decimal] = []
     unbounded = False
 
-    def proven(count: int) -> bool:
+    def proven(lo: Decimal, hi: Decimal) -> bool:
         nonlocal unbounded
-        if len(seen) < count:
-            seen.extend(closes(len(seen), count))
-        part = seen[:count]
-        found = bounds(min(part), max(part))
+        found = bounds(lo, hi)
         if found is None:
             return False
         env = MarkRange(found, symbol)
         if all(r.false_over(env) for r in rechecks):
             return True
-        unbounded = env.unbounded
+        unbounded = unbounded or env.unbounded
         return False
 
     good = 0
-    want = first
-    while True:  # gallop until one fails or no more can be tried
-        size = room(want)
+    block = first
+    blocks = True
+    lo: Decimal | None = None
+    hi: Decimal | None = None
+    while True:
+        size = room(good + block)
         if size <= good:
-            return good, good, True
-        if not proven(size):
-            bad = size
-            break
-        good = size
-        if size < want:
-            return good, good, True
-        want = size * 2
-    while good and bad - good > max(4, good // 8):  # halve the gap
-        middle = (good + bad) // 2
-        if proven(middle):
-            good = middle
-        else:
-            bad = middle
-    return good, bad, not unbounded
+            return good, good, not unbounded
+        if len(seen) < size:
+            seen.extend(closes(len(seen), size))
+        if lo is not None and hi is not None:  # the closes inside the range proven so far
+            while good < size and lo <= seen[good] <= hi:
+                good += 1
+            if good == size:
+                block *= 2
+                continue
+        if blocks:
+            part = seen[good:size]
+            low, high = min(part), max(part)
+            if lo is not None and hi is not None:
+                low, high = min(low, lo), max(high, hi)
+            if proven(low, high):  # the whole block at once
+                lo, hi, good = low, high, size
+                block *= 2
+                continue
+            blocks = False  # a close ahead is outside every range provable: one at a time
+        close = seen[good]  # the next close alone
+        low, high = (close, close) if lo is None or hi is None else (min(lo, close), max(hi, close))
+        if not proven(low, high):
+            return good, good + 1, not unbounded
+        lo, hi = low, high
+        good += 1
