@@ -137,10 +137,12 @@ def proven_count(
     blocks = True
     lo: Decimal | None = None
     hi: Decimal | None = None
+    size = 0
     while True:
-        size = room(good + block)
-        if size <= good:
-            return good, good, not unbounded
+        if good >= size:  # the room asked for again only once it is used up
+            size = room(good + block)
+            if size <= good:
+                return good, good, not unbounded
         if len(seen) < size:
             seen.extend(closes(len(seen), size))
         if lo is not None and hi is not None:  # the closes inside the range proven so far

@@ -524,9 +524,19 @@ class _Forward:
         moves = 4 * (tail - a)  # the candles whose points are dropped moved the mark too
         for begin in range(tail, b, CHUNK):  # a block at a time: candles off the minute
             upto = min(b, begin + CHUNK)  # boundaries keep every point of a long stretch
+            moves += 4 * (upto - begin)
+            if interval == _MINUTE_MS:  # whole minutes: each recorded as its candle
+                prices = self.columns.prices(begin, upto)
+                try:
+                    self.engine.pass_minutes(
+                        self.symbol, times[begin:upto].tolist(), *prices, moves
+                    )
+                    moves = 0
+                    continue
+                except ValueError:  # off the minute, or not consistent: point by point
+                    pass
             bars = self.columns[begin:upto]
             points = [p for bar in bars for p in candle_path(bar, interval)]
-            moves += 4 * (upto - begin)
             self.engine.pass_quietly(self.symbol, points, moves)
             moves = 0
         last_close = int(closes[-1])
