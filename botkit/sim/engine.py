@@ -194,6 +194,10 @@ class SimEngine:
         :meth:`set_mark` to that mark inside :meth:`quiet_band`)."""
         return self.figures.equity_at(self.prices[symbol], marks)
 
+    def high_24h(self, symbol: str) -> Decimal:
+        """The 24h high a ticker of ``symbol`` gives now (read without changing anything)."""
+        return self.prices[symbol].high_24h(self.clock.now_ms())
+
     def figures_between(self, symbol: str, lo: Decimal, hi: Decimal) -> MarkBounds | None:
         """Bounds of the position and account figures a read gives with the mark of ``symbol``
         anywhere from ``lo`` to ``hi`` and everything else as now (inside :meth:`quiet_band`

@@ -238,6 +238,16 @@ class PriceSeries:
             self._day_tc + cur.tc,
         )
 
+    def high_24h(self, now_ms: int) -> Decimal:
+        """The high of :meth:`day_stats` at ``now_ms`` (the same value), read without dropping
+        the minutes that left the window (nothing changes)."""
+        cutoff = now_ms - DAY_MS
+        high = self._cur.h
+        for candle in self._day_max:  # highs falling, starts rising: the first inside is the top
+            if candle.sT > cutoff:
+                return candle.h if candle.h >= high else high
+        return high
+
     def _expire(self, cutoff: int) -> None:
         """Drop the closed minutes that started at or before ``cutoff`` from the 24h window."""
         day = self._day
