@@ -39,17 +39,25 @@ _LEGS = {"long": PosSide.LONG, "short": PosSide.SHORT, "net": PosSide.BOTH}
 
 class MarkRange(dict[str, Any]):
     """The environment keys a recheck of a strategy on ``symbol`` may read, as the intervals
-    ``bounds`` gives them (a flat leg's figures are 0 at any mark); any other key raises
-    ``KeyError`` (not bounded)."""
+    ``bounds`` gives them (a flat leg's figures are 0 at any mark) and ``price.high_24h`` as
+    ``high()`` gives it (when given); any other key raises ``KeyError`` (not bounded)."""
 
-    __slots__ = ("_bounds", "_symbol", "unbounded")
+    __slots__ = ("_bounds", "_high", "_symbol", "read_high", "unbounded")
 
-    def __init__(self, bounds: MarkBounds, symbol: str) -> None:
+    def __init__(
+        self,
+        bounds: MarkBounds,
+        symbol: str,
+        high: Callable[[], Interval] | None = None,
+    ) -> None:
         super().__init__()
         self._bounds = bounds
         self._symbol = symbol
+        self._high = high
         self.unbounded = False
         """Whether a key was asked that no mark bounds."""
+        self.read_high = False
+        """Whether ``price.high_24h`` was read."""
 
     def __missing__(self, key: str) -> Any:
         found = self._bounded(key)
@@ -67,6 +75,11 @@ class MarkRange(dict[str, Any]):
         kind, side, name = found
         if kind == "mark":
             return Interval(*bounds.mark)
+        if kind == "high":
+            if self._high is None:
+                return None
+            self.read_high = True
+            return self._high()
         if kind == "account":
             return Interval(*bounds.account[name])
         leg = bounds.positions.get((self._symbol, side))
@@ -82,6 +95,8 @@ def _figure_of(key: str) -> tuple[str, PosSide, str] | None:
     path = display.split(".")
     if len(path) == 2 and path[0] == "price" and path[1] in _MARK_PRICES and not scope:
         return "mark", PosSide.BOTH, ""
+    if display == "price.high_24h" and not scope:
+        return "high", PosSide.BOTH, ""
     if len(path) == 2 and path[0] == "account" and not scope:
         return ("account", PosSide.BOTH, path[1]) if path[1] in _ACCOUNT_FIGURES else None
     if len(path) == 2 and path[0] == "position":
@@ -100,6 +115,9 @@ def proven_count(
     closes: Callable[[int, int], list[Decimal]],
     room: Callable[[int], int],
     first: int = 16,
+    *,
+    high_now: Decimal | None = None,
+    tops: Callable[[int, int], list[Decimal]] | None = None,
 ) -> tuple[int, int, bool]:
     """``(n, m, bounded)``: every one of ``rechecks`` (of strategies on ``symbol``) is proven
     false at the close of each of the next ``n`` candles, and not at the close of candle
@@ -110,24 +128,49 @@ def proven_count(
     next ``k`` candles may be passed at all (at most ``k``; fewer when one reaches the band,
     the envelope's time or the end).
 
-    A range of marks is proven at a time (every recheck false at any mark in it: its
-    :meth:`~botkit.rules.deps.Recheck.false_over`), and grown as the closes leave it: each
-    candle counted closes inside a range proven then (ranges only grow, so inside the last
-    one). The next ``first`` closes' range is tried first, then blocks twice as long while
-    they prove; once a block does not, the closes inside the range are counted and the range
-    is grown by one close at a time (one proof per close outside it) — so the candles up to
-    the first close no proven range holds are counted, and only that one is left to the
-    per-candle check."""
-    seen: list[Decimal] = []
-    unbounded = False
+    ``high_now`` and ``tops(i, j)`` (the 24h high now; the highest price of each candle's
+    path, ``i`` to ``j - 1``) bound ``price.high_24h`` at the close of candle ``k``: at most
+    the highest of ``high_now`` and the tops of candles ``0..k`` (the window then holds the
+    minutes it holds now, or later ones, whose highs are those of the candles' paths), at
+    least the close of candle ``k`` (the window holds the minute of that close). Without
+    them it is not bounded.
 
-    def proven(lo: Decimal, hi: Decimal) -> bool:
-        nonlocal unbounded
+    A range of marks is proven at a time (every recheck false at any mark in it, and at any
+    24h high from its low to the tops so far: its :meth:`~botkit.rules.deps.Recheck.
+    false_over`), and grown as the closes leave it: each candle counted closes inside a range
+    proven then, its top under that proof's 24h high when it read one (proofs only grow, so
+    inside the last one). The next ``first`` closes' range is tried first, then blocks twice
+    as long while they prove; once a block does not, the closes inside the range are counted
+    and the range is grown by one close at a time (one proof per close outside it) — so the
+    candles up to the first close no proven range holds are counted, and only that one is
+    left to the per-candle check."""
+    seen: list[Decimal] = []
+    highs: list[Decimal] = []
+    unbounded = False
+    top: Decimal | None = None
+    """The 24h high's upper bound of the proof in force, when it read the 24h high."""
+
+    def proven(lo: Decimal, hi: Decimal, upto: int) -> bool:
+        """Every recheck false over marks ``[lo, hi]`` and the 24h highs of candles up to
+        ``upto`` (excluded)."""
+        nonlocal unbounded, top
         found = bounds(lo, hi)
         if found is None:
             return False
-        env = MarkRange(found, symbol)
+        reach: list[Decimal] = []
+
+        def high() -> Interval:
+            assert high_now is not None and tops is not None
+            if len(highs) < upto:
+                highs.extend(tops(len(highs), upto))
+            most = max(high_now, max(highs[:upto], default=high_now))
+            reach.append(most)
+            return Interval(lo, max(most, lo))
+
+        window = high if high_now is not None and tops is not None else None
+        env = MarkRange(found, symbol, window)
         if all(r.false_over(env) for r in rechecks):
+            top = reach[0] if reach else None
             return True
         unbounded = unbounded or env.unbounded
         return False
@@ -146,8 +189,15 @@ def proven_count(
         if len(seen) < size:
             seen.extend(closes(len(seen), size))
         if lo is not None and hi is not None:  # the closes inside the range proven so far
-            while good < size and lo <= seen[good] <= hi:
-                good += 1
+            if top is None:
+                while good < size and lo <= seen[good] <= hi:
+                    good += 1
+            else:  # and their tops under its 24h high
+                if len(highs) < size:
+                    assert tops is not None
+                    highs.extend(tops(len(highs), size))
+                while good < size and lo <= seen[good] <= hi and highs[good] <= top:
+                    good += 1
             if good == size:
                 block *= 2
                 continue
@@ -156,14 +206,14 @@ def proven_count(
             low, high = min(part), max(part)
             if lo is not None and hi is not None:
                 low, high = min(low, lo), max(high, hi)
-            if proven(low, high):  # the whole block at once
+            if proven(low, high, size):  # the whole block at once
                 lo, hi, good = low, high, size
                 block *= 2
                 continue
             blocks = False  # a close ahead is outside every range provable: one at a time
         close = seen[good]  # the next close alone
         low, high = (close, close) if lo is None or hi is None else (min(lo, close), max(hi, close))
-        if not proven(low, high):
+        if not proven(low, high, good + 1):
             return good, good + 1, not unbounded
         lo, hi = low, high
         good += 1

@@ -453,6 +453,8 @@ class _Forward:
             lambda i, j: columns.closes(start + i, start + j),
             room,
             2 * MIN_BULK,
+            high_now=engine.high_24h(symbol),
+            tops=lambda i, j: columns.tops(start + i, start + j),
         )
         if not bounded:
             return 0, None
