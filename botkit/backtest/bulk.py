@@ -144,76 +144,113 @@ def proven_count(
     and the range is grown by one close at a time (one proof per close outside it) — so the
     candles up to the first close no proven range holds are counted, and only that one is
     left to the per-candle check."""
-    seen: list[Decimal] = []
-    highs: list[Decimal] = []
-    unbounded = False
-    top: Decimal | None = None
-    """The 24h high's upper bound of the proof in force, when it read the 24h high."""
-
-    def proven(lo: Decimal, hi: Decimal, upto: int) -> bool:
-        """Every recheck false over marks ``[lo, hi]`` and the 24h highs of candles up to
-        ``upto`` (excluded)."""
-        nonlocal unbounded, top
-        found = bounds(lo, hi)
-        if found is None:
-            return False
-        reach: list[Decimal] = []
-
-        def high() -> Interval:
-            assert high_now is not None and tops is not None
-            if len(highs) < upto:
-                highs.extend(tops(len(highs), upto))
-            most = max(high_now, max(highs[:upto], default=high_now))
-            reach.append(most)
-            return Interval(lo, max(most, lo))
-
-        window = high if high_now is not None and tops is not None else None
-        env = MarkRange(found, symbol, window)
-        if all(r.false_over(env) for r in rechecks):
-            top = reach[0] if reach else None
-            return True
-        unbounded = unbounded or env.unbounded
-        return False
-
+    proofs = _Proofs(rechecks, bounds, symbol, closes, high_now, tops)
     good = 0
     block = first
     blocks = True
-    lo: Decimal | None = None
-    hi: Decimal | None = None
     size = 0
     while True:
         if good >= size:  # the room asked for again only once it is used up
             size = room(good + block)
             if size <= good:
-                return good, good, not unbounded
-        if len(seen) < size:
-            seen.extend(closes(len(seen), size))
-        if lo is not None and hi is not None:  # the closes inside the range proven so far
-            if top is None:
-                while good < size and lo <= seen[good] <= hi:
-                    good += 1
-            else:  # and their tops under its 24h high
-                if len(highs) < size:
-                    assert tops is not None
-                    highs.extend(tops(len(highs), size))
-                while good < size and lo <= seen[good] <= hi and highs[good] <= top:
-                    good += 1
-            if good == size:
-                block *= 2
-                continue
+                return good, good, not proofs.unbounded
+            proofs.fetch(size)
+        good = proofs.inside(good, size)
+        if good == size:
+            block *= 2
+            continue
         if blocks:
-            part = seen[good:size]
-            low, high = min(part), max(part)
-            if lo is not None and hi is not None:
-                low, high = min(low, lo), max(high, hi)
-            if proven(low, high, size):  # the whole block at once
-                lo, hi, good = low, high, size
+            if proofs.grow(proofs.seen[good:size], size):  # the whole block at once
+                good = size
                 block *= 2
                 continue
             blocks = False  # a close ahead is outside every range provable: one at a time
-        close = seen[good]  # the next close alone
-        low, high = (close, close) if lo is None or hi is None else (min(lo, close), max(hi, close))
-        if not proven(low, high, good + 1):
-            return good, good + 1, not unbounded
-        lo, hi = low, high
+        if not proofs.grow(proofs.seen[good : good + 1], good + 1):  # the next close alone
+            return good, good + 1, not proofs.unbounded
         good += 1
+
+
+class _Proofs:
+    """The range of marks proven so far over the candles ahead (see :func:`proven_count`)."""
+
+    __slots__ = (
+        "bounds", "closes", "hi", "high_now", "highs", "lo", "rechecks", "seen", "symbol",
+        "top", "tops", "unbounded",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        rechecks: Sequence[Recheck],
+        bounds: Callable[[Decimal, Decimal], MarkBounds | None],
+        symbol: str,
+        closes: Callable[[int, int], list[Decimal]],
+        high_now: Decimal | None,
+        tops: Callable[[int, int], list[Decimal]] | None,
+    ) -> None:
+        self.rechecks = rechecks
+        self.bounds = bounds
+        self.symbol = symbol
+        self.closes = closes
+        self.high_now = high_now
+        self.tops = tops
+        self.seen: list[Decimal] = []
+        """The closes fetched so far."""
+        self.highs: list[Decimal] = []
+        """The tops fetched so far (only once a proof reads the 24h high)."""
+        self.unbounded = False
+        self.lo: Decimal | None = None
+        self.hi: Decimal | None = None
+        self.top: Decimal | None = None
+        """The 24h high's upper bound of the proof in force, when it read the 24h high."""
+
+    def fetch(self, size: int) -> None:
+        seen = self.seen
+        if len(seen) < size:
+            seen.extend(self.closes(len(seen), size))
+
+    def _tops(self, size: int) -> list[Decimal]:
+        highs, tops = self.highs, self.tops
+        if len(highs) < size and tops is not None:
+            highs.extend(tops(len(highs), size))
+        return highs
+
+    def inside(self, good: int, size: int) -> int:
+        """The first candle from ``good`` on (at most ``size``) that closes outside the range
+        proven (or whose top is over its proof's 24h high)."""
+        lo, hi, seen = self.lo, self.hi, self.seen
+        if lo is None or hi is None:
+            return good
+        top = self.top
+        if top is None:
+            while good < size and lo <= seen[good] <= hi:
+                good += 1
+            return good
+        highs = self._tops(size)
+        while good < size and lo <= seen[good] <= hi and highs[good] <= top:
+            good += 1
+        return good
+
+    def grow(self, part: list[Decimal], upto: int) -> bool:
+        """Prove the range grown by the closes ``part`` (candles up to ``upto``, excluded);
+        when it proves, it is the range in force."""
+        low, high = min(part), max(part)
+        if self.lo is not None and self.hi is not None:
+            low, high = min(low, self.lo), max(high, self.hi)
+        found = self.bounds(low, high)
+        if found is None:
+            return False
+        reach: list[Decimal] = []
+        high_now = self.high_now
+
+        def window() -> Interval:  # the 24h high over the candles up to ``upto``
+            assert high_now is not None
+            most = max(high_now, max(self._tops(upto)[:upto], default=high_now))
+            reach.append(most)
+            return Interval(low, max(most, low))
+
+        env = MarkRange(found, self.symbol, window if high_now is not None else None)
+        if all(r.false_over(env) for r in self.rechecks):
+            self.lo, self.hi, self.top = low, high, (reach[0] if reach else None)
+            return True
+        self.unbounded = self.unbounded or env.unbounded
+        return False

@@ -146,7 +146,7 @@ class PriceSeries:
                 raise ValueError(f"record_minutes: the candle at {t} is not one to record whole")
             last = t
         close_minute, append = self._close_minute, self._history.append
-        for t, o, h, lo, c in zip(times, opens, highs, lows, closes):
+        for t, o, h, lo, c in zip(times, opens, highs, lows, closes, strict=True):
             close_minute(cur)
             cur = MinuteCandle(t, o, o if o == h else h, o if o == lo else lo, c, _ZERO, _ZERO, 0)
             append(cur)

@@ -78,7 +78,13 @@ def test_minutes_recorded_whole_leave_the_series_of_their_points(
         by_points.record_many([(t, o), (t + 15_000, first), (t + 30_000, second), (t + 45_000, c)])
         rows.append((t, o, h, lo, c))
     for part in (rows[:split], rows[split:]):  # in two calls, as blocks of a stretch are
-        whole.record_minutes(*([row[k] for row in part] for k in range(5)))
+        whole.record_minutes(
+            [r[0] for r in part],
+            [r[1] for r in part],
+            [r[2] for r in part],
+            [r[3] for r in part],
+            [r[4] for r in part],
+        )
     for now in (t + MINUTE_MS, t + DAY_MS // 2, t + DAY_MS):
         assert _state(whole, now) == _state(by_points, now)
 
@@ -94,7 +100,7 @@ def test_a_minute_not_to_record_whole_is_refused_and_nothing_moves() -> None:
         (t, Decimal(61), Decimal(63)),  # a close above the high
         (t, Decimal(59), Decimal(61)),  # an open under the low
     ):
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match="not one to record whole"):
             series.record_minutes([t, at], [open_] * 2, [high] * 2, [low] * 2, [close] * 2)
         assert _state(series, T0 + MINUTE_MS) == before
 
