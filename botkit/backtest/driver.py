@@ -301,6 +301,8 @@ BULK = True
 """Whether stretches whose verdicts recheck prices are passed at once where their closes are
 proven quiet (:meth:`_Forward._bulk`); off, every such candle is stepped through."""
 
+_BAND_AHEAD = 256
+"""The candles the band is checked over at least at a time by :meth:`_Forward._bulk`."""
 _SAMPLES = 16 * CHUNK
 """Equity samples worked out at a time when passing candles."""
 _MINUTE_MS = 60_000
@@ -438,10 +440,11 @@ class _Forward:
 
         def room(count: int) -> int:
             upto = min(start + count, clear[1])
-            if upto > clear[0]:  # the band looked at no further than asked
-                stop = self._band_stop(clear[0], upto)
+            if upto > clear[0]:  # the band looked at a block ahead (as cheap as a few candles)
+                ahead = min(max(upto, clear[0] + _BAND_AHEAD), clear[1])
+                stop = self._band_stop(clear[0], ahead)
                 clear[0] = stop
-                if stop < upto:
+                if stop < ahead:
                     clear[1] = stop
             return min(upto, clear[0]) - start
 
