@@ -7,12 +7,14 @@ fills, no cycle runs — some of those figures are functions of the symbol's mar
 mark itself (``price.mark``, ``price.last`` and ``price.index`` are the mark in the
 simulator's ticker), and the position's and the account's figures
 (:meth:`~botkit.sim.engine.SimEngine.figures_between` bounds them over a range of marks, from
-the simulator's own formulas). :func:`proven_count` finds how many of the next candles close at
-marks over whose whole range every recheck is proven false (each evaluated once over
-:class:`~botkit.rules.interval.Interval` values: :meth:`~botkit.rules.deps.Recheck.false_over`):
-their cycles are skipped as the per-candle check would skip them. Every other value — the 24h
-window, the bid and ask, the price band, the margin and PnL ratios, another symbol's figures,
-anything of time — is not bounded, and a recheck reading it is never proven false.
+the simulator's own formulas); the 24h high is bounded over the stretch by its value now and
+the candles' highest points above and each close below. :func:`proven_count` finds how many
+of the next candles close at marks inside ranges over which every recheck is proven false
+(each evaluated once over :class:`~botkit.rules.interval.Interval` values:
+:meth:`~botkit.rules.deps.Recheck.false_over`): their cycles are skipped as the per-candle
+check would skip them. Every other value — the 24h open and low, the bid and ask, the price
+band, the margin and PnL ratios, another symbol's figures, anything of time — is not
+bounded, and a recheck reading it is never proven false.
 """
 
 from __future__ import annotations
