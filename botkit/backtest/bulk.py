@@ -44,7 +44,7 @@ class MarkRange(dict[str, Any]):
     ``bounds`` gives them (a flat leg's figures are 0 at any mark) and ``price.high_24h`` as
     ``high()`` gives it (when given); any other key raises ``KeyError`` (not bounded)."""
 
-    __slots__ = ("_bounds", "_high", "_symbol", "read_high", "unbounded")
+    __slots__ = ("_bounds", "_high", "_symbol", "unbounded")
 
     def __init__(
         self,
@@ -58,8 +58,6 @@ class MarkRange(dict[str, Any]):
         self._high = high
         self.unbounded = False
         """Whether a key was asked that no mark bounds."""
-        self.read_high = False
-        """Whether ``price.high_24h`` was read."""
 
     def __missing__(self, key: str) -> Any:
         found = self._bounded(key)
@@ -78,10 +76,7 @@ class MarkRange(dict[str, Any]):
         if kind == "mark":
             return Interval(*bounds.mark)
         if kind == "high":
-            if self._high is None:
-                return None
-            self.read_high = True
-            return self._high()
+            return None if self._high is None else self._high()
         if kind == "account":
             return Interval(*bounds.account[name])
         leg = bounds.positions.get((self._symbol, side))
