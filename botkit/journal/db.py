@@ -181,6 +181,10 @@ class Journal:
             :meth:`settle` takes them as open without asking the table (one process writes a
             journal), and each ``UPDATE`` of outcomes checks it changed every row it names."""
             self._last_cycle_id = self._max_cycle_id()
+            self._reserved: set[str] = set()
+            """Orders reserved by :meth:`add_orders` whose request has not left yet."""
+            self._reserved_until = 0
+            self._reserve_ms = 0
             if self.path not in _NO_FILE:
                 self._identity = identity(self.path)
         except (JournalError, sqlite3.Error, OSError) as exc:
@@ -444,23 +448,50 @@ class Journal:
 
     # --- orders ------------------------------------------------------------------------------
 
-    def add_orders(self, cycle_id: int | None, orders: Sequence[NewOrder], *, dry: bool) -> None:
+    def add_orders(
+        self,
+        cycle_id: int | None,
+        orders: Sequence[NewOrder],
+        *,
+        dry: bool,
+        reserve_ms: int = 0,
+    ) -> None:
         """Write intents (and orders settled at once: refused locally, dry run) in one commit.
 
         Call this *before* the request leaves. A live client order id the journal already holds
         is a :class:`~botkit.errors.JournalError` (the planner skips known ids).
+
+        ``reserve_ms`` > 0 (live): the intents are also *reserved* in that commit — written as
+        sent (one attempt), their ``sent_ms`` the end of the reservation, ``reserve_ms`` from
+        now: each may leave until then with its send mark held (:meth:`mark_sent`), not
+        committed on its own. A crash meanwhile leaves them sent without an outcome, with a
+        send time no earlier than their request's, for reconcile. :meth:`release_sends` writes
+        those never sent back as never sent. A transient journal reserves nothing.
         """
         if not orders:
             return
         self.verify()
         now = self._clock()
+        reserved: list[str] = []
         if self._transient:
             self._add_pending_orders(cycle_id, orders, dry=dry, now=now)
         else:
             rows, events = writes.order_rows(cycle_id, orders, dry=dry, now=now)
-            with self._tx(events) as conn:  # the events with those waiting: one statement
-                writes.insert_values(conn, writes.ORDER_INSERT, rows)
+            if reserve_ms > 0 and not dry:
+                until = now + reserve_ms
+                reserved = [o.intent.cl_ord_id for o in orders if o.outcome is None]
+                with self._tx(events) as conn:
+                    writes.insert_values(
+                        conn, writes.ORDER_RESERVED_INSERT, writes.reserved_rows(rows, until)
+                    )
+            else:
+                with self._tx(events) as conn:  # the events with those waiting: one statement
+                    writes.insert_values(conn, writes.ORDER_INSERT, rows)
         with self._lock:  # counted once committed
+            if reserved:
+                self._reserved.update(reserved)
+                self._reserve_ms = reserve_ms
+                self._reserved_until = now + reserve_ms
             self._activity_rev += 1
             if not dry:
                 self._unsettled += sum(1 for o in orders if o.outcome is None)
@@ -502,7 +533,13 @@ class Journal:
                 self.flush()
 
     def mark_sent(self, cl_ord_ids: Sequence[str], *, note: str = "") -> None:
-        """A request carrying these orders is about to leave (or has left)."""
+        """A request carrying these orders is about to leave (or has left).
+
+        Committed before it returns — but for orders reserved by :meth:`add_orders` (each
+        named once) within their reservation: their mark is already durable as the
+        reservation, and the true send time and the ``sent`` event are held for the next
+        write, like held outcomes. A mark after the reservation ended is committed, and the
+        reservation of the orders still unsent is extended in the same commit."""
         now = self._clock()
         row = writes.event_row(
             "sent",
@@ -518,8 +555,45 @@ class Journal:
                 if self._pending.add_event(row):
                     self.flush()
                 return
-        with self._tx([row]) as conn:  # the event with the rows waiting: one statement
-            writes.mark_sent(conn, cl_ord_ids, now)
+            reserved = self._reserved
+            taken: list[str] = []
+            if reserved:
+                if (
+                    now <= self._reserved_until
+                    and reserved.issuperset(cl_ord_ids)
+                    and len(set(cl_ord_ids)) == len(cl_ord_ids)
+                ):
+                    reserved.difference_update(cl_ord_ids)
+                    if self._pending.add_sends(cl_ord_ids, now, row) and self._group_rows:
+                        self.flush()
+                    return
+                taken = list(dict.fromkeys(c for c in cl_ord_ids if c in reserved))
+            until = now + self._reserve_ms
+            with self._tx([row]) as conn:  # the event with the rows waiting: one statement
+                if taken:  # the reservation's attempt: this mark counts its own
+                    writes.unreserve_attempts(conn, taken)
+                writes.mark_sent(conn, cl_ord_ids, now)
+                rest = [c for c in reserved if c not in taken] if reserved else []
+                if rest:
+                    writes.resend_reserved(conn, rest, until)
+            if reserved:
+                reserved.difference_update(taken)
+                self._reserved_until = until
+
+    def release_sends(self) -> None:
+        """The sends of the cycle are over (or cut short): the reserved orders whose request
+        never left are written back as never sent (``intent`` while open, no attempt, no send
+        time), committed with the rows held. Without such orders nothing is written: the held
+        send marks and outcomes wait for the next write (write-through: the cycle's end), or
+        are committed now in group commit (whose cycle end may wait)."""
+        with self._lock:
+            unsent = sorted(self._reserved)
+            if unsent:
+                with self._tx() as conn:
+                    writes.release_sends(conn, unsent)
+                self._reserved.clear()
+            elif self._group_rows and (self._pending.sends or self._pending.settles):
+                self.flush()
 
     def mark_unknown(self, cl_ord_ids: Sequence[str], error: str) -> None:
         """The fate of these orders is unknown (the request left, no answer came)."""

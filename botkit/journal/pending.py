@@ -26,6 +26,7 @@ from botkit.journal.writes import (
     cycle_error_text,
     insert_values,
     update_outcomes,
+    update_sent,
 )
 
 __all__ = ["Pending"]
@@ -50,6 +51,7 @@ class Pending:
         "open",
         "orders",
         "rows",
+        "sends",
         "settles",
     )
 
@@ -68,6 +70,10 @@ class Pending:
         write (``Journal.settle(..., hold=True)``)."""
         self.held: set[str] = set()
         """The client order ids of ``settles``."""
+        self.sends: list[Row] = []
+        """(sent_ms, client order id) of reserved orders whose request left, the send marks
+        held for the next write (``Journal.mark_sent`` within a reservation); their events are
+        in :attr:`events`."""
         self.orders: list[list[Any]] = []
         """Values of :data:`~botkit.journal.writes.ORDER_FULL_INSERT`: a transient journal's
         orders, changed here (sent, settled) until written once in their final form."""
@@ -121,6 +127,13 @@ class Pending:
         self.held.update(row[-1] for row in updates)
         self.events += events
         self.rows += len(updates) + len(events)
+        return self.rows >= self.limit
+
+    def add_sends(self, ids: Sequence[str], now: int, event: Row) -> bool:
+        """A held send mark of reserved orders: their send time and the ``sent`` event."""
+        self.sends += [(now, cid) for cid in ids]
+        self.events.append(event)
+        self.rows += len(ids) + 1
         return self.rows >= self.limit
 
     def add_orders(self, rows: list[Row], events: list[Row], *, dry: bool) -> bool:
@@ -182,6 +195,8 @@ class Pending:
             conn.executemany("UPDATE cycles SET finished_ms = ?, error = ? WHERE id = ?", self.ends)
         insert_values(conn, EVALUATION_INSERT, self.evaluations)
         insert_values(conn, EVENT_INSERT, self.events + events if events else self.events)
+        if self.sends:
+            update_sent(conn, self.sends)
         if self.settles:
             update_outcomes(conn, self.settles, path=path)
 
@@ -193,6 +208,7 @@ class Pending:
         self.events = []
         self.settles = []
         self.held = set()
+        self.sends = []
         self.orders = []
         self.live = {}
         self.rows = 0

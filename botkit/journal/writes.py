@@ -29,6 +29,7 @@ __all__ = [
     "ORDER_FULL_INSERT",
     "ORDER_INSERT",
     "ORDER_LATER",
+    "ORDER_RESERVED_INSERT",
     "SENT",
     "SETTLE",
     "UPDATE_FROM",
@@ -44,9 +45,14 @@ __all__ = [
     "mark_sent",
     "order_rows",
     "refuse_settle",
+    "release_sends",
+    "resend_reserved",
+    "reserved_rows",
     "settle_orders",
     "settle_rows",
+    "unreserve_attempts",
     "update_outcomes",
+    "update_sent",
 ]
 
 Row = tuple[Any, ...]
@@ -323,6 +329,92 @@ def mark_sent(conn: sqlite3.Connection, ids: Sequence[str], now: int) -> None:
                 "cl_ord_id = ?", f"cl_ord_id IN ({', '.join('?' * len(chunk))})"
             )
         conn.execute(sql, [now, *chunk])
+
+
+def _in_chunks(conn: sqlite3.Connection, sql: str, head: Sequence[Any], ids: Sequence[str]) -> int:
+    """Run ``sql`` (its ``{marks}`` the placeholders of an ``IN (...)``) once per up to 128
+    of ``ids``, ``head`` bound first; the rows changed."""
+    changed = 0
+    for start in range(0, len(ids), _CHUNK_MAX):
+        chunk = ids[start : start + _CHUNK_MAX]
+        changed += conn.execute(
+            sql.format(marks=", ".join("?" * len(chunk))), [*head, *chunk]
+        ).rowcount
+    return changed
+
+
+ORDER_RESERVED_INSERT = ORDER_INSERT[:-1] + ", attempts, sent_ms)"
+""":data:`ORDER_INSERT` with the columns a reserved send sets (see :func:`reserved_rows`)."""
+_RESERVED = OrderState.SENT.value
+
+
+def reserved_rows(rows: Sequence[Row], until_ms: int) -> list[Row]:
+    """The rows of :func:`order_rows` for :data:`ORDER_RESERVED_INSERT`, each intent (no
+    outcome yet) *reserved*: written ``sent``, one attempt, ``sent_ms`` the end of the
+    reservation (``until_ms``) — its request may leave any time until then, without another
+    commit. The orders settled at once (refused locally) stay as they are (no attempt)."""
+    return [
+        (*row[:21], _RESERVED, *row[22:], 1, until_ms) if row[22] is None else (*row, 0, None)
+        for row in rows
+    ]
+
+
+def resend_reserved(conn: sqlite3.Connection, ids: Sequence[str], until_ms: int) -> None:
+    """Extend the reservation of ``ids`` (still unsent) until ``until_ms``."""
+    _in_chunks(
+        conn,
+        "UPDATE orders SET sent_ms = ? WHERE dry = 0 AND cl_ord_id IN ({marks})",
+        (until_ms,),
+        ids,
+    )
+
+
+def release_sends(conn: sqlite3.Connection, ids: Sequence[str]) -> None:
+    """Write reserved orders back as never sent (the attempt the reservation counted taken
+    back, no send time, ``intent`` while open): what they would be without the reservation."""
+    _in_chunks(
+        conn,
+        "UPDATE orders SET state = CASE WHEN outcome IS NULL THEN 'intent' ELSE state END,"
+        " attempts = attempts - 1, sent_ms = NULL WHERE dry = 0 AND cl_ord_id IN ({marks})",
+        (),
+        ids,
+    )
+
+
+def unreserve_attempts(conn: sqlite3.Connection, ids: Sequence[str]) -> None:
+    """Take back the attempt the reservation of ``ids`` counted (a send mark of these orders
+    that is written at once counts its own)."""
+    _in_chunks(
+        conn,
+        "UPDATE orders SET attempts = attempts - 1 WHERE dry = 0 AND cl_ord_id IN ({marks})",
+        (),
+        ids,
+    )
+
+
+_SENT_FROM = (
+    "UPDATE orders SET sent_ms = v.column1 FROM (VALUES {values}) AS v"
+    " WHERE orders.cl_ord_id = v.column2 AND orders.dry = 0"
+)
+_SENT_FROM_SQL: dict[int, str] = {}
+
+
+def update_sent(conn: sqlite3.Connection, rows: Sequence[Row]) -> None:
+    """The send times of reserved orders whose request left (``(sent_ms, client order id)``
+    each, every order named once): one ``UPDATE ... FROM (VALUES ...)`` per group of rows (one
+    ``UPDATE`` each with a SQLite before 3.33)."""
+    if not UPDATE_FROM:
+        conn.executemany("UPDATE orders SET sent_ms = ? WHERE cl_ord_id = ? AND dry = 0", rows)
+        return
+    start, total = 0, len(rows)
+    while start < total:
+        left = total - start
+        size = left if left <= EXACT_MAX else min(_CHUNK_MAX, 1 << (left.bit_length() - 1))
+        sql = _SENT_FROM_SQL.get(size)
+        if sql is None:
+            sql = _SENT_FROM_SQL[size] = _SENT_FROM.format(values=", ".join(["(?, ?)"] * size))
+        conn.execute(sql, list(chain.from_iterable(rows[start : start + size])))
+        start += size
 
 
 def update_outcomes(conn: sqlite3.Connection, rows: Sequence[Row], *, path: str) -> None:
