@@ -95,7 +95,8 @@ def test_each_request_leaves_with_its_orders_committed_sent_no_later_than_their_
             assert state == "sent", cid
             assert attempts == 1, cid
             assert outcome is None, cid
-            assert sent_ms is not None and sent_ms >= sent_at, (cid, sent_ms, sent_at)
+            assert sent_ms is not None, cid
+            assert sent_ms >= sent_at, (cid, sent_ms, sent_at)
     # in the end each order's send time is its request's, as a commit per batch writes it
     start = seen[0][0]
     final = _states(path)
@@ -105,7 +106,9 @@ def test_each_request_leaves_with_its_orders_committed_sent_no_later_than_their_
         assert sent_ms == start + (n // 10) * STEP_MS
 
 
-def _run_cycle(path: Path, script: list[Any], monkeypatch: pytest.MonkeyPatch, reserve: bool) -> None:
+def _run_cycle(
+    path: Path, script: list[Any], monkeypatch: pytest.MonkeyPatch, *, reserve: bool
+) -> None:
     if not reserve:
         monkeypatch.setattr(execute_module, "SEND_RESERVE_MS", 0)
     clock = ManualClock()
