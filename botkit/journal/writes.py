@@ -371,10 +371,11 @@ def resend_reserved(conn: sqlite3.Connection, ids: Sequence[str], until_ms: int)
 
 def release_sends(conn: sqlite3.Connection, ids: Sequence[str]) -> None:
     """Write reserved orders back as never sent (the attempt the reservation counted taken
-    back, no send time, ``intent`` while open): what they would be without the reservation."""
+    back, no send time, ``intent`` while still ``sent``): what they would be without the
+    reservation."""
     _in_chunks(
         conn,
-        "UPDATE orders SET state = CASE WHEN outcome IS NULL THEN 'intent' ELSE state END,"
+        "UPDATE orders SET state = CASE WHEN state = 'sent' THEN 'intent' ELSE state END,"
         " attempts = attempts - 1, sent_ms = NULL WHERE dry = 0 AND cl_ord_id IN ({marks})",
         (),
         ids,
@@ -393,18 +394,24 @@ def unreserve_attempts(conn: sqlite3.Connection, ids: Sequence[str]) -> None:
 
 
 _SENT_FROM = (
-    "UPDATE orders SET sent_ms = v.column1 FROM (VALUES {values}) AS v"
+    "UPDATE orders SET state = CASE WHEN outcome IS NULL THEN 'sent' ELSE state END,"
+    " sent_ms = v.column1 FROM (VALUES {values}) AS v"
     " WHERE orders.cl_ord_id = v.column2 AND orders.dry = 0"
 )
 _SENT_FROM_SQL: dict[int, str] = {}
 
 
 def update_sent(conn: sqlite3.Connection, rows: Sequence[Row]) -> None:
-    """The send times of reserved orders whose request left (``(sent_ms, client order id)``
-    each, every order named once): one ``UPDATE ... FROM (VALUES ...)`` per group of rows (one
-    ``UPDATE`` each with a SQLite before 3.33)."""
+    """The send marks of reserved orders whose request left (``(sent_ms, client order id)``
+    each, every order named once; the attempt was counted by the reservation): what
+    :data:`SENT` does but the attempt, in one ``UPDATE ... FROM (VALUES ...)`` per group of rows
+    (one ``UPDATE`` each with a SQLite before 3.33)."""
     if not UPDATE_FROM:
-        conn.executemany("UPDATE orders SET sent_ms = ? WHERE cl_ord_id = ? AND dry = 0", rows)
+        conn.executemany(
+            "UPDATE orders SET state = CASE WHEN outcome IS NULL THEN 'sent' ELSE state END,"
+            " sent_ms = ? WHERE cl_ord_id = ? AND dry = 0",
+            rows,
+        )
         return
     start, total = 0, len(rows)
     while start < total:
