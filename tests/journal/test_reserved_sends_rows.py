@@ -25,8 +25,8 @@ from botkit.journal import Journal, writes
 from tests.journal.test_group_commit_rows import (
     TABLES,
     Op,
-    _order_ops,
     _ops,
+    _order_ops,
     _Player,
     _run,
 )
@@ -91,9 +91,7 @@ def _run_reserving(
     ops=[("orders", 0, 3, False), ("sent", 0), ("advance", 600), ("sent", 1)],
     group_rows=0,
 )
-def test_reserved_sends_leave_the_rows_of_a_commit_per_send(
-    ops: list[Op], group_rows: int
-) -> None:
+def test_reserved_sends_leave_the_rows_of_a_commit_per_send(ops: list[Op], group_rows: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         expected = _run(Path(tmp) / "through.sqlite", ops, 0, hold=False, plain=True)
         reserved = _run_reserving(Path(tmp) / "reserved.sqlite", ops, group_rows)
