@@ -54,7 +54,7 @@ class _Reserving(_Player):
         def reserving(cycle_id: int | None, orders: Any, *, dry: bool) -> None:
             add(cycle_id, orders, dry=dry, reserve_ms=RESERVE_MS)
 
-        self.journal.add_orders = reserving  # type: ignore[method-assign]
+        self.journal.add_orders = reserving  # type: ignore[method-assign,assignment]
         try:
             super().op_orders(index, count, dry)
         finally:
