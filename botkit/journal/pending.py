@@ -195,10 +195,10 @@ class Pending:
             conn.executemany("UPDATE cycles SET finished_ms = ?, error = ? WHERE id = ?", self.ends)
         insert_values(conn, EVALUATION_INSERT, self.evaluations)
         insert_values(conn, EVENT_INSERT, self.events + events if events else self.events)
-        if self.sends:
+        if self.settles:  # with the send times of the orders both sent and settled
+            update_outcomes(conn, self.settles, path=path, sent=self.sends)
+        elif self.sends:
             update_sent(conn, self.sends)
-        if self.settles:
-            update_outcomes(conn, self.settles, path=path)
 
     def clear(self) -> None:
         self.cycles = []

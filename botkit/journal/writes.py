@@ -424,27 +424,43 @@ def update_sent(conn: sqlite3.Connection, rows: Sequence[Row]) -> None:
         start += size
 
 
-def update_outcomes(conn: sqlite3.Connection, rows: Sequence[Row], *, path: str) -> None:
+def update_outcomes(
+    conn: sqlite3.Connection, rows: Sequence[Row], *, path: str, sent: Sequence[Row] = ()
+) -> None:
     """What :data:`SETTLE` once per row (its values, the client order id last) does, in one
     ``UPDATE ... FROM (VALUES ...)`` per group of rows (the groups of :func:`insert_values`)
     when each order is named once; else, or with a SQLite before 3.33, one ``UPDATE`` each.
+
+    ``sent``: held send marks of reserved orders (the rows of :func:`update_sent`), written
+    first; an order settled here takes its send time in the same ``UPDATE`` (its state is the
+    outcome's), the others in one of their own.
 
     Every row must change an open order: a :class:`~botkit.errors.JournalError` otherwise
     (raised inside the caller's transaction, which then writes nothing). The orders were checked
     open when they were settled; a row left unchanged means another process settled one
     since."""
     if not UPDATE_FROM or len(rows) < 2 or len({row[-1] for row in rows}) != len(rows):
+        if sent:
+            update_sent(conn, sent)
         changed = conn.executemany(SETTLE, rows).rowcount
     else:
+        cache, sql_of = _SETTLE_SQL, _SETTLE_FROM
+        if sent:
+            times = {cid: ms for ms, cid in sent}
+            rows = [(*row, times.pop(row[-1], None)) for row in rows]
+            if times:  # sent, not settled here
+                update_sent(conn, [(ms, cid) for cid, ms in times.items()])
+            cache, sql_of = _SETTLE_SENT_SQL, _SETTLE_SENT_FROM
+        width = len(rows[0])
         changed = 0
         start, total = 0, len(rows)
         while start < total:
             left = total - start
             size = left if left <= EXACT_MAX else min(_CHUNK_MAX, 1 << (left.bit_length() - 1))
-            sql = _SETTLE_SQL.get(size)
+            sql = cache.get(size)
             if sql is None:
-                values = ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?)"] * size)
-                sql = _SETTLE_SQL[size] = _SETTLE_FROM.format(values=values)
+                values = ", ".join(["(" + ", ".join("?" * width) + ")"] * size)
+                sql = cache[size] = sql_of.format(values=values)
             chunk = list(chain.from_iterable(rows[start : start + size]))
             changed += conn.execute(sql, chunk).rowcount
             start += size
@@ -453,6 +469,13 @@ def update_outcomes(conn: sqlite3.Connection, rows: Sequence[Row], *, path: str)
             f"journal {path}: {len(rows) - changed} of {len(rows)} order(s) settled were already"
             " settled when the outcomes were written — another process writes this journal"
         )
+
+
+_SETTLE_SENT_FROM = _SETTLE_FROM.replace(
+    " FROM (VALUES", ", sent_ms = COALESCE(v.column10, sent_ms) FROM (VALUES"
+)
+""":data:`_SETTLE_FROM` with a tenth value, the send time of a held send mark (or NULL)."""
+_SETTLE_SENT_SQL: dict[int, str] = {}
 
 
 ORDER_FULL_INSERT = ORDER_INSERT[:-1] + (", ord_id, code, msg, error, resolved, attempts, sent_ms)")
