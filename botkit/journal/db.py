@@ -8,7 +8,8 @@ the final outcome write-once, so every order has exactly one.
 ``synchronous=FULL`` is the default: in WAL mode NORMAL survives a process crash (SIGKILL) but
 may lose the last commits on power loss or an OS crash, and a lost intent is an order at the
 exchange the bot no longer knows it sent. FULL costs one fsync per commit; the pipeline writes
-a whole batch per commit. The backtest may pass ``synchronous="OFF"`` (nothing real at stake).
+a cycle's intents and their reserved sends in one commit, its outcomes and the send marks in
+another (the cycle's end). The backtest may pass ``synchronous="OFF"`` (nothing real at stake).
 
 Two write modes (``group_rows``, see :class:`Journal`): write-through (each call commits; a
 cycle's own rows with its next write) and group commit (the per-cycle bookkeeping rows wait in
@@ -92,9 +93,11 @@ class Journal:
       Other processes (``botkit journal tail``) see bookkeeping rows up to ``N`` rows late.
       A failed write keeps the pending rows for the next one.
 
-    In either mode ``settle(..., hold=True)`` lets outcomes wait for the next write (the next
-    batch's send mark): a crash before it leaves those orders sent without an outcome, for
-    reconcile. ``transient=True`` (group commit only; a journal nothing outlives and nothing
+    In either mode ``settle(..., hold=True)`` lets outcomes wait for the next write (the
+    cycle's end): a crash before it leaves those orders sent without an outcome, for
+    reconcile. ``add_orders(..., reserve_ms=N)`` reserves the intents' sends in their commit:
+    a send mark within the reservation is held likewise (:meth:`mark_sent`), and
+    :meth:`release_sends` writes the orders never sent back as never sent. ``transient=True`` (group commit only; a journal nothing outlives and nothing
     else writes: the backtest's temporary database) keeps the orders in memory too, sent and
     settled there, each written once in its final form.
 
@@ -653,7 +656,7 @@ class Journal:
         """Record final outcomes in one commit. Settling an order twice is a JournalError.
 
         ``hold``: the outcomes are checked now but written with the journal's next write (the
-        next batch's send mark, the cycle's end, any read; :meth:`flush`, :meth:`close`)
+        cycle's end, a send mark committed, any read; :meth:`flush`, :meth:`close`)
         instead of committing on their own. A crash before that leaves these orders sent
         without an outcome, which reconcile settles by looking them up — what the caller
         accepts by holding them."""

@@ -2,7 +2,8 @@
 
 In group-commit mode (``Journal(..., group_rows=N)``) cycle rows, evaluation rows and events wait
 here; in write-through mode a cycle's row and evaluations wait until the cycle's next write; in
-both, the outcomes a caller holds (``settle(..., hold=True)``). They are kept in their final form
+both, the outcomes a caller holds (``settle(..., hold=True)``) and the send marks of reserved
+orders (``Journal.mark_sent`` within a reservation). They are kept in their final form
 (texts and JSON encoded when the call was made) and written in one go, table by table in the
 order they were added, inside the journal's next write transaction. Cycle ids are assigned by the
 journal's counter, so a cycle row may still change here (its end) before it is written; the end

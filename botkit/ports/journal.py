@@ -412,7 +412,7 @@ class JournalPort(EventLog, Protocol):
 
     def settle(self, outcomes: Sequence[OrderOutcome], *, hold: bool = False) -> None:
         """Record final outcomes in one commit (``hold``: with the journal's next write, e.g.
-        the next batch's send mark; a crash before it leaves them for reconcile)."""
+        the cycle's end; a crash before it leaves them for reconcile)."""
         ...
 
     def repair(self, cl_ord_id: str, ord_id: str, why: str) -> bool:

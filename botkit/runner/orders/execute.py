@@ -6,12 +6,18 @@ The executor's order of writes, so nothing is lost whatever moment the process d
 
 1. orders left unsettled by an earlier cycle (or a crash) are reconciled first;
 2. local refusals and guard trips are journaled (final at once);
-3. every intent is committed *before* its request leaves, each send is noted (committed before
-   the request leaves), and each batch's outcomes are committed with the next batch's send mark
-   (the last batch's, and every batch's when batches are sent side by side, as it returns): a
-   crash in between leaves them sent without an outcome, and reconcile settles them by lookup.
-   The batches are the plan's; an order the journal already holds (the same decision again) is
-   neither journaled nor sent twice.
+3. every intent is committed *before* its request leaves. Batches sent one after another: the
+   same commit *reserves* their sends (each order journaled sent, its send time the end of the
+   reservation, :data:`~botkit.runner.orders.reconcile.SEND_RESERVE_MS` ahead), so a request
+   leaving within the reservation needs no commit first; its send mark (the true time, the
+   ``sent`` event) and its batch's outcomes are held and written with the cycle's end. A
+   request after the reservation commits its mark first and extends the reservation of the
+   orders still unsent. When the sends end — done, or cut short by an exception — the reserved
+   orders never sent are written back as never sent. A crash before the cycle's end leaves the
+   orders sent (or reserved) without an outcome, and reconcile settles them by lookup. Batches
+   sent side by side commit each send mark before its request and each batch's outcomes as it
+   returns. The batches are the plan's; an order the journal already holds (the same decision
+   again) is neither journaled nor sent twice.
 
 A dry run journals the plan as decided (the accepted orders as ``dry_run``) and sends nothing.
 
