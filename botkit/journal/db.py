@@ -97,9 +97,10 @@ class Journal:
     cycle's end): a crash before it leaves those orders sent without an outcome, for
     reconcile. ``add_orders(..., reserve_ms=N)`` reserves the intents' sends in their commit:
     a send mark within the reservation is held likewise (:meth:`mark_sent`), and
-    :meth:`release_sends` writes the orders never sent back as never sent. ``transient=True`` (group commit only; a journal nothing outlives and nothing
-    else writes: the backtest's temporary database) keeps the orders in memory too, sent and
-    settled there, each written once in its final form.
+    :meth:`release_sends` writes the orders never sent back as never sent.
+    ``transient=True`` (group commit only; a journal nothing outlives and nothing else writes:
+    the backtest's temporary database) keeps the orders in memory too, sent and settled there,
+    each written once in its final form.
 
     ``secrets`` (the API key, secret and passphrase): every text the journal stores passes
     through the log sink's :class:`~botkit.redaction.Redactor` first, so a credential an exchange
@@ -479,15 +480,15 @@ class Journal:
         if self._transient:
             self._add_pending_orders(cycle_id, orders, dry=dry, now=now)
         else:
-            rows, events = writes.order_rows(cycle_id, orders, dry=dry, now=now)
             if reserve_ms > 0 and not dry:
-                until = now + reserve_ms
+                rows, events = writes.order_rows(
+                    cycle_id, orders, dry=dry, now=now, reserve_until=now + reserve_ms
+                )
                 reserved = [o.intent.cl_ord_id for o in orders if o.outcome is None]
                 with self._tx(events) as conn:
-                    writes.insert_values(
-                        conn, writes.ORDER_RESERVED_INSERT, writes.reserved_rows(rows, until)
-                    )
+                    writes.insert_values(conn, writes.ORDER_RESERVED_INSERT, rows)
             else:
+                rows, events = writes.order_rows(cycle_id, orders, dry=dry, now=now)
                 with self._tx(events) as conn:  # the events with those waiting: one statement
                     writes.insert_values(conn, writes.ORDER_INSERT, rows)
         with self._lock:  # counted once committed

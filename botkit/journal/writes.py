@@ -47,7 +47,6 @@ __all__ = [
     "refuse_settle",
     "release_sends",
     "resend_reserved",
-    "reserved_rows",
     "settle_orders",
     "settle_rows",
     "unreserve_attempts",
@@ -348,17 +347,6 @@ ORDER_RESERVED_INSERT = ORDER_INSERT[:-1] + ", attempts, sent_ms)"
 _RESERVED = OrderState.SENT.value
 
 
-def reserved_rows(rows: Sequence[Row], until_ms: int) -> list[Row]:
-    """The rows of :func:`order_rows` for :data:`ORDER_RESERVED_INSERT`, each intent (no
-    outcome yet) *reserved*: written ``sent``, one attempt, ``sent_ms`` the end of the
-    reservation (``until_ms``) — its request may leave any time until then, without another
-    commit. The orders settled at once (refused locally) stay as they are (no attempt)."""
-    return [
-        (*row[:21], _RESERVED, *row[22:], 1, until_ms) if row[22] is None else (*row, 0, None)
-        for row in rows
-    ]
-
-
 def resend_reserved(conn: sqlite3.Connection, ids: Sequence[str], until_ms: int) -> None:
     """Extend the reservation of ``ids`` (still unsent) until ``until_ms``."""
     _in_chunks(
@@ -487,16 +475,31 @@ defaults)."""
 
 
 def order_rows(
-    cycle_id: int | None, orders: Sequence[NewOrder], *, dry: bool, now: int
+    cycle_id: int | None,
+    orders: Sequence[NewOrder],
+    *,
+    dry: bool,
+    now: int,
+    reserve_until: int | None = None,
 ) -> tuple[list[Row], list[Row]]:
     """The values of the orders' rows (:data:`ORDER_INSERT`) and of their event lines, each
     table to be written in multi-row statements (:func:`insert_values`): the same rows with the
-    same ids as one ``INSERT`` per row."""
+    same ids as one ``INSERT`` per row.
+
+    ``reserve_until``: the rows of :data:`ORDER_RESERVED_INSERT` instead, each intent (no
+    outcome yet) *reserved* — written ``sent``, one attempt, ``sent_ms`` the end of the
+    reservation: its request may leave any time until then without another commit. The orders
+    settled at once (refused locally) stay as they are (no attempt)."""
     flag = int(dry)
     rows: list[Row] = []
     events: list[Row] = []
     intent_state = OrderState.INTENT.value
     final_state = OrderState.FINAL.value
+    reserved: Row = ()
+    settled: Row = ()
+    if reserve_until is not None:
+        intent_state = _RESERVED
+        reserved, settled = (1, reserve_until), (0, None)
     shared: tuple[object, str] = (None, "")  # the legs of one fire share their inputs
     for order in orders:
         i = order.intent
@@ -538,6 +541,7 @@ def order_rows(
                 _json(list(reasons)) if reasons else "[]",
                 None if outcome is None else now,
             )
+            + (reserved if outcome is None else settled)
         )
         what = f"{side} {i.sz if sz is None else sz} {i.symbol} {kind_}"
         if px is not None:
