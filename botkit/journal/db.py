@@ -485,8 +485,10 @@ class Journal:
                     cycle_id, orders, dry=dry, now=now, reserve_until=now + reserve_ms
                 )
                 reserved = [o.intent.cl_ord_id for o in orders if o.outcome is None]
-                with self._tx(events) as conn:
+                with self._lock, self._tx(events) as conn:
                     writes.insert_values(conn, writes.ORDER_RESERVED_INSERT, rows)
+                    if self._reserved:  # one end for every reservation: the earlier extended
+                        writes.resend_reserved(conn, sorted(self._reserved), now + reserve_ms)
             else:
                 rows, events = writes.order_rows(cycle_id, orders, dry=dry, now=now)
                 with self._tx(events) as conn:  # the events with those waiting: one statement

@@ -109,3 +109,23 @@ def test_reserved_sends_among_every_other_call_leave_the_same_rows(
         expected = _run(Path(tmp) / "through.sqlite", ops, 0, hold=False, plain=True)
         reserved = _run_reserving(Path(tmp) / "reserved.sqlite", ops, group_rows)
     assert reserved == expected
+
+
+def test_a_second_reservation_extends_the_first_before_its_marks_are_held(tmp_path: Path) -> None:
+    """Two reservations not released in between: the earlier orders' send time is moved to the
+    later end in the same commit, so a mark held under the later end is still covered."""
+    path = tmp_path / "journal.sqlite"
+    clock = ManualClock(1_000_000)
+    player = _Reserving(Journal(path, clock=clock), clock)
+    with player.journal as journal:
+        player.op_orders(-1, 2, False)
+        first = list(player.batch)
+        clock.advance(400)
+        player.op_orders(-1, 2, False)  # no release in between
+        clock.advance(300)  # past the first reservation's end, within the second's
+        journal.mark_sent(first, note="POST")
+        with sqlite3.connect(path) as conn:
+            marks = conn.execute(
+                "SELECT sent_ms FROM orders WHERE cl_ord_id IN (?, ?)", first
+            ).fetchall()
+        assert all(sent is not None and sent >= clock() for (sent,) in marks), (marks, clock())
