@@ -5,14 +5,14 @@ The variants are the same independent tasks as in the process pool
 an existing one (``tcp://host:8786``) or a :class:`~distributed.LocalCluster` of N worker
 processes on loopback (``local:N``).
 
-The files travel with the work: the candle file, the strategy files and the simulator config
-are read here once, as bytes (:class:`Payload`), and sent once, as one task every variant
-depends on: the scheduler keeps it, a worker fetches its result from a peer that holds it, and
-it can be recomputed when every holder is gone (data scattered from here could not). A worker
-writes the files once into a folder named by their digest (:func:`localize`), so every variant
-it runs reads the same paths and the candles are parsed once per worker process (the loader's
-cache is keyed by path). No shared file system is needed, and nothing on the worker can differ
-from what was checked here.
+The files travel with the work: the candle file (a portfolio's one per symbol), the strategy
+files and the simulator config are read here once, as bytes (:class:`Payload`), and sent once,
+as one task every variant depends on: the scheduler keeps it, a worker fetches its result from
+a peer that holds it, and it can be recomputed when every holder is gone (data scattered from
+here could not). A worker writes the files once into a folder named by their digest
+(:func:`localize`), so every variant it runs reads the same paths and the candles are parsed
+once per worker process (the loader's cache is keyed by path). No shared file system is
+needed, and nothing on the worker can differ from what was checked here.
 
 A worker that dies while it runs a variant loses nothing: the scheduler gives the variant to
 another worker (``distributed.scheduler.allowed-failures``, 3 by default, deaths per task).
@@ -97,14 +97,18 @@ def parse_cluster(text: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Payload:
-    """The files a variant reads, as bytes: the candles, the strategy files (their names kept,
-    each in its own folder so equal names cannot collide) and the simulator config."""
+    """The files a variant reads, as bytes: the candles (one file, or a portfolio's one per
+    symbol), the strategy files (their names kept, each in its own folder so equal names
+    cannot collide) and the simulator config."""
 
     digest: str
     data_name: str
     data: bytes
     strategies: tuple[tuple[str, bytes], ...]
     sim_config: tuple[str, bytes] | None = None
+    legs: tuple[tuple[str, str, bytes], ...] = ()
+    """A portfolio's candle files: (symbol, file name, bytes) each, in the order of
+    ``--data``; ``data`` is then the first of them."""
 
 
 def _read(path: Path, what: str) -> bytes:
@@ -117,19 +121,19 @@ def _read(path: Path, what: str) -> bytes:
 def make_payload(options: BacktestOptions) -> Payload:
     """Read the files of ``options`` (checked already by the caller) into a :class:`Payload`."""
     files, _missing = discover(options.strategies)
-    data = _read(options.data, "--data")
+    legs = tuple((symbol, path.name, _read(path, "--data")) for symbol, path in options.legs)
+    data = legs[0][2] if legs else _read(options.data, "--data")
     strategies = tuple((p.name, _read(p, "--strategies")) for p in files)
     sim = options.sim_config
     sim_config = (sim.name, _read(sim, "--sim-config")) if sim is not None else None
     digest = hashlib.sha256()
-    for name, blob in [
-        (options.data.name, data),
-        *strategies,
-        *([sim_config] if sim_config else []),
-    ]:
+    named = [(f"{symbol}={name}", blob) for symbol, name, blob in legs] or [
+        (options.data.name, data)
+    ]
+    for name, blob in [*named, *strategies, *([sim_config] if sim_config else [])]:
         digest.update(f"{name}\0{len(blob)}\0".encode())
         digest.update(blob)
-    return Payload(digest.hexdigest()[:32], options.data.name, data, strategies, sim_config)
+    return Payload(digest.hexdigest()[:32], options.data.name, data, strategies, sim_config, legs)
 
 
 def _write_once(path: Path, blob: bytes) -> None:
@@ -149,8 +153,14 @@ def localize(
     """``options`` reading ``payload``'s files, written once under ``root`` (the temporary
     folder by default) in a folder named by the payload's digest."""
     base = (root or Path(tempfile.gettempdir())) / f"botkit-cluster-{payload.digest}"
-    data = base / "data" / payload.data_name
-    _write_once(data, payload.data)
+    legs: list[tuple[str, Path]] = []
+    for index, (symbol, name, blob) in enumerate(payload.legs):
+        path = base / "data" / str(index) / name
+        _write_once(path, blob)
+        legs.append((symbol, path))
+    data = legs[0][1] if legs else base / "data" / payload.data_name
+    if not legs:
+        _write_once(data, payload.data)
     strategies: list[Path] = []
     for index, (name, blob) in enumerate(payload.strategies):
         path = base / "strategies" / str(index) / name
@@ -160,7 +170,9 @@ def localize(
     if payload.sim_config is not None:
         sim = base / "sim" / payload.sim_config[0]
         _write_once(sim, payload.sim_config[1])
-    return replace(options, data=data, strategies=tuple(strategies), sim_config=sim)
+    return replace(
+        options, data=data, legs=tuple(legs), strategies=tuple(strategies), sim_config=sim
+    )
 
 
 _QUIET = False

@@ -368,11 +368,6 @@ def _backtest(args: argparse.Namespace, repeats: Repeats) -> int:
             f"botkit backtest: --cluster {args.cluster} runs the variants of a --sweep — add "
             "--sweep KEY=V1,V2,... or leave --cluster out"
         )
-    if args.cluster is not None and base.legs:
-        raise UsageError(
-            "botkit backtest: --cluster ships one candle file to the workers — run a sweep "
-            "of several --data SYMBOL=FILE on this machine (leave --cluster out)"
-        )
     if args.cluster is not None and args.jobs is not None:
         raise UsageError(
             "botkit backtest: --jobs sizes the local process pool; with --cluster the workers "

@@ -40,14 +40,16 @@ def _positive(text: str) -> int:
 
 
 def _options(args: argparse.Namespace) -> BacktestOptions:
+    from botkit.backtest.legs import parse_data
     from botkit.backtest.setup import BacktestOptions
 
     now = wall_ms()
     start, end = TimeArg.resolve(args.start, now), TimeArg.resolve(args.end, now)
     if start is not None and end is not None and end <= start:
         raise UsageError("botkit optimize: --end must be after --start")
+    data, legs = parse_data(args.data)
     return BacktestOptions(
-        data=args.data, strategies=tuple(args.strategies), start_ms=start, end_ms=end,
+        data=data, legs=legs, strategies=tuple(args.strategies), start_ms=start, end_ms=end,
         interval_ms=args.interval, allow_gaps=args.allow_gaps, balance=args.balance,
         fees=args.fees, sim_config=args.sim_config, symbol=args.symbol,
         params=dict(args.param or []),
@@ -165,7 +167,7 @@ def _optimize(args: argparse.Namespace) -> int:
     print(yaml_text, end="")
     if args.report is not None:
         description = [
-            f"data {base.data}, strategies {', '.join(map(str, base.strategies))}",
+            f"data {prepared.meta['data']}, strategies {', '.join(map(str, base.strategies))}",
             f"space {', '.join(d.spec() for d in dims)}; objective {objective}; "
             f"{args.trials} trials, TPE seed {args.seed}, batches of {args.batch}",
             *(w.describe() for w in folds),
@@ -192,7 +194,9 @@ def register(sub: Any) -> None:
         "backtested on train and test windows of the data; the sampler sees the in-sample "
         "figure, the trials are ranked by the out-of-sample one. See docs/backtest.md.",
     )
-    parser.add_argument("--data", type=Path, required=True, metavar="FILE", help="candle file")
+    parser.add_argument("--data", required=True, action="append", metavar="FILE|SYMBOL=FILE",
+                        help="candle file; a portfolio on one account: one SYMBOL=FILE per "
+                        "symbol, repeated")  # fmt: skip
     parser.add_argument("--strategies", type=Path, required=True, nargs="+", metavar="PATH",
                         help="strategy files or folders")  # fmt: skip
     parser.add_argument("--start", type=time_arg, metavar="TIME", help="first candle")

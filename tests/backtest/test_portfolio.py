@@ -367,4 +367,3 @@ def test_bad_portfolio_inputs_are_one_line(
     )
     assert err(b, b).endswith("BTC_USDT_PERP is given twice — one candle file per symbol")
     assert "leave --symbol out" in err(b, e, more=("--symbol", "BTC_USDT_PERP"))
-    assert "leave --cluster out" in err(b, e, more=("--sweep", "dip=0.004", "--cluster", "local:1"))

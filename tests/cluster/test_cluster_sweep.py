@@ -5,6 +5,7 @@ worker dies in the middle of a variant; the cluster's problems are one line and 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -133,3 +134,38 @@ def test_bad_cluster_arguments_are_one_line(
 def test_cluster_without_a_sweep_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     assert main([*SWEEP[:8], "--cluster", "local:1"]) == 2
     assert "--cluster local:1 runs the variants of a --sweep" in capsys.readouterr().err
+
+
+def test_a_portfolio_sweep_on_a_cluster_prints_the_local_table(
+    dask_cluster: Cluster, tmp_path: Path
+) -> None:
+    """A portfolio's candle files (one per symbol) travel to the workers with the strategies:
+    named relative to the command's folder, which the workers do not run in, the variants on
+    the cluster print the table of the command's own run."""
+    shutil.copy(ROOT / "data" / "btc-synth-7d.csv", tmp_path / "btc.csv")
+    shutil.copy(ROOT / "strategies" / "btc-dip-ladder.yaml", tmp_path / "ladder.yaml")
+    shutil.copy(ROOT / "strategies" / "portfolio" / "eth-follows-btc.yaml", tmp_path / "eth.yaml")
+    synth = ["data", "synth", "--symbol", "ETH_USDT_PERP", "--start", "2024-01-01",
+             "--candles", "720", "--seed", "8", "--out", str(tmp_path / "eth.csv")]  # fmt: skip
+    assert botkit(*synth).returncode == 0
+    sweep = [
+        "backtest", "--data", "BTC_USDT_PERP=btc.csv", "--data", "ETH_USDT_PERP=eth.csv",
+        "--strategies", "ladder.yaml", "eth.yaml", "--end", "2024-01-01T12:00:00Z",
+        "--sweep", "dip=0.003,0.006", "--sweep", "eth-follows-btc.fast=10,20",
+    ]  # fmt: skip
+
+    def here(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(BOTKIT), *sweep, *args], capture_output=True, text=True,
+            timeout=RUN_TIMEOUT, cwd=tmp_path,
+        )  # fmt: skip
+
+    local = here("--jobs", "1")
+    assert local.returncode == 0, local.stderr
+    assert local.stdout.count("\n") == 6, local.stdout  # heading, header, four variants
+    add_worker(dask_cluster, "w1")  # in the tests' folder, not tmp_path
+    wait_for_workers(dask_cluster, 1)
+    done = here("--cluster", dask_cluster.address)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == local.stdout
+    assert "sweep: 4/4 done · 0 running · 0 failed" in done.stderr

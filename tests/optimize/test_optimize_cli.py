@@ -157,3 +157,27 @@ def test_without_optuna_the_command_says_how_to_install_it(
         "error: botkit optimize needs Optuna, which is not installed — install the optimize "
         "extra: pip install 'botkit[optimize]'"
     ]
+
+
+def test_a_portfolio_study_finds_the_best_train_value_its_grid_sweep_finds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Several ``--data SYMBOL=FILE``: every trial is a portfolio backtest on one account
+    (the ETH strategy competes with the BTC ladder for margin), ranked by the account's
+    figure, as a portfolio sweep ranks its variants."""
+    eth = tmp_path / "eth.csv"
+    assert main(["data", "synth", "--symbol", "ETH_USDT_PERP", "--start", "2024-01-01",
+                 "--candles", "360", "--seed", "8", "--out", str(eth)]) == 0  # fmt: skip
+    follows = str(ROOT / "strategies" / "portfolio" / "eth-follows-btc.yaml")
+    data = ["--data", f"BTC_USDT_PERP={DATA}", "--data", f"ETH_USDT_PERP={eth}",
+            "--strategies", LADDER, follows]  # fmt: skip
+    grid = _run(monkeypatch, ["backtest", *data, "--end", "2024-01-01T04:00:00Z", "--sweep",
+                              "dip=0.002,0.004,0.006,0.008", "--jobs", "1"])  # fmt: skip
+    report = tmp_path / "report"
+    out = _run(monkeypatch, ["optimize", *data, "--end", "2024-01-01T06:00:00Z", "--space",
+                             "dip=0.002..0.008:0.002", "--train", "4h", "--test", "2h",
+                             "--trials", "8", "--jobs", "1", "--rank", "is",
+                             "--report", str(report)])  # fmt: skip
+    assert _table(out)[0][2] == _table(grid)[0][1]
+    page = (report / "index.html").read_text()
+    assert f"BTC_USDT_PERP={DATA}, ETH_USDT_PERP={eth}" in page
