@@ -343,7 +343,7 @@ def _in_chunks(conn: sqlite3.Connection, sql: str, head: Sequence[Any], ids: Seq
 
 
 ORDER_RESERVED_INSERT = ORDER_INSERT[:-1] + ", attempts, sent_ms)"
-""":data:`ORDER_INSERT` with the columns a reserved send sets (see :func:`reserved_rows`)."""
+""":data:`ORDER_INSERT` with the columns a reserved send sets (``order_rows(reserve_until=)``)."""
 _RESERVED = OrderState.SENT.value
 
 
