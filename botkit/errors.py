@@ -52,6 +52,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from botkit.frozen import quick_init
+
 __all__ = [
     "AuthFailed",
     "BatchMismatch",
@@ -168,6 +170,7 @@ class RequestValidationError(BotkitError):
     """A request was refused before it left the process: it was never sent."""
 
 
+@quick_init  # one per request
 @dataclass(frozen=True, slots=True)
 class RequestContext:
     """What was asked, for messages and the journal. Never holds headers or credentials."""

@@ -15,6 +15,7 @@ import pytest
 from botkit.frozen import quick_init
 
 _MODULES = (
+    "botkit.errors",
     "botkit.backtest.result",
     "botkit.intents",
     "botkit.pipeline.desired",
@@ -55,7 +56,7 @@ def test_the_per_order_values_have_the_quicker_init() -> None:
     names = {c.__name__ for c in QUICK}
     assert {
         "OrderIntent", "DeclaredOrder", "Decision", "Checked", "Candidate", "PlannedOrder",
-        "NewOrder", "OrderOutcome", "OrderInput", "PlaceOutcome", "CycleReport",
+        "NewOrder", "OrderOutcome", "OrderInput", "PlaceOutcome", "CycleReport", "RequestContext",
     } <= names  # fmt: skip
 
 

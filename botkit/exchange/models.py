@@ -9,6 +9,7 @@ make a wrong order: NaN, infinities and negative sizes or prices.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from decimal import Decimal
 from enum import StrEnum
 from typing import Annotated, Any, Self
@@ -696,10 +697,15 @@ class OrderRequest(BaseModel):
         (``model_copy`` makes one before it applies an update, deep or not), so an updated copy
         builds its own; a deep copy without an update keeps it, equal in every field.
         """
+        return dict(self.kept_wire())
+
+    def kept_wire(self) -> Mapping[str, Any]:
+        """The body :meth:`to_wire` hands out copies of, itself: for a reader that only reads
+        it (the client writing a request's JSON), never to be changed."""
         wire: dict[str, Any] | None = self.__dict__.get(_WIRE)
         if wire is None:
             wire = self.__dict__[_WIRE] = self._wire()
-        return dict(wire)
+        return wire
 
     def _wire(self) -> dict[str, Any]:
         """The body, built: the words are the members' ``_value_`` (``.value`` reads through

@@ -184,7 +184,7 @@ class ExchangeClient(MarketDataEndpoints):
         """``POST /v3/trade/order``: one order; a refusal raises ExchangeRejected."""
         ids = (order.clOrdId,) if order.clOrdId else ()
         data, ctx = self._call(
-            "POST", "/v3/trade/order", signed=True, body=order.to_wire(), ids=ids
+            "POST", "/v3/trade/order", signed=True, body=order.kept_wire(), ids=ids
         )
         result = self._parse(PlaceResult, first(data), ctx)
         if not result.clOrdId and order.clOrdId:
@@ -195,7 +195,7 @@ class ExchangeClient(MarketDataEndpoints):
     def place_orders(self, orders: Sequence[OrderRequest]) -> list[PlaceResult]:
         """``POST /v3/trade/orders``: 1..10 orders; one result per order, each with its code."""
         p.batch(orders, "place_orders")
-        body = [o.to_wire() for o in orders]
+        body = [o.kept_wire() for o in orders]  # read to be written: no copies
         ids = [o.clOrdId for o in orders if o.clOrdId]
         data, ctx = self._call("POST", "/v3/trade/orders", signed=True, body=body, ids=ids)
         results = self._parse(list[PlaceResult], as_list(data), ctx)

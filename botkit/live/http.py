@@ -81,8 +81,14 @@ def _json_default(value: object) -> object:
 
 
 def dumps(value: Any) -> str:
-    """Compact JSON, the exact text that is signed and sent. Decimals become plain strings."""
-    return json.dumps(value, separators=(",", ":"), default=_json_default)
+    """Compact JSON, the exact text that is signed and sent. Decimals become plain strings.
+
+    ``json.dumps(value, separators=(",", ":"), default=...)`` through one encoder made once
+    (``json.dumps`` with options makes one per call)."""
+    return _ENCODER.encode(value)
+
+
+_ENCODER = json.JSONEncoder(separators=(",", ":"), default=_json_default)
 
 
 def loads(text: str | bytes) -> Any:
@@ -96,7 +102,10 @@ def loads(text: str | bytes) -> Any:
         if text.startswith("\ufeff"):
             raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
     elif isinstance(text, bytes | bytearray):
-        text = text.decode(json.detect_encoding(text), "surrogatepass")
+        # an object or a list whose second byte is not NUL has no byte-order mark and is
+        # UTF-8 for json.detect_encoding: its answer without asking (nearly every answer)
+        utf8 = text[:1] in _OPENERS and text[1:2] != b"\x00"
+        text = text.decode("utf-8" if utf8 else json.detect_encoding(text), "surrogatepass")
     else:
         raise TypeError(
             f"the JSON object must be str, bytes or bytearray, not {type(text).__name__}"
@@ -105,6 +114,7 @@ def loads(text: str | bytes) -> Any:
 
 
 _DECODER = json.JSONDecoder(parse_float=Decimal, parse_constant=Decimal)
+_OPENERS = (b"{", b"[")
 
 
 def excerpt(body: bytes, limit: int = 80) -> str:

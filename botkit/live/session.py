@@ -22,13 +22,17 @@ header merging, auth and redirect generators, cookie extraction from answers tha
 response wrappers) cost about as much as the rest of the request together, and none of it
 applies — no auth, no redirects followed, the same headers every time. The request is the one
 ``Client.build_request`` builds (the client's headers, then the request's; cookies an answer set
-are kept and sent back, as the client would).
+are kept and sent back, as the client would), made directly as this httpx lays a request out
+(each header kept as httpx keeps it, the URL parsed once per address; checked against httpx's
+own build at import, :data:`FAST_REQUESTS`, and built by httpx otherwise); an answer's
+``Set-Cookie`` and ``Content-Length`` are read from the list its headers keep. The secret signs
+as an :class:`~botkit.exchange.signing.HmacKey` made once (its key blocks hashed once).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import httpx
@@ -42,7 +46,7 @@ from botkit.errors import (
     SettingsError,
     TimestampExpired,
 )
-from botkit.exchange.signing import Scheme, encode_query, pf_headers, v3_headers
+from botkit.exchange.signing import HmacKey, Scheme, encode_query, pf_headers, v3_headers
 from botkit.live import http
 from botkit.live.clock import ClockSync
 
@@ -86,7 +90,7 @@ class Session:
         self.clock = clock
         self.recv_window = recv_window
         self._key = key
-        self._secret = secret
+        self._secret = HmacKey(secret.get_secret_value())  # what signs, made once
         self._passphrase = passphrase
         self.deadline = deadline if deadline is not None else timeout
         if self.deadline <= 0 or max_answer_bytes < 1:
@@ -105,9 +109,10 @@ class Session:
         # what Client.build_request / send would add to every request, computed once
         route = getattr(self._http, "_transport_for_url", None)  # private: httpx 0.27, 0.28
         self._route: httpx.BaseTransport | None = None if route is None else route(httpx.URL(url))
-        self._headers = list(self._http.headers.raw)
+        self._headers: list[_Header] = [(k, k.lower(), v) for k, v in self._http.headers.raw]
         self._timeout_ext = {"timeout": self._http.timeout.as_dict()}
-        self._urls: dict[str, httpx.URL] = {}
+        self._urls: dict[str, tuple[httpx.URL, _Header]] = {}
+        self._cookies_set = False  # an answer set a cookie: the jar is looked at from then on
         self._closed = False
 
     def __repr__(self) -> str:
@@ -117,32 +122,36 @@ class Session:
         self._closed = True
         self._http.close()
 
-    def _url(self, text: str) -> httpx.URL:
-        """``text`` parsed (and checked) by httpx once: the same few addresses every cycle."""
-        url = self._urls.get(text)
-        if url is None:
+    def _url(self, text: str) -> tuple[httpx.URL, _Header]:
+        """``text`` parsed (and checked) by httpx once, with the ``Host`` header httpx derives
+        from it: the same few addresses every cycle."""
+        known = self._urls.get(text)
+        if known is None:
             if len(self._urls) >= _URLS_MAX:
                 self._urls.clear()
-            url = self._urls[text] = httpx.URL(text)
-        return url
+            url = httpx.URL(text)
+            known = self._urls[text] = (url, (b"Host", b"host", url.netloc))
+        return known
 
     def _send(
-        self, method: str, url: str, headers: list[tuple[bytes, bytes]], content: bytes
+        self, method: str, url: str, headers: list[_Header], content: bytes
     ) -> httpx.Response:
         """``Client.send(Client.build_request(...), stream=True)`` without the machinery that
-        does nothing here (see the module doc)."""
+        does nothing here (see the module doc). ``headers``: the client's and the request's,
+        each as httpx keeps it (name, lower-case name, value)."""
         if self._closed:
             raise RuntimeError("Cannot send a request, as the client has been closed.")
         if self._route is None:  # an httpx without the routing this relies on: its own path
-            built = self._http.build_request(method, url, headers=headers, content=content or None)
+            pairs = [(k, v) for k, _, v in headers]
+            built = self._http.build_request(method, url, headers=pairs, content=content or None)
             return self._http.send(built, stream=True)
         jar = self._http.cookies
-        address = self._url(url)
-        if jar:  # cookies to send back (rare): httpx places them
+        address, host = self._url(url)
+        if self._cookies_set and jar:  # cookies to send back (rare): httpx places them
             request = httpx.Request(
                 method,
                 address,
-                headers=headers,
+                headers=[(k, v) for k, _, v in headers],
                 content=content or None,
                 cookies=jar,
                 extensions=self._timeout_ext,
@@ -150,21 +159,18 @@ class Session:
         else:  # the headers httpx would add, added here: it looks each up by name, slowly
             # httpx: the length of a body after the request's headers; Host, and a zero
             # length for a body-less POST / PUT / PATCH, before them
-            front = [(b"Host", address.netloc)]
-            if not content and method in _EMPTY_BODY_LENGTH:
-                front.append((b"Content-Length", b"0"))
-            back = [(b"Content-Length", str(len(content)).encode("ascii"))] if content else []
-            request = httpx.Request(
-                method,
-                address,
-                headers=[*front, *headers, *back],
-                stream=httpx.ByteStream(content),
-                extensions=self._timeout_ext,
-            )
-            request.read()  # as httpx does for a body given whole
+            if content:
+                length = str(len(content)).encode("ascii")
+                every = [host, *headers, (b"Content-Length", b"content-length", length)]
+            elif method in _EMPTY_BODY_LENGTH:
+                every = [host, _NO_LENGTH, *headers]
+            else:
+                every = [host, *headers]
+            request = _request(method, address, every, content, self._timeout_ext)
         response = self._route.handle_request(request)
         response.request = request
-        if "set-cookie" in response.headers:
+        if _header(response.headers, b"set-cookie") is not None:
+            self._cookies_set = True
             jar.extract_cookies(response)
         return response
 
@@ -193,7 +199,7 @@ class Session:
             signing = self._sign(
                 scheme or self.signing, method, path, query_params, query, body_text
             )
-            headers += [(k.encode("ascii"), v.encode("ascii")) for k, v in signing.items()]
+            headers += [(*_name(k), v.encode("ascii")) for k, v in signing.items()]
         url = f"{self.base_url}{path}" + (f"?{query}" if query else "")
         write = http.is_write(method)
         give_up_at = self._monotonic() + self.deadline
@@ -231,12 +237,12 @@ class Session:
         (``context``: the request's, with the answer's status)."""
         cap = self.max_answer_bytes
         ctx = context
-        declared = http.integer(response.headers.get("content-length"), max_digits=18)
+        declared = http.integer(_header(response.headers, b"content-length"), max_digits=18)
         if declared is not None and declared > cap:
             raise http.malformed(_too_big(declared, cap), ctx, write=write)
         chunks: list[bytes] = []
         size = 0
-        for chunk in response.iter_bytes():
+        for chunk in _pieces(response):
             size += len(chunk)
             if size > cap:
                 raise http.malformed(_too_big(size, cap, more=True), ctx, write=write)
@@ -277,7 +283,7 @@ class Session:
     ) -> dict[str, str]:
         self.clock.maybe_resync()
         timestamp = self.clock.now_ms()
-        secret = self._secret.get_secret_value()
+        secret = self._secret
         if scheme == "pf":
             return pf_headers(
                 key=self._key,
@@ -301,9 +307,128 @@ class Session:
         )
 
 
-_JSON_TYPE = (b"Content-Type", b"application/json")
+_Header = tuple[bytes, bytes, bytes]
+"""A header as ``httpx.Headers`` keeps it: the name as given, in lower case, and the value."""
+
+_JSON_TYPE: _Header = (b"Content-Type", b"content-type", b"application/json")
+_NO_LENGTH: _Header = (b"Content-Length", b"content-length", b"0")
 _EMPTY_BODY_LENGTH = frozenset({"POST", "PUT", "PATCH"})
 """Methods httpx sends ``Content-Length: 0`` for when they have no body."""
+
+
+def _name(text: str) -> tuple[bytes, bytes]:
+    """A header name as sent and in lower case (the signing headers' few names, kept)."""
+    known = _NAMES.get(text)
+    if known is None:
+        raw = text.encode("ascii")
+        known = _NAMES[text] = (raw, raw.lower())
+    return known
+
+
+_NAMES: dict[str, tuple[bytes, bytes]] = {}
+
+
+def _request(
+    method: str, url: httpx.URL, headers: list[_Header], content: bytes, extensions: dict[str, Any]
+) -> httpx.Request:
+    """``httpx.Request(method, url, headers=[(name, value), ...], stream=ByteStream(content),
+    extensions=...)``, read (as httpx reads a body given whole); ``method`` in upper case, each
+    header as httpx keeps it. Made by :func:`_direct` when :data:`FAST_REQUESTS`."""
+    if FAST_REQUESTS:
+        return _direct(method, url, headers, content, extensions)
+    request = httpx.Request(
+        method,
+        url,
+        headers=[(k, v) for k, _, v in headers],
+        stream=httpx.ByteStream(content),
+        extensions=extensions,
+    )
+    request.read()
+    return request
+
+
+def _direct(
+    method: str, url: httpx.URL, headers: list[_Header], content: bytes, extensions: dict[str, Any]
+) -> httpx.Request:
+    """The request :func:`_request` describes, its attributes set directly as this httpx lays
+    them out (checked at import, :func:`_same_requests`), without its per-request normalising
+    and copying: the headers are kept as given, the (immutable) URL is shared."""
+    kept = httpx.Headers.__new__(httpx.Headers)
+    kept._list = headers  # private: the layout of httpx 0.27 / 0.28
+    kept._encoding = None
+    request = httpx.Request.__new__(httpx.Request)
+    request.method = method
+    request.url = url
+    request.headers = kept
+    request.extensions = dict(extensions)
+    request.stream = httpx.ByteStream(content)
+    request._content = content
+    return request
+
+
+def _pieces(response: httpx.Response) -> Iterable[bytes]:
+    """``response.iter_bytes()``; for an answer already read (an in-process transport's: the
+    simulator's, in paper trading, the demo and the benchmarks) the one piece it would give —
+    the content whole, nothing when empty — without its generator."""
+    if response.is_stream_consumed:
+        try:
+            content = response.content
+        except httpx.ResponseNotRead:  # consumed unread: httpx says what it says
+            return response.iter_bytes()
+        return (content,) if content else ()
+    return response.iter_bytes()
+
+
+def _header(headers: httpx.Headers, name: bytes) -> str | None:
+    """``headers.get(name)`` (``name`` in lower case): the values under that name joined by
+    ", ", or None. Read from the list httpx keeps when :data:`FAST_REQUESTS`, without its
+    lookups (each encodes the name and works the headers' encoding out)."""
+    if not FAST_REQUESTS:
+        found: str | None = headers.get(name.decode("ascii"))
+        return found
+    values = [value for _, key, value in headers._list if key == name]
+    if not values:
+        return None
+    if all(value.isascii() for value in values):  # each encoding httpx may choose reads these
+        return ", ".join([value.decode("ascii") for value in values])
+    return ", ".join([value.decode(headers.encoding) for value in values])
+
+
+def _same_requests() -> bool:
+    """Whether :func:`_direct` makes what httpx makes (this httpx's layout)."""
+    pairs = [
+        (b"Host", b"a.test"),
+        (b"X-Sign", b"v=1"),
+        (b"x-sign", b"2"),
+        (b"Content-Length", b"3"),
+    ]
+    url = httpx.URL("https://a.test/p?q=1")
+    extensions = {"timeout": {"connect": 1.0}}
+    try:
+        made = _direct("POST", url, [(k, k.lower(), v) for k, v in pairs], b"abc", extensions)
+        built = httpx.Request(
+            "POST", url, headers=pairs, stream=httpx.ByteStream(b"abc"), extensions=extensions
+        )
+        built.read()
+        return bool(
+            vars(made).keys() == vars(built).keys()
+            and vars(made.headers) == vars(built.headers)
+            and made.headers.raw == built.headers.raw
+            and made.headers.multi_items() == built.headers.multi_items()
+            and made.headers.encoding == built.headers.encoding
+            and (made.method, made.url, made.extensions)
+            == (built.method, built.url, built.extensions)
+            and made.extensions is not extensions
+            and made.read() == built.content == b"abc"
+            and type(made.stream) is type(built.stream)
+            and repr(made) == repr(built)
+        )
+    except Exception:  # an httpx laid out otherwise: let it build every request
+        return False
+
+
+FAST_REQUESTS: bool = _same_requests()
+"""Whether requests are made directly, as httpx would make them (see :func:`_request`)."""
 _URLS_MAX = 256
 """Addresses kept parsed (a few per symbol); the cache starts over when full."""
 
