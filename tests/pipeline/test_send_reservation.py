@@ -233,3 +233,40 @@ def test_a_crash_before_the_cycle_s_end_leaves_what_reconcile_settles_right(
             assert row.outcome is Outcome.REJECTED
         else:  # refused, or never sent: not at the exchange
             assert row.outcome is Outcome.FAILED
+
+
+class _CountingCommits:
+    """The journal's connection, counting its commits."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.commits = 0
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
+        self.commits += sql == "COMMIT"
+        return self.conn.execute(sql, parameters)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.conn, name)
+
+
+def test_a_cycle_sent_within_its_reservation_commits_twice(tmp_path: Path) -> None:
+    """The intents with their reserved sends, then the cycle's end with the send marks and
+    every batch's outcomes (a commit per batch before: 8 for these 5 batches)."""
+    clock = ManualClock()
+    with Journal(tmp_path / "journal.sqlite", clock=clock) as journal:
+        executor = _executor(FakeExchange(), journal, clock)
+        warm_up = journal.begin_cycle()  # a fresh executor's first cycle reads the journal
+        executor.run(_plan(1), cycle_id=warm_up)
+        journal.end_cycle(warm_up)
+        clock.advance(60_000)
+        counting = _CountingCommits(journal._conn)
+        journal._conn = counting  # type: ignore[assignment]
+        cycle = journal.begin_cycle()
+        plan = build_plan([intent(n) for n in range(100, 145)], snapshot())
+        report = executor.run(plan, cycle_id=cycle)
+        journal.end_cycle(cycle)
+        journal._conn = counting.conn
+        assert report.count(Outcome.ACCEPTED) == 45
+        assert counting.commits == 2
+        assert all(r.outcome is Outcome.ACCEPTED and r.attempts == 1 for r in journal.orders())
