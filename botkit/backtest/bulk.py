@@ -7,12 +7,14 @@ fills, no cycle runs — some of those figures are functions of the symbol's mar
 mark itself (``price.mark``, ``price.last`` and ``price.index`` are the mark in the
 simulator's ticker), and the position's and the account's figures
 (:meth:`~botkit.sim.engine.SimEngine.figures_between` bounds them over a range of marks, from
-the simulator's own formulas). :func:`proven_count` finds how many of the next candles close at
-marks over whose whole range every recheck is proven false (each evaluated once over
-:class:`~botkit.rules.interval.Interval` values: :meth:`~botkit.rules.deps.Recheck.false_over`):
-their cycles are skipped as the per-candle check would skip them. Every other value — the 24h
-window, the bid and ask, the price band, the margin and PnL ratios, another symbol's figures,
-anything of time — is not bounded, and a recheck reading it is never proven false.
+the simulator's own formulas); the 24h high is bounded over the stretch by its value now and
+the candles' highest points above and each close below. :func:`proven_count` finds how many
+of the next candles close at marks inside ranges over which every recheck is proven false
+(each evaluated once over :class:`~botkit.rules.interval.Interval` values:
+:meth:`~botkit.rules.deps.Recheck.false_over`): their cycles are skipped as the per-candle
+check would skip them. Every other value — the 24h open and low, the bid and ask, the price
+band, the margin and PnL ratios, another symbol's figures, anything of time — is not
+bounded, and a recheck reading it is never proven false.
 """
 
 from __future__ import annotations
@@ -39,15 +41,21 @@ _LEGS = {"long": PosSide.LONG, "short": PosSide.SHORT, "net": PosSide.BOTH}
 
 class MarkRange(dict[str, Any]):
     """The environment keys a recheck of a strategy on ``symbol`` may read, as the intervals
-    ``bounds`` gives them (a flat leg's figures are 0 at any mark); any other key raises
-    ``KeyError`` (not bounded)."""
+    ``bounds`` gives them (a flat leg's figures are 0 at any mark) and ``price.high_24h`` as
+    ``high()`` gives it (when given); any other key raises ``KeyError`` (not bounded)."""
 
-    __slots__ = ("_bounds", "_symbol", "unbounded")
+    __slots__ = ("_bounds", "_high", "_symbol", "unbounded")
 
-    def __init__(self, bounds: MarkBounds, symbol: str) -> None:
+    def __init__(
+        self,
+        bounds: MarkBounds,
+        symbol: str,
+        high: Callable[[], Interval] | None = None,
+    ) -> None:
         super().__init__()
         self._bounds = bounds
         self._symbol = symbol
+        self._high = high
         self.unbounded = False
         """Whether a key was asked that no mark bounds."""
 
@@ -67,6 +75,8 @@ class MarkRange(dict[str, Any]):
         kind, side, name = found
         if kind == "mark":
             return Interval(*bounds.mark)
+        if kind == "high":
+            return None if self._high is None else self._high()
         if kind == "account":
             return Interval(*bounds.account[name])
         leg = bounds.positions.get((self._symbol, side))
@@ -82,6 +92,8 @@ def _figure_of(key: str) -> tuple[str, PosSide, str] | None:
     path = display.split(".")
     if len(path) == 2 and path[0] == "price" and path[1] in _MARK_PRICES and not scope:
         return "mark", PosSide.BOTH, ""
+    if display == "price.high_24h" and not scope:
+        return "high", PosSide.BOTH, ""
     if len(path) == 2 and path[0] == "account" and not scope:
         return ("account", PosSide.BOTH, path[1]) if path[1] in _ACCOUNT_FIGURES else None
     if len(path) == 2 and path[0] == "position":
@@ -100,50 +112,142 @@ def proven_count(
     closes: Callable[[int, int], list[Decimal]],
     room: Callable[[int], int],
     first: int = 16,
+    *,
+    high_now: Decimal | None = None,
+    tops: Callable[[int, int], list[Decimal]] | None = None,
 ) -> tuple[int, int, bool]:
     """``(n, m, bounded)``: every one of ``rechecks`` (of strategies on ``symbol``) is proven
-    false at any mark from the lowest to the highest of the next ``n`` closes, and not over
-    the next ``m`` (``m == n`` when no more can be tried); ``bounded``: False when a recheck
-    read a value no mark bounds (then none ever will be proven while the verdicts last).
-    ``closes(i, j)``: closes ``i`` to ``j - 1`` of the candles ahead; ``bounds(lo, hi)``: the
-    figures' bounds over a range of marks; ``room(k)``: how many of the next ``k`` candles may
-    be passed at all (at most ``k``; fewer when one reaches the band, the envelope's time or
-    the end). Tries ``first``, twice as many, …, then halves the gap to within an eighth of
-    ``n`` or 4 candles (when ``n`` is not 0): the rest is cheaper stepped through."""
-    seen: list[Decimal] = []
-    unbounded = False
+    false at the close of each of the next ``n`` candles, and not at the close of candle
+    ``n`` (then ``m == n + 1``; ``m == n`` when no more can be tried); ``bounded``: False
+    when a recheck read a value no mark bounds (then none ever will be proven while the
+    verdicts last). ``closes(i, j)``: closes ``i`` to ``j - 1`` of the candles ahead;
+    ``bounds(lo, hi)``: the figures' bounds over a range of marks; ``room(k)``: how many of the
+    next ``k`` candles may be passed at all (at most ``k``; fewer when one reaches the band,
+    the envelope's time or the end).
 
-    def proven(count: int) -> bool:
-        nonlocal unbounded
-        if len(seen) < count:
-            seen.extend(closes(len(seen), count))
-        part = seen[:count]
-        found = bounds(min(part), max(part))
+    ``high_now`` and ``tops(i, j)`` (the 24h high now; the highest price of each candle's
+    path, ``i`` to ``j - 1``) bound ``price.high_24h`` at the close of candle ``k``: at most
+    the highest of ``high_now`` and the tops of candles ``0..k`` (the window then holds the
+    minutes it holds now, or later ones, whose highs are those of the candles' paths), at
+    least the close of candle ``k`` (the window holds the minute of that close). Without
+    them it is not bounded.
+
+    A range of marks is proven at a time (every recheck false at any mark in it, and at any
+    24h high from its low to the tops so far: its :meth:`~botkit.rules.deps.Recheck.
+    false_over`), and grown as the closes leave it: each candle counted closes inside a range
+    proven then, its top under that proof's 24h high when it read one (proofs only grow, so
+    inside the last one). The next ``first`` closes' range is tried first, then blocks twice
+    as long while they prove; once a block does not, the closes inside the range are counted
+    and the range is grown by one close at a time (one proof per close outside it) — so the
+    candles up to the first close no proven range holds are counted, and only that one is
+    left to the per-candle check."""
+    proofs = _Proofs(rechecks, bounds, symbol, closes, high_now, tops)
+    good = 0
+    block = first
+    blocks = True
+    size = 0
+    while True:
+        if good >= size:  # the room asked for again only once it is used up
+            size = room(good + block)
+            if size <= good:
+                return good, good, not proofs.unbounded
+            proofs.fetch(size)
+        good = proofs.inside(good, size)
+        if good == size:
+            block *= 2
+            continue
+        if blocks:
+            if proofs.grow(proofs.seen[good:size], size):  # the whole block at once
+                good = size
+                block *= 2
+                continue
+            blocks = False  # a close ahead is outside every range provable: one at a time
+        if not proofs.grow(proofs.seen[good : good + 1], good + 1):  # the next close alone
+            return good, good + 1, not proofs.unbounded
+        good += 1
+
+
+class _Proofs:
+    """The range of marks proven so far over the candles ahead (see :func:`proven_count`)."""
+
+    __slots__ = (
+        "bounds", "closes", "hi", "high_now", "highs", "lo", "rechecks", "seen", "symbol",
+        "top", "tops", "unbounded",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        rechecks: Sequence[Recheck],
+        bounds: Callable[[Decimal, Decimal], MarkBounds | None],
+        symbol: str,
+        closes: Callable[[int, int], list[Decimal]],
+        high_now: Decimal | None,
+        tops: Callable[[int, int], list[Decimal]] | None,
+    ) -> None:
+        self.rechecks = rechecks
+        self.bounds = bounds
+        self.symbol = symbol
+        self.closes = closes
+        self.high_now = high_now
+        self.tops = tops
+        self.seen: list[Decimal] = []
+        """The closes fetched so far."""
+        self.highs: list[Decimal] = []
+        """The tops fetched so far (only once a proof reads the 24h high)."""
+        self.unbounded = False
+        self.lo: Decimal | None = None
+        self.hi: Decimal | None = None
+        self.top: Decimal | None = None
+        """The 24h high's upper bound of the proof in force, when it read the 24h high."""
+
+    def fetch(self, size: int) -> None:
+        seen = self.seen
+        if len(seen) < size:
+            seen.extend(self.closes(len(seen), size))
+
+    def _tops(self, size: int) -> list[Decimal]:
+        highs, tops = self.highs, self.tops
+        if len(highs) < size and tops is not None:
+            highs.extend(tops(len(highs), size))
+        return highs
+
+    def inside(self, good: int, size: int) -> int:
+        """The first candle from ``good`` on (at most ``size``) that closes outside the range
+        proven (or whose top is over its proof's 24h high)."""
+        lo, hi, seen = self.lo, self.hi, self.seen
+        if lo is None or hi is None:
+            return good
+        top = self.top
+        if top is None:
+            while good < size and lo <= seen[good] <= hi:
+                good += 1
+            return good
+        highs = self._tops(size)
+        while good < size and lo <= seen[good] <= hi and highs[good] <= top:
+            good += 1
+        return good
+
+    def grow(self, part: list[Decimal], upto: int) -> bool:
+        """Prove the range grown by the closes ``part`` (candles up to ``upto``, excluded);
+        when it proves, it is the range in force."""
+        low, high = min(part), max(part)
+        if self.lo is not None and self.hi is not None:
+            low, high = min(low, self.lo), max(high, self.hi)
+        found = self.bounds(low, high)
         if found is None:
             return False
-        env = MarkRange(found, symbol)
-        if all(r.false_over(env) for r in rechecks):
-            return True
-        unbounded = env.unbounded
-        return False
+        reach: list[Decimal] = []
+        high_now = self.high_now
 
-    good = 0
-    want = first
-    while True:  # gallop until one fails or no more can be tried
-        size = room(want)
-        if size <= good:
-            return good, good, True
-        if not proven(size):
-            bad = size
-            break
-        good = size
-        if size < want:
-            return good, good, True
-        want = size * 2
-    while good and bad - good > max(4, good // 8):  # halve the gap
-        middle = (good + bad) // 2
-        if proven(middle):
-            good = middle
-        else:
-            bad = middle
-    return good, bad, not unbounded
+        def window() -> Interval:  # the 24h high over the candles up to ``upto``
+            assert high_now is not None
+            most = max(high_now, max(self._tops(upto)[:upto], default=high_now))
+            reach.append(most)
+            return Interval(low, max(most, low))
+
+        env = MarkRange(found, self.symbol, window if high_now is not None else None)
+        if all(r.false_over(env) for r in self.rechecks):
+            self.lo, self.hi, self.top = low, high, (reach[0] if reach else None)
+            return True
+        self.unbounded = self.unbounded or env.unbounded
+        return False

@@ -302,6 +302,18 @@ class BarColumns(Sequence[Bar]):
         """The closes of bars ``[start, stop)``."""
         return self._columns[3].take(start, stop)
 
+    def prices(
+        self, start: int, stop: int
+    ) -> tuple[list[Decimal], list[Decimal], list[Decimal], list[Decimal]]:
+        """The opens, highs, lows and closes of bars ``[start, stop)``."""
+        o, h, lo, c = (column.take(start, stop) for column in self._columns[:4])
+        return o, h, lo, c
+
+    def tops(self, start: int, stop: int) -> list[Decimal]:
+        """The highest of open, high, low and close of each bar ``[start, stop)``: its path's
+        highest point."""
+        return list(map(max, *self.prices(start, stop)))
+
     def first_extreme(self, start: int, stop: int, *, high: bool) -> int:
         """The index of the first bar of ``[start, stop)`` with the lowest low (``high``: the
         highest high), the one ``min`` (``max``) over the ``Decimal`` values picks: their

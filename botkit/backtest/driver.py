@@ -301,6 +301,8 @@ BULK = True
 """Whether stretches whose verdicts recheck prices are passed at once where their closes are
 proven quiet (:meth:`_Forward._bulk`); off, every such candle is stepped through."""
 
+_BAND_AHEAD = 256
+"""The candles the band is checked over at least at a time by :meth:`_Forward._bulk`."""
 _SAMPLES = 16 * CHUNK
 """Equity samples worked out at a time when passing candles."""
 _MINUTE_MS = 60_000
@@ -438,10 +440,11 @@ class _Forward:
 
         def room(count: int) -> int:
             upto = min(start + count, clear[1])
-            if upto > clear[0]:  # the band looked at no further than asked
-                stop = self._band_stop(clear[0], upto)
+            if upto > clear[0]:  # the band looked at a block ahead (as cheap as a few candles)
+                ahead = min(max(upto, clear[0] + _BAND_AHEAD), clear[1])
+                stop = self._band_stop(clear[0], ahead)
                 clear[0] = stop
-                if stop < upto:
+                if stop < ahead:
                     clear[1] = stop
             return min(upto, clear[0]) - start
 
@@ -453,6 +456,8 @@ class _Forward:
             lambda i, j: columns.closes(start + i, start + j),
             room,
             2 * MIN_BULK,
+            high_now=engine.high_24h(symbol),
+            tops=lambda i, j: columns.tops(start + i, start + j),
         )
         if not bounded:
             return 0, None
@@ -524,9 +529,19 @@ class _Forward:
         moves = 4 * (tail - a)  # the candles whose points are dropped moved the mark too
         for begin in range(tail, b, CHUNK):  # a block at a time: candles off the minute
             upto = min(b, begin + CHUNK)  # boundaries keep every point of a long stretch
+            moves += 4 * (upto - begin)
+            if interval == _MINUTE_MS:  # whole minutes: each recorded as its candle
+                prices = self.columns.prices(begin, upto)
+                try:
+                    self.engine.pass_minutes(
+                        self.symbol, times[begin:upto].tolist(), *prices, moves
+                    )
+                    moves = 0
+                    continue
+                except ValueError:  # off the minute, or not consistent: point by point
+                    pass
             bars = self.columns[begin:upto]
             points = [p for bar in bars for p in candle_path(bar, interval)]
-            moves += 4 * (upto - begin)
             self.engine.pass_quietly(self.symbol, points, moves)
             moves = 0
         last_close = int(closes[-1])

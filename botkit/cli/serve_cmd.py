@@ -13,6 +13,7 @@ from typing import Any
 from botkit.cli.argtypes import port_or_zero, seconds_arg
 from botkit.cli.run_cmd import HEALTHY_AFTER_S, add_settings_options, settings_of
 from botkit.errors import UsageError
+from botkit.signals import relay_signals
 
 __all__ = ["register"]
 
@@ -68,14 +69,18 @@ def _serve(args: argparse.Namespace) -> int:
         logger.info("api tokens: {}", ", ".join(sorted(tokens)))
     stop = threading.Event()
 
-    def on_signal(_signum: int, _frame: object) -> None:
+    def on_signal(_sig: signal.Signals) -> None:
         stop.set()
 
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, on_signal)
+    # set on a relay thread, not in a handler: the main thread holds the event's lock as it
+    # enters and leaves its wait (botkit.signals)
+    undo = relay_signals({signal.SIGTERM: on_signal, signal.SIGINT: on_signal})
     thread = threading.Thread(target=server.serve_forever, name="botkit-api", daemon=True)
     thread.start()
-    stop.wait()
+    try:
+        stop.wait()
+    finally:
+        undo()
     server.shutdown()
     server.server_close()
     return 0

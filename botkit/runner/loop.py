@@ -25,7 +25,6 @@ import signal
 import threading
 import time
 from collections.abc import Callable
-from types import FrameType
 
 from loguru import logger
 
@@ -34,6 +33,7 @@ from botkit.errors import AuthFailed, ExchangeError, JournalError, StopRequested
 from botkit.ports.journal import Outcome
 from botkit.ports.observer import Supervisor, Unsupervised
 from botkit.runner.cycle import CycleReport, Runner
+from botkit.signals import relay_signals
 
 __all__ = [
     "Loop",
@@ -262,26 +262,18 @@ class Loop:
 
 
 def install_signal_handlers(loop: Loop) -> Callable[[], None]:
-    """SIGTERM / SIGINT stop after the cycle in flight; SIGHUP reloads. Returns an undo."""
+    """SIGTERM / SIGINT stop after the cycle in flight; SIGHUP reloads. Returns an undo.
 
-    # The handlers only set events: logging from a signal handler can deadlock on the sink's
-    # lock (loguru refuses, printing its own traceback). The loop logs what it was asked.
+    The signals are acted on by a relay thread (:func:`botkit.signals.relay_signals`), not in
+    a handler: setting the loop's events takes their locks, which the main thread holds while
+    it enters and leaves its waits on them (a handler there would hang the service). Nothing
+    logs from a handler either; the loop logs what it was asked."""
 
-    def stop(signum: int, _frame: FrameType | None) -> None:
-        loop.stop_signal = signal.Signals(signum).name
+    def stop(sig: signal.Signals) -> None:
+        loop.stop_signal = sig.name
         loop.request_stop()
 
-    def reload(_signum: int, _frame: FrameType | None) -> None:
+    def reload(_sig: signal.Signals) -> None:
         loop.request_reload()
 
-    previous = {
-        signal.SIGTERM: signal.signal(signal.SIGTERM, stop),
-        signal.SIGINT: signal.signal(signal.SIGINT, stop),
-        signal.SIGHUP: signal.signal(signal.SIGHUP, reload),
-    }
-
-    def undo() -> None:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-
-    return undo
+    return relay_signals({signal.SIGTERM: stop, signal.SIGINT: stop, signal.SIGHUP: reload})

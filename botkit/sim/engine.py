@@ -164,11 +164,39 @@ class SimEngine:
         series.record_many(points)
         self.mark_rev += moves
 
+    def pass_minutes(
+        self,
+        symbol: str,
+        times: Sequence[int],
+        opens: Sequence[Decimal],
+        highs: Sequence[Decimal],
+        lows: Sequence[Decimal],
+        closes: Sequence[Decimal],
+        moves: int,
+    ) -> None:
+        """:meth:`pass_quietly` of the four-point paths of whole minutes (each minute's open,
+        its extremes in either order, its close: :meth:`PriceSeries.record_minutes`), given as
+        columns: the same candles, window, mark and count of moves. Every price must lie inside
+        the band (checked on the columns' extremes before anything moves); raises ValueError,
+        moving nothing, otherwise or when the minutes are not ones to record whole."""
+        series, book = self._marking[symbol]
+        if times:
+            low = min(min(lows), min(opens), min(closes), min(highs))
+            high = max(max(highs), max(opens), max(closes), max(lows))
+            if not book.best_bid < low or not high < book.best_ask or low <= _ZERO:
+                raise ValueError(f"pass_minutes({symbol!r}): a price is outside the band")
+        series.record_minutes(times, opens, highs, lows, closes)
+        self.mark_rev += moves
+
     def equity_at(self, symbol: str, marks: Sequence[Decimal]) -> list[Decimal]:
         """:meth:`equity` as it would be with the mark of ``symbol`` at each of ``marks`` and
         everything else as now (the same Decimal values :meth:`equity` gives after
         :meth:`set_mark` to that mark inside :meth:`quiet_band`)."""
         return self.figures.equity_at(self.prices[symbol], marks)
+
+    def high_24h(self, symbol: str) -> Decimal:
+        """The 24h high a ticker of ``symbol`` gives now (read without changing anything)."""
+        return self.prices[symbol].high_24h(self.clock.now_ms())
 
     def figures_between(self, symbol: str, lo: Decimal, hi: Decimal) -> MarkBounds | None:
         """Bounds of the position and account figures a read gives with the mark of ``symbol``

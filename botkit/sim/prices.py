@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import random
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Decimal
 
@@ -123,6 +123,36 @@ class PriceSeries:
             cur.c = px
         self.mark = px
 
+    def record_minutes(
+        self,
+        times: Sequence[int],
+        opens: Sequence[Decimal],
+        highs: Sequence[Decimal],
+        lows: Sequence[Decimal],
+        closes: Sequence[Decimal],
+    ) -> None:
+        """:meth:`record_many` of each minute's path — its open at ``times[i]`` (the minute's
+        start), its two extremes in either order and its close, every point inside that minute
+        — for minutes after the current one, each candle consistent (``low <= open, close <=
+        high``). Each minute's candle is then its open, the high (the open when equal: the
+        first of equal points stays), the low (likewise) and the close, whichever extreme came
+        first; the same candles, window and mark as the points recorded one by one. Raises
+        ValueError, recording nothing, when a time is not a minute's start after the current
+        minute or a candle is not consistent (record the points then)."""
+        cur = self._cur
+        last = cur.sT
+        for t, o, h, lo, c in zip(times, opens, highs, lows, closes, strict=True):
+            if t % MINUTE_MS or t - last < MINUTE_MS or not (lo <= o <= h and lo <= c <= h):
+                raise ValueError(f"record_minutes: the candle at {t} is not one to record whole")
+            last = t
+        close_minute, append = self._close_minute, self._history.append
+        for t, o, h, lo, c in zip(times, opens, highs, lows, closes, strict=True):
+            close_minute(cur)
+            cur = MinuteCandle(t, o, o if o == h else h, o if o == lo else lo, c, _ZERO, _ZERO, 0)
+            append(cur)
+        self._cur = cur
+        self.mark = cur.c
+
     def walk(self, steps: int, step_ms: int) -> Decimal:
         """The mark after ``steps`` random-walk steps of ``step_ms`` (one Gaussian draw)."""
         if self._vol == 0 or steps <= 0:
@@ -207,6 +237,16 @@ class PriceSeries:
             self._day_amt + cur.amt,
             self._day_tc + cur.tc,
         )
+
+    def high_24h(self, now_ms: int) -> Decimal:
+        """The high of :meth:`day_stats` at ``now_ms`` (the same value), read without dropping
+        the minutes that left the window (nothing changes)."""
+        cutoff = now_ms - DAY_MS
+        high = self._cur.h
+        for candle in self._day_max:  # highs falling, starts rising: the first inside is the top
+            if candle.sT > cutoff:
+                return candle.h if candle.h >= high else high
+        return high
 
     def _expire(self, cutoff: int) -> None:
         """Drop the closed minutes that started at or before ``cutoff`` from the 24h window."""

@@ -196,3 +196,98 @@ def test_a_take_profit_crossed_inside_a_long_stretch_fires_on_the_plain_replays_
     assert rules[:2] == ["enter", "take"]
     assert [o.rule for o in fast.result.orders] == rules
     assert sum(BULKED) > 500  # most candles in the position were passed at once
+
+
+@st.composite
+def dippers(draw: st.DrawFn) -> str:
+    """Enter when flat and the mark is a little under (or over) the 24h high — a condition the
+    24h high decides, passed at once where the stretch's tops and closes prove it false — and
+    leave on the random figures."""
+    side = draw(st.sampled_from(["BUY", "SELL"]))
+    under = draw(st.sampled_from(["0.999", "0.998", "0.996", "0.99"]))
+    compare = draw(
+        st.sampled_from(
+            [
+                f"price.mark < price.high_24h * {under}",
+                f"price.mark <= price.high_24h * {under}",
+                f"price.high_24h * {under} > price.last",
+                f"price.high_24h - price.mark > {draw(st.sampled_from(['30', '60', '120']))}",
+                "price.mark >= price.high_24h",
+            ]
+        )
+    )
+    return (
+        "strategy: dipper\nsymbol: BTC_USDT_PERP\nevery: 1m\n"
+        "risk: {max_orders_per_cycle: 10, max_position: 6}\n"
+        "rules:\n"
+        f"  - name: enter\n    when: position.qty == 0 and {compare}\n"
+        f"    place: {{order: {{side: {side}, type: MARKET, sz: 1}}}}\n"
+        f"  - name: leave\n    when: {draw(exits())}\n    close: {{}}\n"
+    )
+
+
+@given(
+    text=dippers(),
+    seed=st.integers(0, 10_000),
+    count=st.integers(60, 240),
+    swing=st.sampled_from([3, 10, 30]),
+)
+@settings(FUZZ, max_examples=examples(12))
+def test_passing_stretches_proven_under_the_24h_high_changes_no_order_fill_equity_or_row(
+    text: str, seed: int, count: int, swing: int, tmp_path_factory: Any
+) -> None:
+    tmp = tmp_path_factory.mktemp("dip")
+    _same_three_ways(tmp, [text], _candles(seed, count, swing))
+    event(f"candles passed at once by proof: {'some' if sum(BULKED) else 'none'}")
+
+
+DIP_ENTRY = (
+    "strategy: dip\nsymbol: BTC_USDT_PERP\nevery: 1m\n"
+    "risk: {max_orders_per_cycle: 10, max_position: 6}\n"
+    "rules:\n"
+    "  - name: enter\n    when: position.qty == 0 and price.mark < price.high_24h * 0.996\n"
+    "    place: {order: {side: BUY, type: MARKET, sz: 1}}\n"
+)
+"""Buy once the mark is 0.4 % under the 24h high (the dip ladder's condition)."""
+
+
+def test_a_dip_under_a_high_made_inside_a_stretch_fires_on_the_plain_replays_candle(
+    tmp_path: Path,
+) -> None:
+    """Flat at 60,000, then a climb of 10 a minute to 60,200 (a new 24h high), then a candle
+    closing at 59,950: under 60,200 by more than 0.4 % but not under the 24h high when the
+    stretch began (60,000). The flat minutes and the climb are passed at once; the dip fires
+    on the candle where the plain replay's does. A 24h high bounded by its value at the
+    stretch's start alone (not the stretch's tops) passes that candle and fails here."""
+    special: dict[int, tuple[str, str, str, str]] = {}
+    for i in range(100, 120):
+        before, after = f"{60000 + (i - 100) * 10}.0", f"{60000 + (i - 99) * 10}.0"
+        special[i] = (before, after, before, after)
+    special[120] = ("60200.0", "60200.0", "59950.0", "59950.0")
+    for i in range(121, 300):
+        special[i] = ("59950.0", "59950.0", "59950.0", "59950.0")
+    csv = _flat_then(300, "60000.0", special)
+    BULKED.clear()
+    plain, fast = _same_three_ways(tmp_path, [DIP_ENTRY], csv)
+    fills = [o.time_ms for o in plain.result.orders]
+    assert len(fills) == 1
+    assert [o.time_ms for o in fast.result.orders] == fills
+    assert sum(BULKED) > 100  # the flat minutes and the climb were passed at once
+
+
+def test_a_wick_to_a_new_high_with_flat_closes_fires_on_the_plain_replays_candle(
+    tmp_path: Path,
+) -> None:
+    """Flat at 60,000; one candle's wick reaches 60,300 and it closes at 60,000 again, inside
+    the range of closes already proven: the 24h high is now 60,300 and the mark 0.5 % under
+    it, so the entry fires at that close, as in the plain replay. Counting the candles whose
+    closes stay in the proven range without their tops under the proof's 24h high passes it
+    and fails here."""
+    special = {30: ("60000.0", "60300.0", "60000.0", "60000.0")}
+    csv = _flat_then(200, "60000.0", special)
+    BULKED.clear()
+    plain, fast = _same_three_ways(tmp_path, [DIP_ENTRY], csv)
+    fills = [o.time_ms for o in plain.result.orders]
+    assert len(fills) == 1
+    assert [o.time_ms for o in fast.result.orders] == fills
+    assert sum(BULKED) >= 20  # the flat minutes before the wick were passed at once
