@@ -8,7 +8,8 @@ the final outcome write-once, so every order has exactly one.
 ``synchronous=FULL`` is the default: in WAL mode NORMAL survives a process crash (SIGKILL) but
 may lose the last commits on power loss or an OS crash, and a lost intent is an order at the
 exchange the bot no longer knows it sent. FULL costs one fsync per commit; the pipeline writes
-a whole batch per commit. The backtest may pass ``synchronous="OFF"`` (nothing real at stake).
+a cycle's intents and their reserved sends in one commit, its outcomes and the send marks in
+another (the cycle's end). The backtest may pass ``synchronous="OFF"`` (nothing real at stake).
 
 Two write modes (``group_rows``, see :class:`Journal`): write-through (each call commits; a
 cycle's own rows with its next write) and group commit (the per-cycle bookkeeping rows wait in
@@ -92,11 +93,14 @@ class Journal:
       Other processes (``botkit journal tail``) see bookkeeping rows up to ``N`` rows late.
       A failed write keeps the pending rows for the next one.
 
-    In either mode ``settle(..., hold=True)`` lets outcomes wait for the next write (the next
-    batch's send mark): a crash before it leaves those orders sent without an outcome, for
-    reconcile. ``transient=True`` (group commit only; a journal nothing outlives and nothing
-    else writes: the backtest's temporary database) keeps the orders in memory too, sent and
-    settled there, each written once in its final form.
+    In either mode ``settle(..., hold=True)`` lets outcomes wait for the next write (the
+    cycle's end): a crash before it leaves those orders sent without an outcome, for
+    reconcile. ``add_orders(..., reserve_ms=N)`` reserves the intents' sends in their commit:
+    a send mark within the reservation is held likewise (:meth:`mark_sent`), and
+    :meth:`release_sends` writes the orders never sent back as never sent.
+    ``transient=True`` (group commit only; a journal nothing outlives and nothing else writes:
+    the backtest's temporary database) keeps the orders in memory too, sent and settled there,
+    each written once in its final form.
 
     ``secrets`` (the API key, secret and passphrase): every text the journal stores passes
     through the log sink's :class:`~botkit.redaction.Redactor` first, so a credential an exchange
@@ -181,6 +185,10 @@ class Journal:
             :meth:`settle` takes them as open without asking the table (one process writes a
             journal), and each ``UPDATE`` of outcomes checks it changed every row it names."""
             self._last_cycle_id = self._max_cycle_id()
+            self._reserved: set[str] = set()
+            """Orders reserved by :meth:`add_orders` whose request has not left yet."""
+            self._reserved_until = 0
+            self._reserve_ms = 0
             if self.path not in _NO_FILE:
                 self._identity = identity(self.path)
         except (JournalError, sqlite3.Error, OSError) as exc:
@@ -444,23 +452,52 @@ class Journal:
 
     # --- orders ------------------------------------------------------------------------------
 
-    def add_orders(self, cycle_id: int | None, orders: Sequence[NewOrder], *, dry: bool) -> None:
+    def add_orders(
+        self,
+        cycle_id: int | None,
+        orders: Sequence[NewOrder],
+        *,
+        dry: bool,
+        reserve_ms: int = 0,
+    ) -> None:
         """Write intents (and orders settled at once: refused locally, dry run) in one commit.
 
         Call this *before* the request leaves. A live client order id the journal already holds
         is a :class:`~botkit.errors.JournalError` (the planner skips known ids).
+
+        ``reserve_ms`` > 0 (live): the intents are also *reserved* in that commit — written as
+        sent (one attempt), their ``sent_ms`` the end of the reservation, ``reserve_ms`` from
+        now: each may leave until then with its send mark held (:meth:`mark_sent`), not
+        committed on its own. A crash meanwhile leaves them sent without an outcome, with a
+        send time no earlier than their request's, for reconcile. :meth:`release_sends` writes
+        those never sent back as never sent. A transient journal reserves nothing.
         """
         if not orders:
             return
         self.verify()
         now = self._clock()
+        reserved: list[str] = []
         if self._transient:
             self._add_pending_orders(cycle_id, orders, dry=dry, now=now)
         else:
-            rows, events = writes.order_rows(cycle_id, orders, dry=dry, now=now)
-            with self._tx(events) as conn:  # the events with those waiting: one statement
-                writes.insert_values(conn, writes.ORDER_INSERT, rows)
+            if reserve_ms > 0 and not dry:
+                rows, events = writes.order_rows(
+                    cycle_id, orders, dry=dry, now=now, reserve_until=now + reserve_ms
+                )
+                reserved = [o.intent.cl_ord_id for o in orders if o.outcome is None]
+                with self._lock, self._tx(events) as conn:
+                    writes.insert_values(conn, writes.ORDER_RESERVED_INSERT, rows)
+                    if self._reserved:  # one end for every reservation: the earlier extended
+                        writes.resend_reserved(conn, sorted(self._reserved), now + reserve_ms)
+            else:
+                rows, events = writes.order_rows(cycle_id, orders, dry=dry, now=now)
+                with self._tx(events) as conn:  # the events with those waiting: one statement
+                    writes.insert_values(conn, writes.ORDER_INSERT, rows)
         with self._lock:  # counted once committed
+            if reserved:
+                self._reserved.update(reserved)
+                self._reserve_ms = reserve_ms
+                self._reserved_until = now + reserve_ms
             self._activity_rev += 1
             if not dry:
                 self._unsettled += sum(1 for o in orders if o.outcome is None)
@@ -502,7 +539,13 @@ class Journal:
                 self.flush()
 
     def mark_sent(self, cl_ord_ids: Sequence[str], *, note: str = "") -> None:
-        """A request carrying these orders is about to leave (or has left)."""
+        """A request carrying these orders is about to leave (or has left).
+
+        Committed before it returns — but for orders reserved by :meth:`add_orders` (each
+        named once) within their reservation: their mark is already durable as the
+        reservation, and the true send time and the ``sent`` event are held for the next
+        write, like held outcomes. A mark after the reservation ended is committed, and the
+        reservation of the orders still unsent is extended in the same commit."""
         now = self._clock()
         row = writes.event_row(
             "sent",
@@ -518,8 +561,45 @@ class Journal:
                 if self._pending.add_event(row):
                     self.flush()
                 return
-        with self._tx([row]) as conn:  # the event with the rows waiting: one statement
-            writes.mark_sent(conn, cl_ord_ids, now)
+            reserved = self._reserved
+            taken: list[str] = []
+            if reserved:
+                if (
+                    now <= self._reserved_until
+                    and reserved.issuperset(cl_ord_ids)
+                    and len(set(cl_ord_ids)) == len(cl_ord_ids)
+                ):
+                    reserved.difference_update(cl_ord_ids)
+                    if self._pending.add_sends(cl_ord_ids, now, row) and self._group_rows:
+                        self.flush()
+                    return
+                taken = list(dict.fromkeys(c for c in cl_ord_ids if c in reserved))
+            until = now + self._reserve_ms
+            with self._tx([row]) as conn:  # the event with the rows waiting: one statement
+                if taken:  # the reservation's attempt: this mark counts its own
+                    writes.unreserve_attempts(conn, taken)
+                writes.mark_sent(conn, cl_ord_ids, now)
+                rest = [c for c in reserved if c not in taken] if reserved else []
+                if rest:
+                    writes.resend_reserved(conn, rest, until)
+            if reserved:
+                reserved.difference_update(taken)
+                self._reserved_until = until
+
+    def release_sends(self) -> None:
+        """The sends of the cycle are over (or cut short): the reserved orders whose request
+        never left are written back as never sent (``intent`` while open, no attempt, no send
+        time), committed with the rows held. Without such orders nothing is written: the held
+        send marks and outcomes wait for the next write (write-through: the cycle's end), or
+        are committed now in group commit (whose cycle end may wait)."""
+        with self._lock:
+            unsent = sorted(self._reserved)
+            if unsent:
+                with self._tx() as conn:
+                    writes.release_sends(conn, unsent)
+                self._reserved.clear()
+            elif self._group_rows and (self._pending.sends or self._pending.settles):
+                self.flush()
 
     def mark_unknown(self, cl_ord_ids: Sequence[str], error: str) -> None:
         """The fate of these orders is unknown (the request left, no answer came)."""
@@ -579,7 +659,7 @@ class Journal:
         """Record final outcomes in one commit. Settling an order twice is a JournalError.
 
         ``hold``: the outcomes are checked now but written with the journal's next write (the
-        next batch's send mark, the cycle's end, any read; :meth:`flush`, :meth:`close`)
+        cycle's end, a send mark committed, any read; :meth:`flush`, :meth:`close`)
         instead of committing on their own. A crash before that leaves these orders sent
         without an outcome, which reconcile settles by looking them up — what the caller
         accepts by holding them."""

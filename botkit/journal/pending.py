@@ -2,7 +2,8 @@
 
 In group-commit mode (``Journal(..., group_rows=N)``) cycle rows, evaluation rows and events wait
 here; in write-through mode a cycle's row and evaluations wait until the cycle's next write; in
-both, the outcomes a caller holds (``settle(..., hold=True)``). They are kept in their final form
+both, the outcomes a caller holds (``settle(..., hold=True)``) and the send marks of reserved
+orders (``Journal.mark_sent`` within a reservation). They are kept in their final form
 (texts and JSON encoded when the call was made) and written in one go, table by table in the
 order they were added, inside the journal's next write transaction. Cycle ids are assigned by the
 journal's counter, so a cycle row may still change here (its end) before it is written; the end
@@ -26,6 +27,7 @@ from botkit.journal.writes import (
     cycle_error_text,
     insert_values,
     update_outcomes,
+    update_sent,
 )
 
 __all__ = ["Pending"]
@@ -50,6 +52,7 @@ class Pending:
         "open",
         "orders",
         "rows",
+        "sends",
         "settles",
     )
 
@@ -68,6 +71,10 @@ class Pending:
         write (``Journal.settle(..., hold=True)``)."""
         self.held: set[str] = set()
         """The client order ids of ``settles``."""
+        self.sends: list[Row] = []
+        """(sent_ms, client order id) of reserved orders whose request left, the send marks
+        held for the next write (``Journal.mark_sent`` within a reservation); their events are
+        in :attr:`events`."""
         self.orders: list[list[Any]] = []
         """Values of :data:`~botkit.journal.writes.ORDER_FULL_INSERT`: a transient journal's
         orders, changed here (sent, settled) until written once in their final form."""
@@ -121,6 +128,13 @@ class Pending:
         self.held.update(row[-1] for row in updates)
         self.events += events
         self.rows += len(updates) + len(events)
+        return self.rows >= self.limit
+
+    def add_sends(self, ids: Sequence[str], now: int, event: Row) -> bool:
+        """A held send mark of reserved orders: their send time and the ``sent`` event."""
+        self.sends += [(now, cid) for cid in ids]
+        self.events.append(event)
+        self.rows += len(ids) + 1
         return self.rows >= self.limit
 
     def add_orders(self, rows: list[Row], events: list[Row], *, dry: bool) -> bool:
@@ -182,8 +196,10 @@ class Pending:
             conn.executemany("UPDATE cycles SET finished_ms = ?, error = ? WHERE id = ?", self.ends)
         insert_values(conn, EVALUATION_INSERT, self.evaluations)
         insert_values(conn, EVENT_INSERT, self.events + events if events else self.events)
-        if self.settles:
-            update_outcomes(conn, self.settles, path=path)
+        if self.settles:  # with the send times of the orders both sent and settled
+            update_outcomes(conn, self.settles, path=path, sent=self.sends)
+        elif self.sends:
+            update_sent(conn, self.sends)
 
     def clear(self) -> None:
         self.cycles = []
@@ -193,6 +209,7 @@ class Pending:
         self.events = []
         self.settles = []
         self.held = set()
+        self.sends = []
         self.orders = []
         self.live = {}
         self.rows = 0

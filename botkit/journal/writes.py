@@ -29,6 +29,7 @@ __all__ = [
     "ORDER_FULL_INSERT",
     "ORDER_INSERT",
     "ORDER_LATER",
+    "ORDER_RESERVED_INSERT",
     "SENT",
     "SETTLE",
     "UPDATE_FROM",
@@ -44,9 +45,13 @@ __all__ = [
     "mark_sent",
     "order_rows",
     "refuse_settle",
+    "release_sends",
+    "resend_reserved",
     "settle_orders",
     "settle_rows",
+    "unreserve_attempts",
     "update_outcomes",
+    "update_sent",
 ]
 
 Row = tuple[Any, ...]
@@ -325,27 +330,125 @@ def mark_sent(conn: sqlite3.Connection, ids: Sequence[str], now: int) -> None:
         conn.execute(sql, [now, *chunk])
 
 
-def update_outcomes(conn: sqlite3.Connection, rows: Sequence[Row], *, path: str) -> None:
+def _in_chunks(conn: sqlite3.Connection, sql: str, head: Sequence[Any], ids: Sequence[str]) -> int:
+    """Run ``sql`` (its ``{marks}`` the placeholders of an ``IN (...)``) once per up to 128
+    of ``ids``, ``head`` bound first; the rows changed."""
+    changed = 0
+    for start in range(0, len(ids), _CHUNK_MAX):
+        chunk = ids[start : start + _CHUNK_MAX]
+        changed += conn.execute(
+            sql.format(marks=", ".join("?" * len(chunk))), [*head, *chunk]
+        ).rowcount
+    return changed
+
+
+ORDER_RESERVED_INSERT = ORDER_INSERT[:-1] + ", attempts, sent_ms)"
+""":data:`ORDER_INSERT` with the columns a reserved send sets (``order_rows(reserve_until=)``)."""
+_RESERVED = OrderState.SENT.value
+
+
+def resend_reserved(conn: sqlite3.Connection, ids: Sequence[str], until_ms: int) -> None:
+    """Extend the reservation of ``ids`` (still unsent) until ``until_ms``."""
+    _in_chunks(
+        conn,
+        "UPDATE orders SET sent_ms = ? WHERE dry = 0 AND cl_ord_id IN ({marks})",
+        (until_ms,),
+        ids,
+    )
+
+
+def release_sends(conn: sqlite3.Connection, ids: Sequence[str]) -> None:
+    """Write reserved orders back as never sent (the attempt the reservation counted taken
+    back, no send time, ``intent`` while still ``sent``): what they would be without the
+    reservation."""
+    _in_chunks(
+        conn,
+        "UPDATE orders SET state = CASE WHEN state = 'sent' THEN 'intent' ELSE state END,"
+        " attempts = attempts - 1, sent_ms = NULL WHERE dry = 0 AND cl_ord_id IN ({marks})",
+        (),
+        ids,
+    )
+
+
+def unreserve_attempts(conn: sqlite3.Connection, ids: Sequence[str]) -> None:
+    """Take back the attempt the reservation of ``ids`` counted (a send mark of these orders
+    that is written at once counts its own)."""
+    _in_chunks(
+        conn,
+        "UPDATE orders SET attempts = attempts - 1 WHERE dry = 0 AND cl_ord_id IN ({marks})",
+        (),
+        ids,
+    )
+
+
+_SENT_FROM = (
+    "UPDATE orders SET state = CASE WHEN outcome IS NULL THEN 'sent' ELSE state END,"
+    " sent_ms = v.column1 FROM (VALUES {values}) AS v"
+    " WHERE orders.cl_ord_id = v.column2 AND orders.dry = 0"
+)
+_SENT_FROM_SQL: dict[int, str] = {}
+
+
+def update_sent(conn: sqlite3.Connection, rows: Sequence[Row]) -> None:
+    """The send marks of reserved orders whose request left (``(sent_ms, client order id)``
+    each, every order named once; the attempt was counted by the reservation): what
+    :data:`SENT` does but the attempt, in one ``UPDATE ... FROM (VALUES ...)`` per group of rows
+    (one ``UPDATE`` each with a SQLite before 3.33)."""
+    if not UPDATE_FROM:
+        conn.executemany(
+            "UPDATE orders SET state = CASE WHEN outcome IS NULL THEN 'sent' ELSE state END,"
+            " sent_ms = ? WHERE cl_ord_id = ? AND dry = 0",
+            rows,
+        )
+        return
+    start, total = 0, len(rows)
+    while start < total:
+        left = total - start
+        size = left if left <= EXACT_MAX else min(_CHUNK_MAX, 1 << (left.bit_length() - 1))
+        sql = _SENT_FROM_SQL.get(size)
+        if sql is None:
+            sql = _SENT_FROM_SQL[size] = _SENT_FROM.format(values=", ".join(["(?, ?)"] * size))
+        conn.execute(sql, list(chain.from_iterable(rows[start : start + size])))
+        start += size
+
+
+def update_outcomes(
+    conn: sqlite3.Connection, rows: Sequence[Row], *, path: str, sent: Sequence[Row] = ()
+) -> None:
     """What :data:`SETTLE` once per row (its values, the client order id last) does, in one
     ``UPDATE ... FROM (VALUES ...)`` per group of rows (the groups of :func:`insert_values`)
     when each order is named once; else, or with a SQLite before 3.33, one ``UPDATE`` each.
+
+    ``sent``: held send marks of reserved orders (the rows of :func:`update_sent`), written
+    first; an order settled here takes its send time in the same ``UPDATE`` (its state is the
+    outcome's), the others in one of their own.
 
     Every row must change an open order: a :class:`~botkit.errors.JournalError` otherwise
     (raised inside the caller's transaction, which then writes nothing). The orders were checked
     open when they were settled; a row left unchanged means another process settled one
     since."""
     if not UPDATE_FROM or len(rows) < 2 or len({row[-1] for row in rows}) != len(rows):
+        if sent:
+            update_sent(conn, sent)
         changed = conn.executemany(SETTLE, rows).rowcount
     else:
+        cache, sql_of = _SETTLE_SQL, _SETTLE_FROM
+        if sent:
+            times = {cid: ms for ms, cid in sent}
+            rows = [(*row, times.pop(row[-1], None)) for row in rows]
+            if times:  # sent, not settled here
+                update_sent(conn, [(ms, cid) for cid, ms in times.items()])
+            cache, sql_of = _SETTLE_SENT_SQL, _SETTLE_SENT_FROM
+        width = len(rows[0])
         changed = 0
         start, total = 0, len(rows)
         while start < total:
             left = total - start
             size = left if left <= EXACT_MAX else min(_CHUNK_MAX, 1 << (left.bit_length() - 1))
-            sql = _SETTLE_SQL.get(size)
+            sql = cache.get(size)
             if sql is None:
-                values = ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?)"] * size)
-                sql = _SETTLE_SQL[size] = _SETTLE_FROM.format(values=values)
+                values = ", ".join(["(" + ", ".join("?" * width) + ")"] * size)
+                sql = cache[size] = sql_of.format(values=values)
             chunk = list(chain.from_iterable(rows[start : start + size]))
             changed += conn.execute(sql, chunk).rowcount
             start += size
@@ -354,6 +457,13 @@ def update_outcomes(conn: sqlite3.Connection, rows: Sequence[Row], *, path: str)
             f"journal {path}: {len(rows) - changed} of {len(rows)} order(s) settled were already"
             " settled when the outcomes were written — another process writes this journal"
         )
+
+
+_SETTLE_SENT_FROM = _SETTLE_FROM.replace(
+    " FROM (VALUES", ", sent_ms = COALESCE(v.column10, sent_ms) FROM (VALUES"
+)
+""":data:`_SETTLE_FROM` with a tenth value, the send time of a held send mark (or NULL)."""
+_SETTLE_SENT_SQL: dict[int, str] = {}
 
 
 ORDER_FULL_INSERT = ORDER_INSERT[:-1] + (", ord_id, code, msg, error, resolved, attempts, sent_ms)")
@@ -365,16 +475,31 @@ defaults)."""
 
 
 def order_rows(
-    cycle_id: int | None, orders: Sequence[NewOrder], *, dry: bool, now: int
+    cycle_id: int | None,
+    orders: Sequence[NewOrder],
+    *,
+    dry: bool,
+    now: int,
+    reserve_until: int | None = None,
 ) -> tuple[list[Row], list[Row]]:
     """The values of the orders' rows (:data:`ORDER_INSERT`) and of their event lines, each
     table to be written in multi-row statements (:func:`insert_values`): the same rows with the
-    same ids as one ``INSERT`` per row."""
+    same ids as one ``INSERT`` per row.
+
+    ``reserve_until``: the rows of :data:`ORDER_RESERVED_INSERT` instead, each intent (no
+    outcome yet) *reserved* — written ``sent``, one attempt, ``sent_ms`` the end of the
+    reservation: its request may leave any time until then without another commit. The orders
+    settled at once (refused locally) stay as they are (no attempt)."""
     flag = int(dry)
     rows: list[Row] = []
     events: list[Row] = []
     intent_state = OrderState.INTENT.value
     final_state = OrderState.FINAL.value
+    reserved: Row = ()
+    settled: Row = ()
+    if reserve_until is not None:
+        intent_state = _RESERVED
+        reserved, settled = (1, reserve_until), (0, None)
     shared: tuple[object, str] = (None, "")  # the legs of one fire share their inputs
     for order in orders:
         i = order.intent
@@ -416,6 +541,7 @@ def order_rows(
                 _json(list(reasons)) if reasons else "[]",
                 None if outcome is None else now,
             )
+            + (reserved if outcome is None else settled)
         )
         what = f"{side} {i.sz if sz is None else sz} {i.symbol} {kind_}"
         if px is not None:

@@ -381,8 +381,17 @@ class JournalPort(EventLog, Protocol):
         """The journal's clock (Unix ms)."""
         ...
 
-    def add_orders(self, cycle_id: int | None, orders: Sequence[NewOrder], *, dry: bool) -> None:
-        """Write intents (and orders settled at once) in one commit, before any request."""
+    def add_orders(
+        self,
+        cycle_id: int | None,
+        orders: Sequence[NewOrder],
+        *,
+        dry: bool,
+        reserve_ms: int = 0,
+    ) -> None:
+        """Write intents (and orders settled at once) in one commit, before any request
+        (``reserve_ms``: the intents' sends reserved in it for that long, their marks then
+        held; see :meth:`release_sends`)."""
         ...
 
     def record_trips(
@@ -397,9 +406,13 @@ class JournalPort(EventLog, Protocol):
         """The fate of these orders is unknown (the request left, no answer came)."""
         ...
 
+    def release_sends(self) -> None:
+        """The reserved sends are over: the orders never sent are written back unsent."""
+        ...
+
     def settle(self, outcomes: Sequence[OrderOutcome], *, hold: bool = False) -> None:
         """Record final outcomes in one commit (``hold``: with the journal's next write, e.g.
-        the next batch's send mark; a crash before it leaves them for reconcile)."""
+        the cycle's end; a crash before it leaves them for reconcile)."""
         ...
 
     def repair(self, cl_ord_id: str, ord_id: str, why: str) -> bool:

@@ -1,13 +1,14 @@
 """A process SIGKILLed after a batch's answer came back and before its outcomes were committed.
 
-The executor commits a batch's outcomes in the same transaction as the next batch's send mark
-(``Journal.settle(..., hold=True)``), not on their own. Between the two, the child reads the price
-band for the next batch; the simulator holds that read back (a latency fault) and the child is
-killed while it waits. The journal then holds the first batch as *sent without an outcome*, the
-exchange having accepted some of its orders and refused the others. The restarted child's
+The executor holds a batch's outcomes (``Journal.settle(..., hold=True)``) for the cycle's end, and
+the send marks of the cycle's batches were reserved with its intents (one commit). Between two
+batches the child reads the price band for the next one; the simulator holds that read back (a
+latency fault) and the child is killed while it waits. The journal then holds both batches as
+*sent without an outcome*: the first reached the exchange, which accepted some of its orders and
+refused the others; the second never left. The restarted child's
 start-up reconcile must settle them right: every accepted order found by lookup (``accepted``,
 with the exchange's ``ordId``), every refused one ``failed`` only because the exchange does not
-have it (it cannot rest), no order sent twice.
+have it (it cannot rest), the second batch ``failed`` (not at the exchange), no order sent twice.
 """
 
 from __future__ import annotations
@@ -89,16 +90,21 @@ def test_a_kill_before_the_held_outcomes_are_committed_leaves_them_to_reconcile(
             assert time.monotonic() < deadline, "the child never read the band a second time"
             time.sleep(0.01)
         with Journal(journal_path, clock=_wall_ms) as journal:
-            first = [r for r in journal.orders() if r.state is not OrderState.INTENT]
+            held = journal.orders()
         os.kill(child.pid, signal.SIGKILL)
         child.communicate(timeout=10)
         assert child.returncode == -signal.SIGKILL
 
-        # the outcomes were held for the next send mark: batch 1 is sent, without outcome
-        assert len(first) == 10
-        assert all(r.state is OrderState.SENT and r.outcome is None for r in first), first
+        # the outcomes were held: every order is sent (the intents' commit reserved both
+        # batches' sends), none has an outcome; batch 1 is what reached the exchange
+        assert len(held) == 15
+        assert all(r.state is OrderState.SENT and r.outcome is None for r in held), held
         assert len(recorder.refused) == 5
         assert sum(recorder.placed.values()) == 5
+        sent = set(recorder.refused) | set(recorder.placed)
+        first = [r for r in held if r.cl_ord_id in sent]
+        unsent = [r for r in held if r.cl_ord_id not in sent]
+        assert len(first) == 10
 
         sim.faults.clear()
         restarted = _child(server.url, journal_path, 15)  # start-up reconcile, same decision
@@ -119,5 +125,10 @@ def test_a_kill_before_the_held_outcomes_are_committed_leaves_them_to_reconcile(
                     assert after.outcome is Outcome.ACCEPTED
                     assert after.resolved
                     assert after.ord_id == at_exchange[row.cl_ord_id]
+            for row in unsent:  # reserved, never sent: not at the exchange, never sent later
+                after = rows[row.cl_ord_id]
+                assert row.cl_ord_id not in at_exchange
+                assert after.outcome is Outcome.FAILED
+                assert recorder.placed[row.cl_ord_id] == 0
             check_invariants(journal, client, recorder)
         client.close()

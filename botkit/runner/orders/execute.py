@@ -6,12 +6,18 @@ The executor's order of writes, so nothing is lost whatever moment the process d
 
 1. orders left unsettled by an earlier cycle (or a crash) are reconciled first;
 2. local refusals and guard trips are journaled (final at once);
-3. every intent is committed *before* its request leaves, each send is noted (committed before
-   the request leaves), and each batch's outcomes are committed with the next batch's send mark
-   (the last batch's, and every batch's when batches are sent side by side, as it returns): a
-   crash in between leaves them sent without an outcome, and reconcile settles them by lookup.
-   The batches are the plan's; an order the journal already holds (the same decision again) is
-   neither journaled nor sent twice.
+3. every intent is committed *before* its request leaves. Batches sent one after another: the
+   same commit *reserves* their sends (each order journaled sent, its send time the end of the
+   reservation, :data:`~botkit.runner.orders.reconcile.SEND_RESERVE_MS` ahead), so a request
+   leaving within the reservation needs no commit first; its send mark (the true time, the
+   ``sent`` event) and its batch's outcomes are held and written with the cycle's end. A
+   request after the reservation commits its mark first and extends the reservation of the
+   orders still unsent. When the sends end — done, or cut short by an exception — the reserved
+   orders never sent are written back as never sent. A crash before the cycle's end leaves the
+   orders sent (or reserved) without an outcome, and reconcile settles them by lookup. Batches
+   sent side by side commit each send mark before its request and each batch's outcomes as it
+   returns. The batches are the plan's; an order the journal already holds (the same decision
+   again) is neither journaled nor sent twice.
 
 A dry run journals the plan as decided (the accepted orders as ``dry_run``) and sends nothing.
 
@@ -25,15 +31,21 @@ import random
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import suppress
 from dataclasses import dataclass, field, replace
 
-from botkit.errors import StopRequested
+from botkit.errors import JournalError, StopRequested
 from botkit.exchange.port import OrderSending
 from botkit.frozen import quick_init
 from botkit.pipeline.band import BAND_CODE, BandCheck
 from botkit.pipeline.plan import Plan, PlannedOrder, Refusal
 from botkit.ports.journal import JournalPort, NewOrder, OrderOutcome, Outcome
-from botkit.runner.orders.reconcile import Rechecker, ReconcileReport, reconcile
+from botkit.runner.orders.reconcile import (
+    SEND_RESERVE_MS,
+    Rechecker,
+    ReconcileReport,
+    reconcile,
+)
 from botkit.runner.orders.submit import BatchReport, RateLimiter, RetryPolicy, Submitter
 
 __all__ = ["ExecutionReport", "Executor", "record_dry_run"]
@@ -254,14 +266,17 @@ class Executor:
             )
             refusals = tuple(r for r in refusals if r.cl_ord_id not in known)
         skipped = tuple(sorted(known))
-        # one commit: the refusals' rows, then the intents' (the rows and ids of two calls)
+        batches = [tuple(o.request for o in batch) for batch in planned]
+        one_by_one = self._concurrency == 1 or len(batches) <= 1
+        # one commit: the refusals' rows, then the intents' (the rows and ids of two calls),
+        # the intents reserved for their sends when the batches go one after another
         journal.add_orders(
             cycle_id,
             [*(_refusal_row(r) for r in refusals), *(_order_row(o, None) for o in fresh)],
             dry=False,
+            reserve_ms=SEND_RESERVE_MS if one_by_one and fresh else 0,
         )
         self._unknown = []
-        batches = [tuple(o.request for o in batch) for batch in planned]
         reports: list[tuple[int, BatchReport]] = []
         gate = None
         if self._band_recheck:
@@ -271,15 +286,20 @@ class Executor:
                 margin=plan.band_margin,
                 note=lambda ids, text: self._observe("band_recheck", ids, text),
             )
-        if self._concurrency == 1 or len(batches) <= 1:
-            last = len(batches) - 1
-            for index, batch in enumerate(batches):
-                report = self.submitter.place(batch, gate=gate)
-                # held for the next batch's send mark (one commit instead of two); the last
-                # batch's commit at once
-                journal.settle(report.outcomes, hold=index < last)
-                self._note_band_refusals(report, cycle_id)
-                reports.append((index, report))
+        if one_by_one:
+            try:
+                for index, batch in enumerate(batches):
+                    report = self.submitter.place(batch, gate=gate)
+                    # held, like the send marks within the reservation: written with the
+                    # journal's next write (the cycle's end)
+                    journal.settle(report.outcomes, hold=True)
+                    self._note_band_refusals(report, cycle_id)
+                    reports.append((index, report))
+            except BaseException:
+                with suppress(JournalError):  # the batches never sent: written back unsent
+                    journal.release_sends()
+                raise
+            journal.release_sends()
         else:
             with ThreadPoolExecutor(max_workers=self._concurrency) as pool:
                 futures = {

@@ -30,7 +30,22 @@ from botkit.ports.journal import JournalPort, OrderFilter, OrderOutcome, OrderSt
 from botkit.retry import Retry, Sleep, backoff, tries, wait_answer
 from botkit.runner.orders.lookup import find_order
 
-__all__ = ["RECHECK_SPAN", "Rechecker", "ReconcileReport", "lookup_retry", "reconcile"]
+__all__ = [
+    "RECHECK_SPAN",
+    "SEND_RESERVE_MS",
+    "Rechecker",
+    "ReconcileReport",
+    "lookup_retry",
+    "reconcile",
+]
+
+SEND_RESERVE_MS = 2_000
+"""How long the executor's commit of a cycle's intents reserves their sends (batches sent one
+after another, :meth:`~botkit.journal.Journal.add_orders`): a batch whose request leaves
+within it needs no commit of its own first; a later one commits its mark and extends the
+reservation of the orders still unsent by as much. A reserved order is journaled sent at the
+reservation's end, a time no earlier than its request's, so the grace counted from it covers
+the request however late in the reservation it left."""
 
 RECHECK_SPAN = 16
 """A ``failed`` order is looked up again 1, 2, 4 and 8 graces after its verdict (up to 16)."""
@@ -82,19 +97,23 @@ def reconcile(
         return ReconcileReport()
     young: list[str] = []
     if grace_ms > 0 and clock is not None:
-        newest = max((o.sent_ms or o.ts_ms) for o in orders)  # sent_ms: the latest send
-        wait_ms = newest + grace_ms - clock()
+        start = clock()
+        # No request of these orders leaves while reconcile runs, so each one's latest request
+        # left before ``start``, whatever its journaled time says: one ahead of ``start`` is a
+        # send reserved by a cycle cut short (journaled at the reservation's end, up to
+        # SEND_RESERVE_MS ahead) or a clock that stepped back since. The grace counts from
+        # the earlier of the two, so a wait is never longer than the grace itself.
+        sent = {o.cl_ord_id: min(o.sent_ms or o.ts_ms, start) for o in orders}
+        ahead = max(o.sent_ms or o.ts_ms for o in orders) - start
+        wait_ms = max(sent.values()) + grace_ms - start
         if wait_ms > 0 and wait:
-            # Never more than the grace itself, however the clocks moved since the send (a
-            # send time "in the future" means the clock stepped back, not a longer wait); the
-            # injected sleep is the service's interruptible one (a stop request ends it).
-            if wait_ms > grace_ms:
+            # the injected sleep is the service's interruptible one (a stop request ends it)
+            if ahead > SEND_RESERVE_MS:
                 logger.warning(
                     "reconcile: the last send is journaled {} s in the future (the clock moved"
                     " back); waiting the grace only",
-                    (wait_ms - grace_ms) // 1000,
+                    ahead // 1000,
                 )
-                wait_ms = grace_ms
             text = (
                 f"waiting {wait_ms / 1000:g} s for {len(orders)} unsettled order(s) whose request"
                 " may still be in flight, then looking them up"
@@ -103,7 +122,7 @@ def reconcile(
             journal.record_event("reconcile", text)
             sleep(wait_ms / 1000)
         now = clock()  # after the wait (which may have been cut short)
-        young = [o.cl_ord_id for o in orders if (o.sent_ms or o.ts_ms) + grace_ms > now]
+        young = [c for c, at in sent.items() if at + grace_ms > now]
         orders = [o for o in orders if o.cl_ord_id not in young]
     retry = lookup_retry(lookup_attempts, sleep)
     settled: list[OrderOutcome] = []
