@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from decimal import Decimal
 from itertools import chain
 from json.encoder import encode_basestring_ascii
@@ -182,6 +182,17 @@ EXACT_MAX = 16
 _CHUNK_MAX = 128
 
 
+def _chunks(total: int) -> Iterator[tuple[int, int]]:
+    """(start, size) of each group of ``total`` rows: all of them up to :data:`EXACT_MAX`, else
+    chunks of a power of two rows (at most 128), so few statement texts stay cached."""
+    start = 0
+    while start < total:
+        left = total - start
+        size = left if left <= EXACT_MAX else min(_CHUNK_MAX, 1 << (left.bit_length() - 1))
+        yield start, size
+        start += size
+
+
 def insert_values(conn: sqlite3.Connection, into: str, rows: Sequence[Sequence[Any]]) -> None:
     """Insert ``rows`` (``into`` is ``INSERT INTO table (columns)``) in their order, several
     rows per statement (one multi-row ``VALUES``): SQLite gives the new rows the same ids, in the
@@ -190,17 +201,13 @@ def insert_values(conn: sqlite3.Connection, into: str, rows: Sequence[Sequence[A
     Up to 16 rows go in one statement (a batch's 10 outcomes and the next send's event: one);
     more in chunks of a power of two rows (at most 128), so about twenty statement texts per
     table stay in the connection's statement cache (256)."""
-    start, total = 0, len(rows)
-    while start < total:
-        left = total - start
-        size = left if left <= EXACT_MAX else min(_CHUNK_MAX, 1 << (left.bit_length() - 1))
+    for start, size in _chunks(len(rows)):
         width = len(rows[start])
         sql = _VALUES_SQL.get((into, width, size))
         if sql is None:
             one = "(" + ", ".join("?" * width) + ")"
             sql = _VALUES_SQL[(into, width, size)] = f"{into} VALUES " + ", ".join([one] * size)
         conn.execute(sql, list(chain.from_iterable(rows[start : start + size])))
-        start += size
 
 
 def event_row(
@@ -401,15 +408,11 @@ def update_sent(conn: sqlite3.Connection, rows: Sequence[Row]) -> None:
             rows,
         )
         return
-    start, total = 0, len(rows)
-    while start < total:
-        left = total - start
-        size = left if left <= EXACT_MAX else min(_CHUNK_MAX, 1 << (left.bit_length() - 1))
+    for start, size in _chunks(len(rows)):
         sql = _SENT_FROM_SQL.get(size)
         if sql is None:
             sql = _SENT_FROM_SQL[size] = _SENT_FROM.format(values=", ".join(["(?, ?)"] * size))
         conn.execute(sql, list(chain.from_iterable(rows[start : start + size])))
-        start += size
 
 
 def update_outcomes(
@@ -441,17 +444,13 @@ def update_outcomes(
             cache, sql_of = _SETTLE_SENT_SQL, _SETTLE_SENT_FROM
         width = len(rows[0])
         changed = 0
-        start, total = 0, len(rows)
-        while start < total:
-            left = total - start
-            size = left if left <= EXACT_MAX else min(_CHUNK_MAX, 1 << (left.bit_length() - 1))
+        for start, size in _chunks(len(rows)):
             sql = cache.get(size)
             if sql is None:
                 values = ", ".join(["(" + ", ".join("?" * width) + ")"] * size)
                 sql = cache[size] = sql_of.format(values=values)
             chunk = list(chain.from_iterable(rows[start : start + size]))
             changed += conn.execute(sql, chunk).rowcount
-            start += size
     if changed != len(rows):
         raise JournalError(
             f"journal {path}: {len(rows) - changed} of {len(rows)} order(s) settled were already"
