@@ -79,18 +79,14 @@ def _listing(
     return files, problems
 
 
-def _strategy_names(folder: Path) -> list[str]:
-    """The names of ``folder``'s strategy files, sorted: ``*.yaml`` / ``*.yml`` (the suffix as
-    :attr:`PurePath.suffix` reads it), regular files or links to them, hidden and editor files
-    skipped. As ``sorted(p for p in folder.iterdir() if p.suffix in SUFFIXES and p.is_file()
-    and not p.name.startswith((".", "#")))`` (the paths of one folder sort as their names)."""
-    return [name for name, _ in _strategy_entries(folder)]
-
-
 def _strategy_entries(folder: Path) -> list[tuple[str, bool]]:
-    """:func:`_strategy_names`, each with whether it is a symlink, read through
-    :func:`os.scandir`, whose entries know a plain file's kind (and a link's) without a
-    ``stat`` each (the folder is listed every cycle)."""
+    """The names of ``folder``'s strategy files, sorted, each with whether it is a symlink:
+    ``*.yaml`` / ``*.yml`` (the suffix as :attr:`PurePath.suffix` reads it), regular files or
+    links to them, hidden and editor files skipped. As ``sorted(p for p in folder.iterdir() if
+    p.suffix in SUFFIXES and p.is_file() and not p.name.startswith((".", "#")))`` (the paths of
+    one folder sort as their names), read through :func:`os.scandir`, whose entries know a
+    plain file's kind (and a link's) without a ``stat`` each (the folder is listed every
+    cycle)."""
     names: list[tuple[str, bool]] = []
     with os.scandir(folder) as entries:
         for entry in entries:
