@@ -277,11 +277,11 @@ class RiskBook:
         (order)``, which the plan keeps: computed once)."""
         strategy, sz = order.strategy, order.sz
         limits = self._limits_of(strategy)
-        # valuation.price(order), then notional(): the order's value, whether a guard needs it
-        price = valuation.mark if order.order_type is OrderType.MARKET else order.px
+        _own, per_order, wants_notional, counts = limits
+        price = valuation.price(order)  # the order's value, whether a guard needs it or not
         value = None if price is None else notional(sz, valuation.ct_val, price)
         reduce_only = order.reduce_only
-        if limits[3] or limits[2]:  # a count or notional limit applies: judged, then counted
+        if counts or wants_notional:  # a count or notional limit applies: judged, then counted
             trips = self._trips(order, valuation, limits, price, value)
             if trips:
                 return trips, value
@@ -291,7 +291,7 @@ class RiskBook:
             if value is not None:
                 total[strategy] += value
                 total[None] += value
-        elif limits[1].max_position is not None and not reduce_only:
+        elif per_order.max_position is not None and not reduce_only:
             trips = self._trips(order, valuation, limits, price, value)
             if trips:
                 return trips, value
