@@ -17,7 +17,15 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from botkit.exchange.models import Instrument, LimitPrice, OrderRequest, PositionMode
+from botkit.exchange.models import (
+    Instrument,
+    LimitPrice,
+    OrderRequest,
+    OrderSide,
+    OrderType,
+    PositionMode,
+    PosSide,
+)
 from botkit.frozen import quick_init
 from botkit.intents import OrderIntent
 from botkit.pipeline.batching import MAX_BATCH, make_batches, order_key
@@ -35,6 +43,8 @@ from botkit.pipeline.validate import Band, CheckMemo, Reason, RoundingNote, pric
 from botkit.snapshot import Snapshot
 
 __all__ = ["Plan", "PlannedOrder", "Refusal", "build_plan"]
+
+_ZERO = Decimal(0)
 
 
 @quick_init
@@ -172,6 +182,61 @@ class _Market:
         return cls(instrument, mark, limit_price, band)
 
 
+class _Closing:
+    """What each position leg has left to close while one plan admits its orders, so that a
+    closing order (:func:`~botkit.pipeline.risk.reduces_only`) with nothing left to close is
+    refused here rather than by the exchange (10018 "No position to close").
+
+    Only what is certain counts: the positions read, less the closing MARKET orders admitted
+    earlier in the plan (they fill as they arrive; a closing limit order may never fill and
+    closes nothing here). A leg an order admitted earlier in the plan opens (any type) is never
+    judged again in this plan: that order may fill before the closing one arrives."""
+
+    __slots__ = ("_by", "_left", "_opened")
+
+    def __init__(self, positions: dict[tuple[str, PosSide], Decimal]) -> None:
+        self._left = positions
+        self._opened: set[tuple[str, PosSide]] = set()
+        self._by: dict[tuple[str, PosSide], list[str]] = {}
+
+    def refusal(self, intent: OrderIntent) -> Reason | None:
+        """Why ``intent``, a closing order, has nothing to close; ``None`` when it has or when
+        it is not a closing order."""
+        key = (intent.symbol, intent.pos_side)
+        if key in self._opened or not reduces_only(
+            intent.side, intent.pos_side, intent.reduce_only
+        ):
+            return None
+        left = self._left.get(key, _ZERO)
+        if left > 0 if intent.side is OrderSide.SELL else left < 0:
+            return None
+        leg = "" if intent.pos_side is PosSide.BOTH else f"{intent.pos_side.value} "
+        by = self._by.get(key)
+        if by:
+            what = (
+                f"the {leg}position on {intent.symbol} is closed in full by"
+                f" {', '.join(by)} earlier in this cycle"
+            )
+        else:
+            held = "" if not left else f" (the position is {left}, the same side as the order)"
+            what = f"no {leg}position on {intent.symbol} to close{held}"
+        return Reason(
+            "no_position_to_close",
+            f"{what} — the exchange would refuse this closing order (10018 no position to"
+            " close); it goes out again when its rule fires with a position to close",
+        )
+
+    def admit(self, intent: OrderIntent, sz: Decimal) -> None:
+        """Count ``intent`` (admitted, of size ``sz``) in what its leg has left to close."""
+        key = (intent.symbol, intent.pos_side)
+        if not reduces_only(intent.side, intent.pos_side, intent.reduce_only):
+            self._opened.add(key)
+        elif intent.type is OrderType.MARKET and key not in self._opened:
+            left = self._left.get(key, _ZERO)
+            self._left[key] = max(left - sz, _ZERO) if left > 0 else min(left + sz, _ZERO)
+            self._by.setdefault(key, []).append(intent.cl_ord_id)
+
+
 def build_plan(
     intents: Iterable[OrderIntent],
     snapshot: Snapshot,
@@ -210,6 +275,7 @@ def build_plan(
     held = 0
     markets: dict[str, _Market] = {}  # what each symbol's orders are checked against
     position_mode: PositionMode | None = None  # read (lazily) where the first order needs it
+    closing = _Closing(book.positions)  # the positions as the guards read them, signed
     for intent in sorted(intents, key=order_key):
         if intent.strategy in failed:
             refused.append(Refusal(intent, (failed[intent.strategy],), (), intent.px, intent.sz))
@@ -258,6 +324,10 @@ def build_plan(
                 reason = Reason("kill_switch", kill_switch)
                 refused.append(Refusal(intent, (reason,), checked.notes, checked.px, checked.sz))
                 continue
+            nothing = closing.refusal(intent)
+            if nothing is not None:
+                refused.append(Refusal(intent, (nothing,), checked.notes, checked.px, checked.sz))
+                continue
             candidate = Candidate.of(intent, sz=checked.sz, px=checked.px)
             valuation = market.valuation
             if valuation is None:
@@ -282,6 +352,7 @@ def build_plan(
             )
             refused.append(Refusal(intent, (why,), (), intent.px, intent.sz))
             continue
+        closing.admit(intent, checked.sz)
         accepted.append(PlannedOrder(intent, checked.request, checked.notes, value))
     if stopped:
         trips.append(
