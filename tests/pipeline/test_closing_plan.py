@@ -7,7 +7,7 @@ from __future__ import annotations
 from botkit.exchange.models import OrderSide, OrderType, Position, PositionMode, PosSide
 from botkit.intents import OrderIntent
 from botkit.pipeline import Plan, build_plan
-from tests.pipeline.helpers import SYMBOL, D, intent, snapshot
+from tests.pipeline.helpers import SYMBOL, D, instrument, intent, snapshot
 
 BUY, SELL = OrderSide.BUY, OrderSide.SELL
 LONG, SHORT, BOTH = PosSide.LONG, PosSide.SHORT, PosSide.BOTH
@@ -36,9 +36,9 @@ def test_two_strategies_closing_one_position_send_one_close() -> None:
     assert codes(plan) == {"exit-a-r1-0": "sent", "exit-b-r1-1": "no_position_to_close"}
     (refusal,) = plan.refused
     assert refusal.reasons[0].message == (
-        f"the position on {SYMBOL} is closed in full by exit-a-r1-0 earlier in this cycle — the"
-        " exchange would refuse this closing order (10018 no position to close); it goes out"
-        " again when its rule fires with a position to close"
+        f"the position on {SYMBOL} is closed in full by exit-a/r1 (exit-a-r1-0) earlier in this"
+        " cycle — the exchange would refuse this one too (10018 no position to close); nothing"
+        " to do when the rules closing it agree"
     )
     assert "no_position_to_close" in plan.render()
 
@@ -52,7 +52,13 @@ def test_closes_that_leave_some_of_the_position_all_go_out() -> None:
 
 def test_a_close_without_a_position_or_on_the_wrong_side_is_refused() -> None:
     flat = build_plan([close(0, "1")], snapshot())
-    assert flat.refused[0].reasons[0].message.startswith(f"no position on {SYMBOL} to close —")
+    assert flat.refused[0].reasons[0].message == (
+        f"no position on {SYMBOL} to close — the exchange would refuse this closing order"
+        " (10018 no position to close); a closing order needs the position open when it is sent"
+        " (reduce-only orders leave before the cycle's other orders, so one placed with its"
+        " entry finds none): place it from a rule that fires once the position is open, e.g."
+        " when: position.qty != 0"
+    )
     short = build_plan([close(0, "1")], snapshot(positions=held("-1")))  # a SELL close of a short
     assert (
         short.refused[0]
@@ -103,5 +109,24 @@ def test_hedge_legs_are_judged_apart() -> None:
     assert (
         plan.refused[0]
         .reasons[0]
-        .message.startswith(f"the LONG position on {SYMBOL} is closed in full by s1-r1-0")
+        .message.startswith(f"the LONG position on {SYMBOL} is closed in full by s1/r1 (s1-r1-0)")
     )
+
+
+def test_a_close_of_a_strategy_whose_planning_fails_closes_nothing() -> None:
+    """Strategy a's close is planned first, then a's other order fails to plan and takes a's
+    orders out: b's close of the same position goes out (a's never does)."""
+    broken = instrument(symbol="ETH_USDT_PERP").model_copy(update={"lotSz": "not a number"})
+    plan = build_plan(
+        [
+            close(0, "2", strategy="a"),
+            close(1, "2", strategy="b"),
+            intent(2, strategy="a", symbol="ETH_USDT_PERP"),
+        ],
+        snapshot(positions=held("2"), instruments={SYMBOL: instrument(), "ETH_USDT_PERP": broken}),
+    )
+    assert codes(plan) == {
+        "a-r1-0": "planning_failed",
+        "b-r1-1": "sent",
+        "a-r1-2": "planning_failed",
+    }
