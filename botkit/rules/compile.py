@@ -482,7 +482,9 @@ class _Compiler:
         else:
             if side not in (None, PosSide.BOTH):
                 self.at(
-                    (*path, "pos_side"), "close: LONG/SHORT needs hedge mode", "remove pos_side"
+                    (*path, "pos_side"),
+                    "close: LONG/SHORT needs hedge mode",
+                    "set margin: {position_mode: HEDGE} or remove pos_side",
                 )
             sides = (PosSide.BOTH,)
         kind = spec.type or (OrderType.LIMIT if spec.px is not None else OrderType.MARKET)
