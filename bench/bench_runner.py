@@ -299,12 +299,20 @@ def _breakdown(cycles: int = 30) -> None:
 
 def _timed_cycles(
     runner: Runner, clock: ManualClock, transport: TimedTransport, cycles: int
-) -> tuple[float, float]:
+) -> tuple[float, float, float]:
     """(median CPU µs per order outside the simulator, median µs per order in the activity
-    lookups) over ``cycles`` cycles of 100 orders."""
+    lookups, mean µs per order in the garbage collector's pauses) over ``cycles`` cycles of 100
+    orders."""
     cache = runner.activity
     spent = [0.0]
     get = cache.get
+    paused = [0.0, 0.0]
+
+    def pause(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            paused[1] = time.thread_time()
+        else:
+            paused[0] += time.thread_time() - paused[1]
 
     def timed_get(strategy: str, window_ms: int) -> Any:
         started = time.thread_time()
@@ -314,6 +322,7 @@ def _timed_cycles(
             spent[0] += time.thread_time() - started
 
     cache.get = timed_get  # type: ignore[method-assign]
+    gc.callbacks.append(pause)
     overhead: list[float] = []
     lookups: list[float] = []
     try:
@@ -328,7 +337,13 @@ def _timed_cycles(
             lookups.append(spent[0])
     finally:
         del cache.get
-    return statistics.median(overhead) / 100 * 1e6, statistics.median(lookups) / 100 * 1e6
+        gc.callbacks.remove(pause)
+    per_order = 1e6 / 100
+    return (
+        statistics.median(overhead) * per_order,
+        statistics.median(lookups) * per_order,
+        paused[0] / cycles * per_order,
+    )
 
 
 def _long_running(day: int = 1_440) -> None:
@@ -337,18 +352,22 @@ def _long_running(day: int = 1_440) -> None:
         runner, clock, transport = _setup(Path(tmp), strategies=20, legs=5)
         runner.run_cycle()
         freeze_start_up()
-        fresh, fresh_lookups = _timed_cycles(runner, clock, transport, 30)
+        fresh = _timed_cycles(runner, clock, transport, 30)
         for _ in range(day - 31 - 30):
             clock.advance(MINUTE)
             runner.run_cycle()
-        late, late_lookups = _timed_cycles(runner, clock, transport, 30)
-    print("a long-running service (the cycle above, CPU µs per order, median of 30 cycles):")
-    print(f"  cycles 2-31            {fresh:6.1f}  (activity lookups {fresh_lookups:5.2f})")
+        late = _timed_cycles(runner, clock, transport, 30)
+    print("a long-running service (the cycle above; CPU µs per order, median of 30 cycles):")
+    print("                        overhead  activity lookups  gc pauses (mean)")
+    for label, (overhead, lookups, gc_pauses) in (
+        ("cycles 2-31", fresh),
+        (f"cycles {day - 29}-{day}", late),
+    ):
+        print(f"  {label:<20} {overhead:8.1f}  {lookups:16.2f}  {gc_pauses:16.2f}")
     print(
-        f"  cycles {day - 29}-{day}      {late:6.1f}  (activity lookups {late_lookups:5.2f};"
-        f" a day: the activity window full)"
+        f"  drift after a day    {late[0] - fresh[0]:+8.1f}  {late[1] - fresh[1]:+16.2f}"
+        f"  {late[2] - fresh[2]:+16.2f}  (a day: the default activity window full)"
     )
-    print(f"  drift after a day      {late - fresh:+6.1f}  ({late / fresh:.2f}x)")
 
 
 def _rss_mib() -> float:

@@ -220,6 +220,19 @@ class Timeline(Sequence[T]):
     def __len__(self) -> int:
         return self._hi - self._lo
 
+    def __bool__(self) -> bool:
+        return self._hi > self._lo
+
+    @property
+    def first(self) -> T | None:
+        """The oldest item (None: empty)."""
+        return self._items[self._lo] if self._hi > self._lo else None
+
+    @property
+    def last(self) -> T | None:
+        """The newest item (None: empty)."""
+        return self._items[self._hi - 1] if self._hi > self._lo else None
+
     @overload
     def __getitem__(self, index: int) -> T: ...
     @overload

@@ -28,6 +28,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 from botkit.intents import Activity, RuleActivity, Timeline
 from botkit.ports.journal import ActivityNote, ActivityReads
@@ -49,19 +50,27 @@ class _Entry:
 
 
 def _oldest(activity: Activity) -> int | None:
-    times = [a.fire_times_ms[0] for a in activity.values() if a.fire_times_ms]
-    times += [a.orders[0][0] for a in activity.values() if a.orders]
-    return min(times, default=None)
+    oldest: int | None = None
+    for rule in activity.values():
+        first = _rule_oldest(rule)
+        if first is not None and (oldest is None or first < oldest):
+            oldest = first
+    return oldest
 
 
 def _rule_oldest(activity: RuleActivity) -> int | None:
-    """The oldest time of a rule's merged activity (its fires and orders are oldest first)."""
+    """The oldest time of a rule's activity (its fires and orders are oldest first)."""
     fires, orders = activity.fire_times_ms, activity.orders
-    if fires and orders:
-        return min(fires[0], orders[0][0])
-    if fires:
-        return fires[0]
-    return orders[0][0] if orders else None
+    fire: int | None
+    order: tuple[int, str] | None
+    if isinstance(fires, Timeline) and isinstance(orders, Timeline):
+        fire, order = fires.first, orders.first
+    else:  # the journal's read, as it came
+        fire = fires[0] if fires else None
+        order = orders[0] if orders else None
+    if order is None:
+        return fire
+    return order[0] if fire is None or order[0] < fire else fire
 
 
 def _merge(old: Activity, new: Activity, since_ms: int, merged: bool, unique: bool) -> Activity:
@@ -107,22 +116,32 @@ def _appended(
 ) -> RuleActivity | None:
     """``before`` (merged) cut at ``since_ms`` with ``after`` (oldest first) appended, when
     everything in ``after`` is newer than everything in ``before``; else None (merge)."""
-    fires, news = before.fire_times_ms, after.fire_times_ms
-    if fires and news and news[0] <= fires[-1]:
-        return None
-    orders, placed = before.orders, after.orders
-    if placed and (not unique or (orders and placed[0][0] <= orders[-1][0])):
-        return None
-    kept_fires = Timeline.of(fires).cut(since_ms)
+    fires, orders = Timeline.of(before.fire_times_ms), Timeline.of(before.orders)
+    news, placed = after.fire_times_ms, after.orders
     if news:
-        kept_fires = kept_fires.extended(dict.fromkeys(news[bisect_left(news, since_ms) :]))
-    kept_orders = Timeline.of(orders).cut((since_ms,))
+        last = fires.last
+        if last is not None and news[0] <= last:
+            return None
     if placed:
-        kept_orders = kept_orders.extended(sorted(o for o in placed if o[0] >= since_ms))
-    return RuleActivity(kept_fires, kept_orders)
+        newest = orders.last
+        if not unique or (newest is not None and placed[0][0] <= newest[0]):
+            return None
+    fires = fires.cut(since_ms)
+    if news:
+        if news[0] < since_ms:
+            news = news[bisect_left(news, since_ms) :]
+        fires = fires.extended(dict.fromkeys(news))
+    orders = orders.cut((since_ms,))
+    if placed:
+        fresh = [o for o in placed if o[0] >= since_ms]
+        fresh.sort()
+        orders = orders.extended(fresh)
+    return RuleActivity(fires, orders)
 
 
 _NONE = RuleActivity()
+_TIME = itemgetter(0)
+"""An order's time (sorting the news keeps the journal's order within a millisecond)."""
 
 
 class ActivityCache:
@@ -214,11 +233,7 @@ class ActivityCache:
         return {  # oldest first, the journal's order within a millisecond (its reads' order)
             rule: RuleActivity(
                 tuple(sorted(fires.get(rule, ()))),
-                tuple(sorted(orders.get(rule, ()), key=_time)),
+                tuple(sorted(orders.get(rule, ()), key=_TIME)),
             )
             for rule in set(fires) | set(orders)
         }
-
-
-def _time(order: tuple[int, str]) -> int:
-    return order[0]
