@@ -99,7 +99,7 @@ def _order_row(order: PlannedOrder, outcome: Outcome | None) -> NewOrder:
         request.px,  # px
         request.sz,  # sz
         tuple(map(str, notes)) if notes else (),  # notes
-        request.to_wire(),  # wire
+        request.kept_wire(),  # wire: the body the client sends, read by the journal
         (),  # reasons
         outcome,  # outcome
     )
