@@ -139,7 +139,7 @@ _ACCEPTED = Outcome.ACCEPTED
 
 
 def _ids(requests: Sequence[OrderRequest]) -> tuple[str, ...]:
-    return tuple(r.clOrdId or "" for r in requests)
+    return tuple([r.clOrdId or "" for r in requests])
 
 
 class Submitter:
