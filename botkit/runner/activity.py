@@ -139,6 +139,40 @@ def _appended(
     return RuleActivity(fires, orders)
 
 
+def _grown(
+    old: Activity, news: Activity, since_ms: int, oldest_ms: int | None
+) -> tuple[Activity, int | None] | None:
+    """What :func:`_merge` gives (merged, client order ids unique) when nothing in ``old`` is
+    older than ``since_ms``, and its oldest time, without going over the rules the news leave
+    alone: each touched rule's news appended (:func:`_appended`), a new rule's taken as
+    :func:`_merge` takes them, the rules in :func:`_merge`'s (sorted) order. None when a rule's
+    news are not all newer than what it holds (merge)."""
+    out = dict(old)
+    added = False
+    for rule, after in news.items():
+        before = old.get(rule)
+        if before is None:
+            fires = sorted(dict.fromkeys(t for t in after.fire_times_ms if t >= since_ms))
+            by_id = {o[1]: o for o in after.orders if o[0] >= since_ms}
+            orders = sorted(by_id.values())
+            if not (fires or orders):
+                continue
+            joined = RuleActivity(Timeline(fires), Timeline(orders))
+            first = _rule_oldest(joined)
+            if first is not None and (oldest_ms is None or first < oldest_ms):
+                oldest_ms = first
+            added = True
+        else:
+            appended = _appended(before, after, since_ms, True)
+            if appended is None:
+                return None
+            joined = appended
+        out[rule] = joined
+    if added:
+        out = dict(sorted(out.items()))
+    return out, oldest_ms
+
+
 _NONE = RuleActivity()
 _TIME = itemgetter(0)
 """An order's time (sorting the news keeps the journal's order within a millisecond)."""
@@ -205,9 +239,14 @@ class ActivityCache:
             activity = _merge(entry.activity, {}, since, entry.merged, not self.include_dry)
         else:
             entry.fresh = []
-            activity = _merge(
-                entry.activity, self._take(fresh), since, entry.merged, not self.include_dry
-            )
+            news = self._take(fresh)
+            unique = not self.include_dry
+            if entry.merged and unique and (entry.oldest_ms is None or entry.oldest_ms >= since):
+                grown = _grown(entry.activity, news, since, entry.oldest_ms)
+                if grown is not None:  # the usual cycle: news appended, nothing cut
+                    entry.activity, entry.oldest_ms = grown
+                    return grown[0]
+            activity = _merge(entry.activity, news, since, entry.merged, unique)
         entry.activity = activity
         entry.oldest_ms = _oldest(activity)
         entry.merged = True
