@@ -68,6 +68,14 @@ def _dec(value: Decimal | None) -> str | None:
     return None if value is None else format(value, "f")
 
 
+def _plain(value: Decimal, text: str) -> str:
+    """``format(value, "f")`` given ``text``, the value's ``str``: the same text when it has no
+    exponent (a third of the cost; an order has four amounts)."""
+    if type(value) is Decimal and "E" not in text and "e" not in text:
+        return text
+    return format(value, "f")
+
+
 def _json(value: Any) -> str:
     """Compact JSON with sorted keys; values it cannot encode as their ``str``.
 
@@ -488,10 +496,15 @@ def order_rows(
     ``reserve_until``: the rows of :data:`ORDER_RESERVED_INSERT` instead, each intent (no
     outcome yet) *reserved* — written ``sent``, one attempt, ``sent_ms`` the end of the
     reservation: its request may leave any time until then without another commit. The orders
-    settled at once (refused locally) stay as they are (no attempt)."""
+    settled at once (refused locally) stay as they are (no attempt).
+
+    Each amount is made text once (``str``): its column takes the plain form of it
+    (:func:`_plain`), the event line the text itself."""
     flag = int(dry)
     rows: list[Row] = []
     events: list[Row] = []
+    append_row = rows.append
+    append_event = events.append
     intent_state = OrderState.INTENT.value
     final_state = OrderState.FINAL.value
     reserved: Row = ()
@@ -504,34 +517,56 @@ def order_rows(
         i = order.intent
         notes = order.notes
         reasons = order.reasons
-        if i.inputs is not shared[0]:
-            shared = (i.inputs, _json(dict(i.inputs)))
+        inputs = i.inputs
+        if inputs is not shared[0]:
+            shared = (inputs, _json(dict(inputs)))
         outcome = order.outcome
         side = i.side._value_  # ``.value`` reads through enum's descriptor, at twice the cost
         kind_ = i.type._value_
+        symbol = i.symbol
         px = order.px
         sz = order.sz
         wire = order.wire
-        rows.append(
+        intent_px = i.px
+        intent_sz = i.sz
+        # an amount's ``str`` is what the event line's f-string writes, and its plain form
+        # unless it has an exponent (:func:`_plain`)
+        if sz is None:
+            sz_text = str(intent_sz)
+            sz_plain = None
+        else:
+            sz_text = str(sz)
+            sz_plain = _plain(sz, sz_text)
+        if px is None:
+            px_plain = None
+            what = f"{side} {sz_text} {symbol} {kind_}"
+        else:
+            px_text = str(px)
+            px_plain = _plain(px, px_text)
+            what = f"{side} {sz_text} {symbol} {kind_} @ {px_text}"
+        cl_ord_id = i.cl_ord_id
+        strategy = i.strategy
+        rule = i.rule
+        append_row(
             (
                 cycle_id,
                 now,
                 flag,
-                i.strategy,
-                i.rule,
+                strategy,
+                rule,
                 i.slot,
                 i.leg,
-                i.cl_ord_id,
-                i.symbol,
+                cl_ord_id,
+                symbol,
                 side,
                 kind_,
                 i.pos_side._value_,
                 i.mgn_mode._value_,
                 int(i.reduce_only),
-                None if i.px is None else format(i.px, "f"),
-                None if i.sz is None else format(i.sz, "f"),
-                None if px is None else format(px, "f"),
-                None if sz is None else format(sz, "f"),
+                None if intent_px is None else _plain(intent_px, str(intent_px)),
+                None if intent_sz is None else _plain(intent_sz, str(intent_sz)),
+                px_plain,
+                sz_plain,
                 _json(list(notes)) if notes else "[]",
                 shared[1],
                 None if wire is None else _json(wire),
@@ -542,9 +577,6 @@ def order_rows(
             )
             + (reserved if outcome is None else settled)
         )
-        what = f"{side} {i.sz if sz is None else sz} {i.symbol} {kind_}"
-        if px is not None:
-            what += f" @ {px}"
         if outcome is None:
             text = "intent " + what
             kind = "intent"
@@ -556,7 +588,7 @@ def order_rows(
             kind, text = "intent", f"intent {what}"
         if notes:
             text += " (rounded " + "; ".join(notes) + ")"
-        events.append((now, cycle_id, kind, i.strategy, i.rule, i.cl_ord_id, text, "{}"))
+        append_event((now, cycle_id, kind, strategy, rule, cl_ord_id, text, "{}"))
     return rows, events
 
 
@@ -605,33 +637,39 @@ def settle_rows(outcomes: Sequence[OrderOutcome], *, now: int) -> tuple[list[Row
     updates: list[Row] = []
     events: list[Row] = []
     for out in outcomes:
-        value = out.outcome.value
+        value = out.outcome._value_  # ``.value`` reads through enum's descriptor
         reasons = out.reasons
+        ord_id = out.ord_id
+        code = out.code
+        msg = out.msg
+        error = out.error
+        resolved = out.resolved
+        cl_ord_id = out.cl_ord_id
         updates.append(
             (
                 value,
-                out.ord_id,
-                out.code,
-                out.msg,
-                out.error,
-                int(out.resolved),
+                ord_id,
+                code,
+                msg,
+                error,
+                int(resolved),
                 _json(list(reasons)) if reasons else "[]",
                 now,
-                out.cl_ord_id,
+                cl_ord_id,
             )
         )
         text = value
-        if out.ord_id:
-            text += f" ordId {out.ord_id}"
-        if out.code is not None:
-            text += f" code {out.code}"
-        if out.msg:
-            text += f": {out.msg}"
-        if out.error:
-            text += f" ({out.error})"
-        if out.resolved:
+        if ord_id:
+            text += f" ordId {ord_id}"
+        if code is not None:
+            text += f" code {code}"
+        if msg:
+            text += f": {msg}"
+        if error:
+            text += f" ({error})"
+        if resolved:
             text += " [resolved by lookup]"
-        events.append((now, None, "outcome", "", "", out.cl_ord_id, text, "{}"))
+        events.append((now, None, "outcome", "", "", cl_ord_id, text, "{}"))
     return updates, events
 
 
