@@ -40,6 +40,7 @@ from bench.bench_backtest import _reference_s
 from botkit.app.clients import SIM_BASE_URL
 from botkit.clock import ManualClock
 from botkit.journal import Journal
+from botkit.journal.conn import RedactingConnection
 from botkit.pipeline.band import BandCheck
 from botkit.pipeline.plan import build_plan
 from botkit.rules.store import StrategyStore
@@ -105,7 +106,12 @@ def _setup(folder: Path, strategies: int, legs: int) -> tuple[Runner, ManualCloc
     sim = make_sim(_config(), clock, auto_step=False)
     transport = TimedTransport(sim.transport)
     client = client_for(SIM_BASE_URL, sim.config, local=clock.now_ms, transport=transport)
-    journal = Journal(folder / "journal.sqlite", clock=clock.now_ms, synchronous="NORMAL")
+    key = sim.config.auth.keys[0]
+    credentials = (key.key, key.secret.get_secret_value(), key.passphrase.get_secret_value())
+    # the service's journal redacts the credentials from every text it stores (secrets_of)
+    journal = Journal(
+        folder / "journal.sqlite", clock=clock.now_ms, synchronous="NORMAL", secrets=credentials
+    )
     (folder / "strategies").mkdir()
     for n in range(strategies):
         text = IOC_LADDER.replace("NAME", f"probe-{n:02d}").replace("LEGS", str(legs))
@@ -261,7 +267,10 @@ def _breakdown(cycles: int = 30) -> None:
             parts.wrap(journal, name, "journal: rows, JSON, notes (Python)")
         # the journal's statements, commits included, through a timing stand-in for its
         # connection (the journal's private attribute: a benchmark's look inside)
-        timed = _TimedConnection(journal._conn, parts)
+        conn = journal._conn
+        if isinstance(conn, RedactingConnection):  # the credentials' search: Python's part
+            parts.wrap(conn, "_clean", "journal: rows, JSON, notes (Python)")
+        timed = _TimedConnection(conn, parts)
         journal._conn = timed  # type: ignore[assignment]
         client = runner.port
         parts.wrap(client, "_call", _CLIENT_REQUESTS)
