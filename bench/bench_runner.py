@@ -9,7 +9,11 @@
    Then, in a separate run (the timing of each part costs a little itself), where that CPU time
    goes: each part's own time (the parts it calls counted in theirs), per order; the garbage
    collector's pauses are a part of their own.
-2. Memory (RSS and Python heap) after 1,000 and 10,000 cycles of 20 strategies on simulated time
+2. A long-running service: the same cycle's CPU overhead per order (and the rules' activity
+   lookups' share of it) over cycles 2-31 and again after a day of one-minute cycles (1,440: the
+   default activity window full of each strategy's fires and orders), so a cost that grows with
+   the window shows (``BENCH_RUNNER_LONG=0`` leaves it out; ~20 s).
+3. Memory (RSS and Python heap) after 1,000 and 10,000 cycles of 20 strategies on simulated time
    (``BENCH_RUNNER_MEMORY=0`` leaves it out).
 
 The machine's reference line (``bench_backtest._reference_s``) comes first, to compare runs.
@@ -36,6 +40,7 @@ from bench.bench_backtest import _reference_s
 from botkit.app.clients import SIM_BASE_URL
 from botkit.clock import ManualClock
 from botkit.journal import Journal
+from botkit.journal.conn import RedactingConnection
 from botkit.pipeline.band import BandCheck
 from botkit.pipeline.plan import build_plan
 from botkit.rules.store import StrategyStore
@@ -101,7 +106,12 @@ def _setup(folder: Path, strategies: int, legs: int) -> tuple[Runner, ManualCloc
     sim = make_sim(_config(), clock, auto_step=False)
     transport = TimedTransport(sim.transport)
     client = client_for(SIM_BASE_URL, sim.config, local=clock.now_ms, transport=transport)
-    journal = Journal(folder / "journal.sqlite", clock=clock.now_ms, synchronous="NORMAL")
+    key = sim.config.auth.keys[0]
+    credentials = (key.key, key.secret.get_secret_value(), key.passphrase.get_secret_value())
+    # the service's journal redacts the credentials from every text it stores (secrets_of)
+    journal = Journal(
+        folder / "journal.sqlite", clock=clock.now_ms, synchronous="NORMAL", secrets=credentials
+    )
     (folder / "strategies").mkdir()
     for n in range(strategies):
         text = IOC_LADDER.replace("NAME", f"probe-{n:02d}").replace("LEGS", str(legs))
@@ -257,7 +267,10 @@ def _breakdown(cycles: int = 30) -> None:
             parts.wrap(journal, name, "journal: rows, JSON, notes (Python)")
         # the journal's statements, commits included, through a timing stand-in for its
         # connection (the journal's private attribute: a benchmark's look inside)
-        timed = _TimedConnection(journal._conn, parts)
+        conn = journal._conn
+        if isinstance(conn, RedactingConnection):  # the credentials' search: Python's part
+            parts.wrap(conn, "_clean", "journal: rows, JSON, notes (Python)")
+        timed = _TimedConnection(conn, parts)
         journal._conn = timed  # type: ignore[assignment]
         client = runner.port
         parts.wrap(client, "_call", _CLIENT_REQUESTS)
@@ -291,6 +304,79 @@ def _breakdown(cycles: int = 30) -> None:
     print(f"  (the journal: {timed.commits / cycles:.0f} commits and"
           f" {timed.statements / cycles:.0f} statements a cycle)")  # fmt: skip
     print(f"  ({parts.cpu[_SIMULATOR] / orders * 1e6:.1f} µs per order in the {_SIMULATOR})")
+
+
+def _timed_cycles(
+    runner: Runner, clock: ManualClock, transport: TimedTransport, cycles: int
+) -> tuple[float, float, float]:
+    """(median CPU µs per order outside the simulator, median µs per order in the activity
+    lookups, mean µs per order in the garbage collector's pauses) over ``cycles`` cycles of 100
+    orders."""
+    cache = runner.activity
+    spent = [0.0]
+    get = cache.get
+    paused = [0.0, 0.0]
+
+    def pause(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            paused[1] = time.thread_time()
+        else:
+            paused[0] += time.thread_time() - paused[1]
+
+    def timed_get(strategy: str, window_ms: int) -> Any:
+        started = time.thread_time()
+        try:
+            return get(strategy, window_ms)
+        finally:
+            spent[0] += time.thread_time() - started
+
+    cache.get = timed_get  # type: ignore[method-assign]
+    gc.callbacks.append(pause)
+    overhead: list[float] = []
+    lookups: list[float] = []
+    try:
+        for _ in range(cycles):
+            clock.advance(MINUTE)
+            inside_cpu = transport.cpu_seconds
+            spent[0] = 0.0
+            cpu = time.thread_time()
+            runner.run_cycle()
+            cpu = time.thread_time() - cpu
+            overhead.append(cpu - (transport.cpu_seconds - inside_cpu))
+            lookups.append(spent[0])
+    finally:
+        del cache.get
+        gc.callbacks.remove(pause)
+    per_order = 1e6 / 100
+    return (
+        statistics.median(overhead) * per_order,
+        statistics.median(lookups) * per_order,
+        paused[0] / cycles * per_order,
+    )
+
+
+def _long_running(day: int = 1_440) -> None:
+    """The cycle's overhead fresh and after a day of cycles (the activity window full)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        runner, clock, transport = _setup(Path(tmp), strategies=20, legs=5)
+        runner.run_cycle()
+        freeze_start_up()
+        fresh = _timed_cycles(runner, clock, transport, 30)
+        for _ in range(day - 31 - 30):
+            clock.advance(MINUTE)
+            runner.run_cycle()
+        late = _timed_cycles(runner, clock, transport, 30)
+    print("a long-running service (the cycle above; CPU µs per order, median of 30 cycles):")
+    print("                        overhead  activity lookups  gc pauses (mean)")
+    for label, (overhead, lookups, gc_pauses) in (
+        ("cycles 2-31", fresh),
+        (f"cycles {day - 29}-{day}", late),
+    ):
+        print(f"  {label:<20} {overhead:8.1f}  {lookups:16.2f}  {gc_pauses:16.2f}")
+    print(
+        f"  drift after a day    {late[0] - fresh[0]:+8.1f}  {late[1] - fresh[1]:+16.2f}"
+        f"  {late[2] - fresh[2]:+16.2f}  (a day: the default activity window full)"
+    )
 
 
 def _rss_mib() -> float:
@@ -330,6 +416,8 @@ def main(argv: Any = None) -> None:
     print(f"machine {_reference_s():.2f} s for the reference loop (bench_backtest._reference_s)")
     _cycle_overhead()
     _breakdown()
+    if os.environ.get("BENCH_RUNNER_LONG", "1") != "0":
+        _long_running()
     if os.environ.get("BENCH_RUNNER_MEMORY", "1") != "0":
         _memory()
 

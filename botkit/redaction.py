@@ -45,6 +45,11 @@ class Redactor:
     def __repr__(self) -> str:
         return f"Redactor({len(self._forms)} forms)"  # never the secrets themselves
 
+    def found_in(self, text: str) -> bool:
+        """Whether any form of any secret occurs in ``text`` (what :meth:`__call__` would
+        replace something in)."""
+        return any(form in text for form in self._forms)
+
     def __call__(self, text: str) -> str:
         for form in self._forms:
             if form in text:

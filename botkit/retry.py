@@ -141,7 +141,14 @@ class Retry:
         try:
             return fn(*args)
         except self.retry_on as exc:
-            failed: list[BaseException] = [exc]
+            return self.after(exc, fn, *args)
+
+    def after(self, first: BaseException, fn: Callable[..., T], *args: Any) -> T:
+        """What :meth:`call` does once its bare first try of ``fn(*args)`` raised ``first``
+        (one of :attr:`retry_on`): the retries, as tenacity's attempts 2, 3, ... A caller
+        that made the first try itself (and builds this policy only when it failed) hands
+        the error over here."""
+        failed: list[BaseException] = [first]
 
         def attempt(*a: Any) -> T:
             if failed:

@@ -486,7 +486,7 @@ class Journal:
                 )
                 reserved = [o.intent.cl_ord_id for o in orders if o.outcome is None]
                 with self._lock, self._tx(events) as conn:
-                    writes.insert_values(conn, writes.ORDER_RESERVED_INSERT, rows)
+                    writes.insert_reserved(conn, rows)
                     if self._reserved:  # one end for every reservation: the earlier extended
                         writes.resend_reserved(conn, sorted(self._reserved), now + reserve_ms)
             else:

@@ -179,6 +179,8 @@ def integer(value: Any, max_digits: int = 9) -> int | None:
     """``value`` (an int, an integral Decimal, or a string of ASCII digits) as an int of at
     most ``max_digits`` digits; None for anything else — infinities, a million-digit number,
     ``"²"`` — so a hostile answer is a malformed one, not a crash."""
+    if type(value) is int:  # the usual answer code: no text made of it
+        return value if -_TENS[max_digits] < value < _TENS[max_digits] else None
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
@@ -194,6 +196,19 @@ def integer(value: Any, max_digits: int = 9) -> int | None:
         if text.isascii() and digits.isdigit() and len(digits) <= max_digits:
             return int(text)
     return None
+
+
+class _Powers(dict[int, int]):
+    """``10 ** n`` by ``n``, each made once: an int has at most ``n`` digits when it lies
+    strictly between ``-10 ** n`` and ``10 ** n``; below one digit nothing does (0 for ``n``
+    below 1: no int lies strictly between -0 and 0)."""
+
+    def __missing__(self, digits: int) -> int:
+        power = self[digits] = 10**digits if digits >= 1 else 0
+        return power
+
+
+_TENS = _Powers()
 
 
 def _code(value: Any) -> int | None:

@@ -83,19 +83,26 @@ class BandCheck:
         keep: list[OrderRequest] = []
         refused: list[OrderOutcome] = []
         for request in requests:
-            now = fresh.get(request.symbol)
-            if request.px is None or now is None:
+            px = request.px
+            symbol = request.symbol
+            now = fresh.get(symbol)
+            if px is None or now is None:
                 keep.append(request)
                 continue
+            bounds = bands[symbol]
+            if bounds is not None:  # inside the bounds: what outside_band says, without a call
+                low, high = bounds
+                if (low is None or px >= low) and (high is None or px <= high):
+                    keep.append(request)
+                    continue
             mark, band = now
-            instrument = self._instruments[request.symbol]
-            bounds = bands[request.symbol]
+            instrument = self._instruments[symbol]
             if bounds is None:  # the band's arithmetic failed: meet it as before, per order
                 reason = band_reason(
-                    request.px, instrument, mark=mark, limit_price=band, margin=self._margin
+                    px, instrument, mark=mark, limit_price=band, margin=self._margin
                 )
             else:
-                reason = outside_band(request.px, bounds, instrument, mark, self._margin)
+                reason = outside_band(px, bounds, instrument, mark, self._margin)
             if reason is None:
                 keep.append(request)
                 continue

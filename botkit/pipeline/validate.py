@@ -604,8 +604,11 @@ class CheckMemo:
 
     def _again(self, intent: OrderIntent, known: _Known) -> Checked | None:
         """The order checked as an earlier one of the same values was (None: check it in
-        full — its client order id or its request is refused)."""
-        if check_cl_ord_id(intent) is not None:
+        full — its client order id or its request is refused). The id is checked by the
+        request's build (:func:`~botkit.exchange.models.order_request` refuses what
+        :func:`check_cl_ord_id` refuses, as a ``ValidationError``), once only a text: an id
+        of no text (``None``) would make a request without one."""
+        if type(intent.cl_ord_id) is not str:
             return None
         px, sz, px_after, sz_after = known
         try:

@@ -22,7 +22,7 @@ with no database code, so the engine, the journal and the CLI share them
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import StrEnum
@@ -103,8 +103,9 @@ class NewOrder:
     sz: Decimal | None
     notes: tuple[str, ...] = ()
     """How the pipeline rounded it (``px 100.05 -> 100.0 (step 0.1)``)."""
-    wire: dict[str, Any] | None = None
-    """The order as it goes into the request body (no headers, no secrets)."""
+    wire: Mapping[str, Any] | None = None
+    """The order as it goes into the request body (no headers, no secrets): read, never
+    changed (the executor hands over the request's own, :meth:`OrderRequest.kept_wire`)."""
     reasons: tuple[str, ...] = ()
     outcome: Outcome | None = None
     """Set for orders settled at once (refused locally, dry run)."""

@@ -353,7 +353,7 @@ def quiet_until(
         if limit is None or activity is None:
             return None
         since = now_ms - limit.per_ms
-        fires = sorted(t for t in activity.fire_times_ms if since < t <= now_ms)
+        fires = activity.fires_within(since, now_ms)
         if len(fires) < limit.count:
             return None
         # the gate holds while the oldest of the newest `count` fires is inside the window

@@ -63,7 +63,7 @@ def gate(
             )
     if rule.max_fires is not None and activity is not None:
         since = now_ms - rule.max_fires.per_ms
-        fires = sum(1 for t in activity.fire_times_ms if since < t <= now_ms)
+        fires = activity.count_fires_within(since, now_ms)
         if fires >= rule.max_fires.count:
             return (
                 RuleStatus.MAX_FIRES,

@@ -338,11 +338,11 @@ class RuleView(View):
 
     def orders(self, window: str) -> Decimal:
         since = self._ctx.now_ms - parse_duration(window)
-        return Decimal(sum(1 for t, _ in self._act.orders if t >= since))
+        return Decimal(self._act.orders_since(since))
 
     def fires(self, window: str) -> Decimal:
         since = self._ctx.now_ms - parse_duration(window)
-        return Decimal(sum(1 for t in self._act.fire_times_ms if t >= since))
+        return Decimal(self._act.fires_since(since))
 
 
 def _last_fire_ago(view: RuleView) -> Decimal:

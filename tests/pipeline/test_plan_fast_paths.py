@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 from decimal import Decimal
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -475,3 +476,24 @@ def test_an_order_no_guard_applies_to_still_rests_for_another_strategy_s_positio
     assert book.admit(buy("s1"), valuation) == ()
     (trip,) = book.admit(buy("s2"), valuation)
     assert (trip.guard, trip.value) == ("max_position", D("6"))
+
+
+@pytest.mark.parametrize("bad", ["", "x" * 33, "bad id!", "ü-1", None])
+def test_an_order_of_known_values_with_a_bad_id_is_refused_as_alone(bad: str | None) -> None:
+    """The second order of the same values takes the memo's path, which leaves the id's
+    check to the request's build: a bad id (none at all included) is still refused with the
+    reason validating it alone gives (fails if the memo's path skips the check of an id that
+    is not a text: a request without an id would go out)."""
+    symbol = sorted(_MARKETS)[0]
+    inst, mark, band = _MARKETS[symbol]
+    first = OrderIntent(
+        strategy="s1", rule="r", slot=1, leg=0, cl_ord_id="s1-0", symbol=symbol,
+        side=OrderSide.BUY, type=OrderType.LIMIT, sz=D("1"), px=mark.quantize(D("0.01")),
+    )  # fmt: skip
+    second = replace(first, leg=1, cl_ord_id=bad)  # type: ignore[arg-type]
+    plan = build_plan([first, second], _snapshot())
+    assert [o.cl_ord_id for o in plan.accepted] == ["s1-0"]
+    (refusal,) = plan.refused
+    alone = validate_intent(second, inst, mark=mark, limit_price=band)
+    assert refusal.reasons == alone.reasons
+    assert alone.reasons[0].code == "cl_ord_id_invalid"

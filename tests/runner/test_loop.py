@@ -12,7 +12,7 @@ import pytest
 
 from botkit.clock import SimulatedTime
 from botkit.runner.cycle import CycleReport
-from botkit.runner.loop import Loop, status_line
+from botkit.runner.loop import LIVE_GC_THRESHOLDS, Loop, status_line
 from botkit.service.notify import Notifier
 from tests.runner.conftest import ONE_ORDER, T0, Rig
 
@@ -153,3 +153,29 @@ def test_what_start_up_made_is_frozen_after_the_first_cycle_that_ran(rig: Rig) -
     # frozen later (frozen once, not at every cycle: frozen objects freed since only lower it)
     assert frozen[0] > 0
     assert frozen[1] <= frozen[0]
+
+
+def test_the_loop_collects_young_objects_less_often_while_it_runs_and_restores_after(
+    rig: Rig,
+) -> None:
+    """From its first cycle on, the loop runs with :data:`LIVE_GC_THRESHOLDS` (a cycle's
+    short-lived containers do not trigger a collection every 700 allocations); a loop that
+    ends leaves the collector's thresholds as it found them."""
+    rig.write("one.yaml", ONE_ORDER)
+    seen: list[tuple[int, int, int]] = []
+    before = gc.get_threshold()
+    gc.unfreeze()
+    try:
+        loop = Loop(
+            rig.runner,
+            SimulatedTime(rig.clock),
+            on_cycle=lambda _report: seen.append(gc.get_threshold()),
+        )
+        assert loop.run(cycles=2) == 0
+        after = gc.get_threshold()
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*before)
+    assert seen == [LIVE_GC_THRESHOLDS, LIVE_GC_THRESHOLDS]
+    assert LIVE_GC_THRESHOLDS[0] >= 10_000
+    assert after == before

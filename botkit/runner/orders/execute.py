@@ -76,6 +76,7 @@ class ExecutionReport:
 
 
 _NOTHING_RECONCILED = ReconcileReport()
+_FAILED = Outcome.FAILED
 _QUIET_LIVE = ExecutionReport(dry=False, reconciled=_NOTHING_RECONCILED)
 _QUIET_DRY = ExecutionReport(dry=True, reconciled=_NOTHING_RECONCILED)
 
@@ -99,7 +100,7 @@ def _order_row(order: PlannedOrder, outcome: Outcome | None) -> NewOrder:
         request.px,  # px
         request.sz,  # sz
         tuple(map(str, notes)) if notes else (),  # notes
-        request.to_wire(),  # wire
+        request.kept_wire(),  # wire: the body the client sends, read by the journal
         (),  # reasons
         outcome,  # outcome
     )
@@ -266,7 +267,7 @@ class Executor:
             )
             refusals = tuple(r for r in refusals if r.cl_ord_id not in known)
         skipped = tuple(sorted(known))
-        batches = [tuple(o.request for o in batch) for batch in planned]
+        batches = [tuple([o.request for o in batch]) for batch in planned]
         one_by_one = self._concurrency == 1 or len(batches) <= 1
         # one commit: the refusals' rows, then the intents' (the rows and ids of two calls),
         # the intents reserved for their sends when the batches go one after another
@@ -314,14 +315,15 @@ class Executor:
                     self._note_band_refusals(report, cycle_id)
                     reports.append((futures[future], report))
         ordered = [r for _, r in sorted(reports, key=lambda pair: pair[0])]
-        if any(o.outcome is Outcome.FAILED for r in ordered for o in r.outcomes):
+        outcomes = tuple([o for r in ordered for o in r.outcomes])
+        if any([o.outcome is _FAILED for o in outcomes]):
             self._rechecker.wake()  # a new "never placed" verdict to look up again later
         return ExecutionReport(
             dry=False,
             sent=len(fresh),
-            requests=sum(r.requests for r in ordered),
-            outcomes=tuple(o for r in ordered for o in r.outcomes),
-            unsettled=tuple(c for r in ordered for c in r.unsettled),
+            requests=sum([r.requests for r in ordered]),
+            outcomes=outcomes,
+            unsettled=tuple([c for r in ordered for c in r.unsettled]),
             refused=len(refusals),
             trips=len(plan.trips),
             skipped=skipped,

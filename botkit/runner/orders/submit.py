@@ -139,7 +139,7 @@ _ACCEPTED = Outcome.ACCEPTED
 
 
 def _ids(requests: Sequence[OrderRequest]) -> tuple[str, ...]:
-    return tuple(r.clOrdId or "" for r in requests)
+    return tuple([r.clOrdId or "" for r in requests])
 
 
 class Submitter:
@@ -227,6 +227,21 @@ class Submitter:
             ) from exc
         return match_results(requests, results)
 
+    def _send(
+        self,
+        requests: Sequence[OrderRequest],
+        sent_at: list[float],
+        gate: Gate | None,
+        gated: dict[str, OrderOutcome],
+    ) -> list[tuple[OrderRequest, PlaceResult]]:
+        """:meth:`_send_once` under the send's retry policy (:meth:`_retrying`), the first try
+        bare: the policy is built only when it failed (nearly every send succeeds at once)."""
+        try:
+            return self._send_once(requests, sent_at, gate, gated)
+        except TransientError as first:
+            retrying = self._retrying(_ids(requests))
+            return retrying.after(first, self._send_once, requests, sent_at, gate, gated)
+
     def _lookup(self, symbol: str, cl_ord_id: str) -> str | None:
         return self._lookup_retry.call(find_order, self._port, symbol, cl_ord_id)
 
@@ -247,13 +262,13 @@ class Submitter:
         last_error = ""
         sent_at: list[float] = []
         while pending:
-            pending = [r for r in pending if (r.clOrdId or "") not in gated]
-            if not pending:
-                break
-            ids = _ids(pending)
+            if gated:
+                pending = [r for r in pending if (r.clOrdId or "") not in gated]
+                if not pending:
+                    break
             sent += 1
             try:
-                pairs = self._retrying(ids).call(self._send_once, pending, sent_at, gate, gated)
+                pairs = self._send(pending, sent_at, gate, gated)
             except (OutcomeUnknown, MalformedResponse) as exc:
                 last_error = str(exc)
                 pending = [r for r in pending if (r.clOrdId or "") not in gated]
@@ -294,12 +309,8 @@ class Submitter:
                     outcomes[cid] = OrderOutcome(cid, Outcome.REJECTED, code=res.code, msg=res.msg)
             # a 250 to the first request of an id (none of this batch's earlier requests may
             # have placed it) means another process placed it: the ids are shared
-            shared = [r for r in duplicates if (r.clOrdId or "") not in ambiguous]
-            again = [r for r in duplicates if (r.clOrdId or "") in ambiguous]
-            for group, note in ((shared, SHARED_ID_NOTE), (again, DUPLICATE_NOTE)):
-                for req in self._settle_by_lookup(group, outcomes, unsettled, note):
-                    cid = req.clOrdId or ""
-                    unsettled[cid] = "250 duplicate but not found by lookup"
+            if duplicates:
+                self._settle_duplicates(duplicates, ambiguous, outcomes, unsettled)
         for cid, refusal in gated.items():
             if cid in ambiguous:  # an earlier send may have placed it: reconcile decides
                 unsettled[cid] = f"not re-sent: {'; '.join(refusal.reasons)}"
@@ -307,11 +318,28 @@ class Submitter:
                 outcomes.setdefault(cid, refusal)
         order = [r.clOrdId or "" for r in requests]
         return BatchReport(
-            outcomes=tuple(outcomes[c] for c in order if c in outcomes),
-            unsettled=tuple(c for c in order if c in unsettled and c not in outcomes),
-            error=last_error,
-            requests=sent,
+            tuple(outcomes[c] for c in order if c in outcomes),  # outcomes
+            tuple(c for c in order if c in unsettled and c not in outcomes) if unsettled else (),
+            last_error,  # error
+            sent,  # requests
         )
+
+    def _settle_duplicates(
+        self,
+        duplicates: list[OrderRequest],
+        ambiguous: set[str],
+        outcomes: dict[str, OrderOutcome],
+        unsettled: dict[str, str],
+    ) -> None:
+        """Orders answered 250 duplicate are looked up. A 250 to the first request of an id
+        (none of this batch's earlier requests may have placed it) means another process
+        placed it: the ids are shared."""
+        shared = [r for r in duplicates if (r.clOrdId or "") not in ambiguous]
+        again = [r for r in duplicates if (r.clOrdId or "") in ambiguous]
+        for group, note in ((shared, SHARED_ID_NOTE), (again, DUPLICATE_NOTE)):
+            for req in self._settle_by_lookup(group, outcomes, unsettled, note):
+                cid = req.clOrdId or ""
+                unsettled[cid] = "250 duplicate but not found by lookup"
 
     def _after_acceptance(
         self,
