@@ -254,7 +254,9 @@ def _facts(
         if parsed is None or not parsed.kept:
             strays.append(order)
             continue
-        entry = rungs.setdefault(parsed.leg, _Rung())
+        entry = rungs.get(parsed.leg)
+        if entry is None:  # (``setdefault`` would build a rung each time)
+            entry = rungs[parsed.leg] = _Rung()
         entry.resting.append((parsed.slot, order))
         entry.saw(parsed.slot, order.clOrdId)
     missing = set(wanted) | set(rungs)
@@ -268,7 +270,10 @@ def _facts(
         if parsed is None or not parsed.kept:
             continue
         rung = parsed.leg
-        rungs.setdefault(rung, _Rung()).saw(parsed.slot, cl_ord_id)
+        entry = rungs.get(rung)
+        if entry is None:
+            entry = rungs[rung] = _Rung()
+        entry.saw(parsed.slot, cl_ord_id)
         missing.discard(rung)
         if not count_recent:
             continue

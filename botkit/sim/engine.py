@@ -380,7 +380,7 @@ class SimEngine:
         self.history.orders.add(sim)
         rev = self.matcher.rev
         self.matcher.arrive(sim, mark, now)
-        self.figures.rested(sim, rev)
+        self.figures.rested(sim, rev, ok.margin)
         self._placed_since_prune += 1
         if self._placed_since_prune >= max(1000, len(self._orders) // 4):
             self._prune(now)

@@ -296,9 +296,12 @@ class AccountFigures:
         self._book = book
         return book
 
-    def rested(self, order: SimOrder, rev: int) -> None:
+    def rested(self, order: SimOrder, rev: int, margin: Decimal) -> None:
         """``order`` just arrived and rests untouched, the matcher's only change since ``rev``:
-        the book, if it was current at ``rev``, takes its margin instead of being rebuilt.
+        the book, if it was current at ``rev``, takes its ``margin`` (:meth:`_margin` of it, as
+        the account rules worked it out before it arrived: its size, its price, the position
+        and leverage then, which an order that rests untouched did not change) instead of being
+        rebuilt.
 
         The book's sums are the ones :meth:`_build` makes now: it adds the open orders' margins
         in the matcher's order, and a new order is the last of them; a resting order that does
@@ -318,7 +321,6 @@ class AccountFigures:
             or order.exec_qty
         ):
             return
-        margin = self._margin(order)
         book.order_im += margin
         if order.mgn_mode is MarginMode.ISOLATED:
             book.iso_hold += margin

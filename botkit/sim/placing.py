@@ -60,6 +60,9 @@ class Accepted:
     pos_side: PosSide
     closing: bool
     lever: Decimal
+    margin: Decimal
+    """The initial margin the order reserves (:func:`~botkit.sim.accounts.order_margin` of its
+    size at its price, the mark for a MARKET order): what it reserves while it rests, unfilled."""
 
 
 def account_rules(
@@ -128,4 +131,4 @@ def account_rules(
                 f"Insufficient margin: the order needs {need} {currency} of initial margin at "
                 f"leverage {lever}, {avail} {currency} is available",
             )
-    return Accepted(mgn_mode, pos_side, closing, lever)
+    return Accepted(mgn_mode, pos_side, closing, lever, need)

@@ -323,10 +323,10 @@ class SimPort(PortReads):
 
 def _order_input(order: OrderRequest) -> OrderInput:
     """The order as the engine judges it, with the amounts' texts the HTTP client would send:
-    those of its wire body (``OrderRequest.to_wire``, built once per request and kept: the
+    those of its wire body (``OrderRequest.kept_wire``, built once per request and kept: the
     executor's journal row built it already), the same as ``sz_text`` and ``px_text``.
     Positional, in OrderInput's field order (keywords cost a fifth of the construction)."""
-    wire = order.to_wire()
+    wire = order.kept_wire()  # read only
     return OrderInput(
         order.symbol,  # symbol
         order.side,  # side
