@@ -8,7 +8,7 @@ from botkit.app.api_control import add_control_routes
 from botkit.app.api_openapi import openapi
 from botkit.app.api_read import ExchangeReads, add_read_routes
 from botkit.app.dashboard import add_dashboard_routes
-from botkit.app.equity_log import EquityLog, equity_path
+from botkit.app.equity_log import EquityLog, account_label, equity_path
 from botkit.settings import Settings
 
 __all__ = ["build_router"]
@@ -26,7 +26,11 @@ def build_router(
     from botkit import __version__
 
     router = Router()
-    equity = EquityLog(equity_path(settings.journal)) if keep_equity else EquityLog(None)
+    equity = (
+        EquityLog(equity_path(settings.journal), account=account_label(settings))
+        if keep_equity
+        else EquityLog(None)
+    )
     add_read_routes(
         router,
         settings,

@@ -2,7 +2,11 @@
 and in a file beside the journal so that a restart of serve does not lose the curve.
 
 The file (``JOURNAL.equity.jsonl``, mode 600) holds one JSON object a line, oldest first:
-``{"ts_ms": 1763000000000, "eq": "10000.5", "upl": "-1.2"}`` (amounts as decimal strings). serve
+``{"ts_ms": 1763000000000, "eq": "10000.5", "upl": "-1.2", "acct": "3f2a9c0b1d7e"}`` (amounts as
+decimal strings; ``acct``: whose equity it is, :func:`account_label`). The curve is the current
+account's: samples of another account (the settings now name another exchange, API key or paper
+account) stay in the file, unshown, with a warning at start; lines without ``acct`` (written
+before it was added) count as the current account's. serve
 appends a line per sample (no fsync: a crash loses the last few, never the file) and, when the
 file holds twice :data:`EQUITY_SAMPLES` lines, rewrites it with the newest
 :data:`EQUITY_SAMPLES` (a new file put in place: a crash leaves the old or the new one), so it
@@ -17,6 +21,7 @@ its samples in memory only, and says so in the answer and the log.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections import deque
@@ -27,8 +32,9 @@ from typing import IO, Any
 from loguru import logger
 
 from botkit.filelock import LockBusy, LockUnusable, create_private, take
+from botkit.settings import Settings
 
-__all__ = ["EQUITY_SAMPLES", "EquityLog", "Sample", "equity_path"]
+__all__ = ["EQUITY_SAMPLES", "EquityLog", "Sample", "account_label", "equity_path"]
 
 EQUITY_SAMPLES = 10_000
 """How many samples serve keeps (one per fresh account read)."""
@@ -45,13 +51,26 @@ def equity_path(journal: str | Path) -> Path | None:
     return path.with_name(path.name + ".equity.jsonl")
 
 
-def _line(sample: Sample) -> str:
+def account_label(settings: Settings) -> str:
+    """Whose equity serve samples, without naming it: 12 hex digits of a SHA-256 over the
+    exchange's address and the API key (live), or the paper account's file (sim)."""
+    if settings.exchange == "sim":
+        where = settings.paper_state_file()
+        basis = f"sim\n{':memory:' if where is None else where.resolve()}"
+    else:
+        key = settings.api_key.get_secret_value() if settings.api_key is not None else ""
+        basis = f"live\n{settings.base_url}\n{key}"
+    return hashlib.sha256(basis.encode()).hexdigest()[:12]
+
+
+def _line(sample: Sample, account: str) -> str:
     ts, eq, upl = sample
     return json.dumps(
         {
             "ts_ms": ts,
             "eq": None if eq is None else str(eq),
             "upl": None if upl is None else str(upl),
+            "acct": account,
         }
     )
 
@@ -67,21 +86,29 @@ def _amount(value: Any) -> Decimal | None:
     return number
 
 
-def _parse(line: bytes) -> Sample:
+def _parse(line: bytes) -> tuple[str | None, Sample]:
+    """The account (``None`` on a line written before accounts were) and the sample."""
     value = json.loads(line)
     if not isinstance(value, dict) or not isinstance(value.get("ts_ms"), int):
         raise ValueError("not a sample")
-    return (value["ts_ms"], _amount(value.get("eq")), _amount(value.get("upl")))
+    account = value.get("acct")
+    if account is not None and not isinstance(account, str):
+        raise ValueError("an account must be a string")
+    return account, (value["ts_ms"], _amount(value.get("eq")), _amount(value.get("upl")))
 
 
 class EquityLog:
-    """The samples, newest last, at most ``keep``; in the file at ``path`` when serve may write
-    it (``None``: in memory only). Not thread-safe: its caller holds a lock."""
+    """The samples of ``account`` (:func:`account_label`), newest last, at most ``keep``; in
+    the file at ``path`` when serve may write it (``None``: in memory only). Not thread-safe:
+    its caller holds a lock."""
 
-    def __init__(self, path: Path | None, *, keep: int = EQUITY_SAMPLES) -> None:
+    def __init__(self, path: Path | None, *, account: str = "", keep: int = EQUITY_SAMPLES) -> None:
         self.path = path
+        self.account = account
         self.keep = keep
         self.samples: deque[Sample] = deque(maxlen=keep)
+        self._others: deque[bytes] = deque(maxlen=keep)
+        """The newest lines of other accounts in the file, kept when it is rewritten."""
         self.where = "in memory only (the journal is in memory)"
         """Where the samples are kept, in words (for the answer)."""
         self._lock: int | None = None
@@ -136,17 +163,30 @@ class EquityLog:
             )
             with path.open("r+b") as file:
                 file.truncate(whole)
-        bad = 0
+        bad = others = 0
         lines = data[:whole].splitlines()
         for line in lines:
             if not line.strip():
                 continue
             try:
-                self.samples.append(_parse(line))
+                account, sample = _parse(line)
             except (ValueError, InvalidOperation):
                 bad += 1
+                continue
+            if account is None or account == self.account:
+                self.samples.append(sample)
+            else:
+                others += 1
+                self._others.append(line)
         if bad:
             logger.warning("{}: {} lines are not equity samples; skipped", path, bad)
+        if others:
+            logger.warning(
+                "{}: {} samples of another account (the settings named another exchange, API"
+                " key or paper account when they were taken) are kept in the file and not shown",
+                path,
+                others,
+            )
         self._lines = len(lines)
 
     def add(self, sample: Sample) -> None:
@@ -157,7 +197,7 @@ class EquityLog:
         if self._out is None:
             return
         try:
-            self._out.write(_line(sample) + "\n")
+            self._out.write(_line(sample, self.account) + "\n")
             self._out.flush()
         except OSError as exc:
             self._memory(f"writing {self.path} failed ({exc.strerror or type(exc).__name__})")
@@ -173,7 +213,8 @@ class EquityLog:
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "w", encoding="utf-8") as out:
-                out.writelines(_line(s) + "\n" for s in self.samples)
+                out.writelines(line.decode() + "\n" for line in self._others)
+                out.writelines(_line(s, self.account) + "\n" for s in self.samples)
                 out.flush()
                 os.fsync(out.fileno())
             os.replace(tmp, self.path)
@@ -183,7 +224,7 @@ class EquityLog:
         if self._out is not None:
             self._out.close()
         self._out = self.path.open("a", encoding="utf-8")
-        self._lines = len(self.samples)
+        self._lines = len(self._others) + len(self.samples)
 
     def close(self) -> None:
         if self._out is not None:

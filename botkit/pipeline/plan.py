@@ -17,7 +17,15 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from botkit.exchange.models import Instrument, LimitPrice, OrderRequest, PositionMode
+from botkit.exchange.models import (
+    Instrument,
+    LimitPrice,
+    OrderRequest,
+    OrderSide,
+    OrderType,
+    PositionMode,
+    PosSide,
+)
 from botkit.frozen import quick_init
 from botkit.intents import OrderIntent
 from botkit.pipeline.batching import MAX_BATCH, make_batches, order_key
@@ -35,6 +43,8 @@ from botkit.pipeline.validate import Band, CheckMemo, Reason, RoundingNote, pric
 from botkit.snapshot import Snapshot
 
 __all__ = ["Plan", "PlannedOrder", "Refusal", "build_plan"]
+
+_ZERO = Decimal(0)
 
 
 @quick_init
@@ -172,6 +182,105 @@ class _Market:
         return cls(instrument, mark, limit_price, band)
 
 
+class _Closing:
+    """What each position leg has left to close while one plan admits its orders, so that a
+    closing order (:func:`~botkit.pipeline.risk.reduces_only`) with nothing left to close is
+    refused here rather than by the exchange (10018 "No position to close").
+
+    Only what is certain counts: the positions read, less the closing MARKET orders admitted
+    earlier in the plan when ``consume`` (they fill as they arrive; a closing limit order may
+    never fill and closes nothing here). A leg an order admitted earlier in the plan opens (any
+    type) is never judged again in this plan: that order may fill before the closing one
+    arrives. :func:`build_plan` judges each order against the positions alone as it goes, and
+    the closes that use up a position once the plan's orders are final (a strategy whose
+    planning fails takes its orders out: they close nothing)."""
+
+    __slots__ = ("_by", "_consume", "_left", "_opened", "market_closes")
+
+    def __init__(self, positions: dict[tuple[str, PosSide], Decimal], *, consume: bool) -> None:
+        self._left = positions
+        self._consume = consume
+        self._opened: set[tuple[str, PosSide]] = set()
+        self._by: dict[tuple[str, PosSide], list[str]] = {}
+        self.market_closes = 0
+        """Closing MARKET orders admitted."""
+
+    def final(
+        self,
+        accepted: list[PlannedOrder],
+        refused: list[Refusal],
+        positions: dict[tuple[str, PosSide], Decimal],
+    ) -> list[PlannedOrder]:
+        """The plan's final ``accepted`` orders (of an instance judging the positions alone):
+        when closing MARKET orders may use up a position, those left nothing to close go to
+        ``refused``."""
+        if self.market_closes < 2:
+            return accepted
+        return _Closing(positions, consume=True).settle(accepted, refused)
+
+    def settle(self, accepted: list[PlannedOrder], refused: list[Refusal]) -> list[PlannedOrder]:
+        """``accepted`` less the closing orders earlier closes leave nothing to close, which
+        go to ``refused``."""
+        kept: list[PlannedOrder] = []
+        for order in accepted:
+            nothing = self.refusal(order.intent)
+            if nothing is None:
+                self.admit(order.intent, order.request.sz)
+                kept.append(order)
+            else:
+                refused.append(
+                    Refusal(
+                        order.intent, (nothing,), order.notes, order.request.px, order.request.sz
+                    )
+                )
+        return kept
+
+    def refusal(self, intent: OrderIntent) -> Reason | None:
+        """Why ``intent``, a closing order, has nothing to close; ``None`` when it has or when
+        it is not a closing order."""
+        key = (intent.symbol, intent.pos_side)
+        if key in self._opened or not reduces_only(
+            intent.side, intent.pos_side, intent.reduce_only
+        ):
+            return None
+        left = self._left.get(key, _ZERO)
+        if left > 0 if intent.side is OrderSide.SELL else left < 0:
+            return None
+        leg = "" if intent.pos_side is PosSide.BOTH else f"{intent.pos_side.value} "
+        by = self._by.get(key)
+        if by:
+            return Reason(
+                "no_position_to_close",
+                f"the {leg}position on {intent.symbol} is closed in full by {', '.join(by)}"
+                " earlier in this cycle — the exchange would refuse this one too (10018 no"
+                " position to close); nothing to do when the rules closing it agree",
+            )
+        held = "" if not left else f" (the position is {left}, the same side as the order)"
+        return Reason(
+            "no_position_to_close",
+            f"no {leg}position on {intent.symbol} to close{held} — the exchange would refuse"
+            " this closing order (10018 no position to close); a closing order needs the"
+            " position open when it is sent (reduce-only orders leave before the cycle's other"
+            " orders, so one placed with its entry finds none): place it from a rule that fires"
+            " once the position is open, e.g. when: position.qty != 0",
+        )
+
+    def admit(self, intent: OrderIntent, sz: Decimal) -> None:
+        """Count ``intent`` (admitted, of size ``sz``) in what its leg has left to close."""
+        key = (intent.symbol, intent.pos_side)
+        if not reduces_only(intent.side, intent.pos_side, intent.reduce_only):
+            self._opened.add(key)
+        elif intent.type is OrderType.MARKET and key not in self._opened:
+            self.market_closes += 1
+            if not self._consume:
+                return
+            left = self._left.get(key, _ZERO)
+            self._left[key] = max(left - sz, _ZERO) if left > 0 else min(left + sz, _ZERO)
+            self._by.setdefault(key, []).append(
+                f"{intent.strategy}/{intent.rule} ({intent.cl_ord_id})"
+            )
+
+
 def build_plan(
     intents: Iterable[OrderIntent],
     snapshot: Snapshot,
@@ -210,6 +319,7 @@ def build_plan(
     held = 0
     markets: dict[str, _Market] = {}  # what each symbol's orders are checked against
     position_mode: PositionMode | None = None  # read (lazily) where the first order needs it
+    closing = _Closing(book.positions, consume=False)  # the positions as the guards read them
     for intent in sorted(intents, key=order_key):
         if intent.strategy in failed:
             refused.append(Refusal(intent, (failed[intent.strategy],), (), intent.px, intent.sz))
@@ -258,6 +368,10 @@ def build_plan(
                 reason = Reason("kill_switch", kill_switch)
                 refused.append(Refusal(intent, (reason,), checked.notes, checked.px, checked.sz))
                 continue
+            nothing = closing.refusal(intent)
+            if nothing is not None:
+                refused.append(Refusal(intent, (nothing,), checked.notes, checked.px, checked.sz))
+                continue
             candidate = Candidate.of(intent, sz=checked.sz, px=checked.px)
             valuation = market.valuation
             if valuation is None:
@@ -282,7 +396,9 @@ def build_plan(
             )
             refused.append(Refusal(intent, (why,), (), intent.px, intent.sz))
             continue
+        closing.admit(intent, checked.sz)
         accepted.append(PlannedOrder(intent, checked.request, checked.notes, value))
+    accepted = closing.final(accepted, refused, book.positions)
     if stopped:
         trips.append(
             GuardTrip(

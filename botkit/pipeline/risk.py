@@ -245,6 +245,12 @@ class RiskBook:
         self._notional: dict[str | None, Decimal] = defaultdict(Decimal)
         self._limits: dict[str, tuple[RiskLimits, RiskLimits, bool, bool]] = {}
 
+    @property
+    def positions(self) -> dict[tuple[str, PosSide], Decimal]:
+        """The positions the book was built with, signed contracts by (symbol, leg) (a copy:
+        every leg it was given, and any it was asked about since, at zero)."""
+        return dict(self._position)
+
     def _limits_of(self, strategy: str) -> tuple[RiskLimits, RiskLimits, bool, bool]:
         """The strategy's own limits, the stricter of them and the global ones (per order),
         whether any notional limit applies, whether any order count limit does: read once

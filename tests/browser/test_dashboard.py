@@ -16,6 +16,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -209,6 +210,51 @@ def test_the_page_fits_a_phone(browser: Browser, service: Service) -> None:
             assert box is not None
             assert box["x"] >= 0
             assert box["x"] + box["width"] <= 390
+    finally:
+        context.close()
+
+
+TICKS = """async (spans) => {
+  const out = [];
+  for (const [seconds, step] of spans) {
+    const host = document.createElement('div');
+    host.style.width = document.getElementById('chart').clientWidth + 'px';
+    document.getElementById('chart').after(host);
+    const start = 1764000000000;
+    const samples = [];
+    for (let t = 0; t <= seconds; t += step) {
+        samples.push({ts_ms: start + t * 1000, eq: String(10000 + Math.sin(t)), upl: '0'});
+    }
+    window.botkitDashboard.drawChart({samples}, host);
+    await new Promise((drawn) => requestAnimationFrame(() => requestAnimationFrame(drawn)));
+    const {font, ticks} = JSON.parse(host.querySelector('.uplot').dataset.xTicks);
+    const ctx = document.createElement('canvas').getContext('2d');
+    ctx.font = font;
+    host.remove();
+    out.push(ticks.map(([x, label]) => [x, label, ctx.measureText(label).width]));
+  }
+  return out;
+}"""
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_the_chart_s_time_labels_never_run_into_each_other(
+    browser: Browser, service: Service, width: int
+) -> None:
+    """The chart's time axis, drawn as the page draws it over spans of 40 s, 10 min, 6 h and
+    3 days, at phone and desktop width: one row of labels, none running into the next
+    (measured in the axis' own font, at the places the chart put them). uPlot's default labels
+    add a row with the date that ran together at phone width."""
+    context = browser.new_context(viewport={"width": width, "height": 844})
+    try:
+        page = context.new_page()
+        sign_in(page, service)
+        spans = [[40, 1], [600, 10], [6 * 3600, 60], [3 * 86400, 600]]
+        for (seconds, _step), drawn in zip(spans, page.evaluate(TICKS, spans), strict=True):
+            assert len(drawn) >= 2, (seconds, drawn)
+            assert all("\n" not in label for _x, label, _w in drawn), (seconds, drawn)
+            for (x1, _a, w1), (x2, _b, w2) in pairwise(drawn):
+                assert x2 - x1 >= (w1 + w2) / 2 + 4, (seconds, drawn)  # centred, with some air
     finally:
         context.close()
 

@@ -47,11 +47,15 @@ def test_the_kill_switch_passes_reduce_only_and_hedge_closes_and_stops_the_rest(
         intent(2, side=SELL, px="101", pos_side=LONG),
         intent(3, side=SELL, px="101", pos_side=SHORT),
     ]
-    one_way = build_plan(intents[:2], snapshot(), kill_switch="STOP file exists")
+    long = [Position(symbol=SYMBOL, posSide=BOTH, qty=D("1"))]
+    one_way = build_plan(intents[:2], snapshot(positions=long), kill_switch="STOP file exists")
     assert [o.intent.leg for o in one_way.accepted] == [1]
     assert [r.reasons[0].code for r in one_way.refused] == ["kill_switch"]
+    legs = [Position(symbol=SYMBOL, posSide=LONG, qty=D("1"))]
     hedge = build_plan(
-        intents[2:], snapshot(position_mode=PositionMode.HEDGE), kill_switch="STOP file exists"
+        intents[2:],
+        snapshot(positions=legs, position_mode=PositionMode.HEDGE),
+        kill_switch="STOP file exists",
     )
     assert [o.intent.leg for o in hedge.accepted] == [2]
     assert [r.intent.leg for r in hedge.refused] == [3]

@@ -2,7 +2,7 @@
 answers that settle nothing and orders left unknown are logged at WARNING, one line per reason.
 
 The runner on the in-process simulator; the exchange refuses orders for a reason botkit does
-not check locally (reduce-only with no position to close), or faults are injected.
+not check locally (more initial margin than the account has), or faults are injected.
 """
 
 from __future__ import annotations
@@ -16,22 +16,23 @@ from loguru import logger
 from botkit.runner.loop import status_line
 from tests.runner.conftest import Rig, make_rig
 
-REFUSED = """\
-    strategy: refused
+FIVE_BUYS = """\
+    strategy: buys
     symbol: BTC_USDT_PERP
     every: 1m
     rules:
       - name: sell-reduce
         when: position.qty == 0
         place:
-          ladder: {side: SELL, count: 5, from_px: price.mark * 1.01,
-                   step_px: price.mark * 0.001, sz: 1, reduce_only: true}
+          ladder: {side: BUY, count: 5, from_px: price.mark * 0.99,
+                   step_px: price.mark * 0.001, sz: 1}
 """
-FIVE_BUYS = (
-    REFUSED.replace("refused", "buys")
-    .replace("SELL", "BUY")
-    .replace("reduce_only: true", "reduce_only: false")
-    .replace("1.01", "0.99")
+# five orders too large for the account's margin, alike to the tick (one reason, one line)
+REFUSED = (
+    FIVE_BUYS.replace("buys", "refused")
+    .replace("price.mark * 0.99", "price.mark * 0.99 - 0.000001")
+    .replace("price.mark * 0.001", "0.000001")
+    .replace("sz: 1}", "sz: 900000}")
 )
 
 
@@ -62,7 +63,7 @@ def test_orders_the_exchange_rejects_are_counted_as_rejected_and_logged_once_per
     )
     assert len(warnings) == 1
     assert warnings[0].startswith(
-        "cycle 1: 5 order(s) rejected by the exchange: 10018 No position to close"
+        "cycle 1: 5 order(s) rejected by the exchange: 400 Insufficient margin"
     )
     assert warnings[0].count(report.execution.outcomes[0].cl_ord_id) == 1  # type: ignore[union-attr]
 

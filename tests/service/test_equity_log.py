@@ -3,9 +3,13 @@ read back whole, and written by one serve at a time (another keeps its samples i
 
 from __future__ import annotations
 
+from decimal import Decimal
 from pathlib import Path
 
-from botkit.app.equity_log import EquityLog
+from loguru import logger
+
+from botkit.app.equity_log import EquityLog, account_label
+from botkit.settings import Settings
 
 
 def test_the_file_stays_bounded_and_a_second_writer_keeps_to_memory(tmp_path: Path) -> None:
@@ -37,3 +41,45 @@ def test_the_file_waits_for_the_journal_s_folder_and_never_makes_it(tmp_path: Pa
     assert len(path.read_text().splitlines()) == 1  # from the first sample after it exists
     assert log.where.startswith(f"in {path}")
     log.close()
+
+
+def test_each_account_s_curve_is_its_own_and_the_others_stay_in_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "j.sqlite.equity.jsonl"
+    path.write_text('{"ts_ms": 1, "eq": "100", "upl": "0"}\n')  # written before accounts were
+    first = EquityLog(path, account="aaa", keep=4)
+    first.add((2, Decimal(101), None))
+    first.close()
+    warned: list[str] = []
+    sink = logger.add(lambda m: warned.append(str(m.record["message"])), level="WARNING")
+    try:
+        second = EquityLog(path, account="bbb", keep=4)
+    finally:
+        logger.remove(sink)
+    assert list(second.samples) == [(1, Decimal(100), Decimal(0))]  # the unlabelled line only
+    assert warned == [
+        f"{path}: 1 samples of another account (the settings named another exchange, API key"
+        " or paper account when they were taken) are kept in the file and not shown"
+    ]
+    for n in range(3, 12):  # past twice the number kept: the file is rewritten
+        second.add((n, Decimal(n), None))
+    second.close()
+    again = EquityLog(path, account="bbb", keep=4)
+    assert [s[0] for s in again.samples] == [8, 9, 10, 11]
+    again.close()
+    back = EquityLog(path, account="aaa", keep=4)
+    assert [s[0] for s in back.samples] == [2]  # the rewrite kept the other account's line
+    back.close()
+
+
+def test_the_account_label_tells_accounts_apart_and_names_none(tmp_path: Path) -> None:
+    def label(**values: object) -> str:
+        return account_label(Settings.model_validate({"journal": tmp_path / "j.sqlite", **values}))
+
+    live = {"exchange": "live", "base_url": "https://api.example.com", "api_secret": "s"}
+    one = label(**live, api_key="KEY-ONE-0123456789")
+    assert len(one) == 12
+    assert "KEY" not in one
+    assert one == label(**live, api_key="KEY-ONE-0123456789")
+    assert one != label(**live, api_key="KEY-TWO-0123456789")
+    assert one != label(**{**live, "base_url": "https://other.example.com"}, api_key="K")
+    assert label() != label(paper_state=tmp_path / "other.sqlite")
