@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from botkit.cli import main
@@ -19,3 +21,19 @@ def test_unknown_command_is_a_one_line_usage_error(capsys: pytest.CaptureFixture
     err = capsys.readouterr().err
     assert err.startswith("error: botkit: argument COMMAND: invalid choice")
     assert "Traceback" not in err
+
+
+def test_plan_with_a_missing_strategies_path_is_one_usage_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("BOTKIT_JOURNAL", str(tmp_path / "journal.sqlite"))
+    missing = tmp_path / "nowhere"
+    assert main(["plan", "--strategies", str(missing)]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.splitlines() == [
+        f"error: botkit plan: {missing}: no such file or directory — name a strategy file or a"
+        " folder of *.yaml files (--strategies, or strategies_dir in the settings)"
+    ]
+    assert captured.out == ""
+    assert not (tmp_path / "journal.sqlite").exists()  # nothing was opened

@@ -138,9 +138,14 @@ def selection_of(
     if symbol is not None:
         known = parts.runner.reader.instruments(parts.runner.now_ms())
         if symbol not in known:
+            from botkit.rules.hints import did_you_mean
+
+            names = sorted(known)
+            upper = {name.upper(): name for name in names}.get(symbol.upper())
+            hint = f"did you mean '{upper}'?" if upper else did_you_mean(symbol, names)
             raise UsageError(
-                f"botkit {command}: no instrument {symbol!r} at the exchange"
-                " — see 'botkit exchange instruments'"
+                f"botkit {command}: no instrument {symbol!r} at the exchange — {hint}"
+                " ('botkit exchange instruments' lists them)"
             )
         return Selection(symbol=symbol)
     if strategy is not None:

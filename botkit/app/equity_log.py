@@ -1,22 +1,25 @@
-"""``/api/equity``'s samples: the account's equity as ``botkit serve`` read it, kept in memory
-and in a file beside the journal so that a restart of serve does not lose the curve.
+"""``/api/equity``'s samples: the account's equity as ``botkit serve`` read it, kept in memory and
+in a file beside the journal so that a restart of serve does not lose the curve.
 
 The file (``JOURNAL.equity.jsonl``, mode 600) holds one JSON object a line, oldest first:
-``{"ts_ms": 1763000000000, "eq": "10000.5", "upl": "-1.2", "acct": "3f2a9c0b1d7e"}`` (amounts as
-decimal strings; ``acct``: whose equity it is, :func:`account_label`). The curve is the current
-account's: samples of another account (the settings now name another exchange, API key or paper
-account) stay in the file, unshown, with a warning at start; lines without ``acct`` (written
-before it was added) count as the current account's. serve
+``{"ts_ms": 1763000000000, "eq": "10000.5", "upl": "-1.2", "acct": "3f2a9c0b1d7e"}`` (amounts
+as decimal strings; ``acct``: whose equity it is, :func:`account_label`). The curve is the
+current account's: samples of another account (the settings now name another exchange, API key
+or paper account) stay in the file, unshown, with a warning at start (the newest
+:data:`EQUITY_SAMPLES` of them, all other accounts together, survive a rewrite); lines without
+``acct`` (written before it was added) count as the current account's. ``botkit sim reset``
+keeps the paper account's file, so its label: the curve shows the reset as a jump. serve
 appends a line per sample (no fsync: a crash loses the last few, never the file) and, when the
-file holds twice :data:`EQUITY_SAMPLES` lines, rewrites it with the newest
+file holds twice :data:`EQUITY_SAMPLES` lines of this account, rewrites it with the newest
 :data:`EQUITY_SAMPLES` (a new file put in place: a crash leaves the old or the new one), so it
-stays under about 1.5 MB. At start serve reads it back: a torn last line (a crash mid-write) is
-cut off, any other line it cannot read is skipped with a warning.
+stays under about 1.5 MB (2.2 MB with other accounts' samples in it). At start serve reads it
+back: a torn last line (a crash mid-write) is cut off, any other line it cannot read is skipped
+with a warning.
 
 The file is made when the journal's folder exists (serve never makes it). One serve writes a
-journal's file at a time (an OS lock on ``FILE-lock``, as the journal has);
-a second serve on the same journal, a journal in memory, or a folder serve cannot write keeps
-its samples in memory only, and says so in the answer and the log.
+journal's file at a time (an OS lock on ``FILE-lock``, as the journal has); a second serve on
+the same journal, a journal in memory, or a folder serve cannot write keeps its samples in
+memory only, and says so in the answer and the log.
 """
 
 from __future__ import annotations
@@ -108,7 +111,9 @@ class EquityLog:
         self.keep = keep
         self.samples: deque[Sample] = deque(maxlen=keep)
         self._others: deque[bytes] = deque(maxlen=keep)
-        """The newest lines of other accounts in the file, kept when it is rewritten."""
+        """The newest lines of other accounts in the file (``keep`` of them, all accounts
+        together), kept when it is rewritten; the file is rewritten once this account's lines
+        reach twice ``keep``."""
         self.where = "in memory only (the journal is in memory)"
         """Where the samples are kept, in words (for the answer)."""
         self._lock: int | None = None
@@ -144,7 +149,9 @@ class EquityLog:
             self._memory(f"cannot use {path} ({exc.strerror or type(exc).__name__})")
             return
         self.where = f"in {path}, read back when serve starts"
-        if self._lines >= 2 * self.keep:
+        if self._others:
+            self.where += f" ({len(self._others)} samples of another account in it are not shown)"
+        if self._lines >= 2 * self.keep + len(self._others):
             self._compact()
 
     def _memory(self, why: str) -> None:
@@ -183,7 +190,9 @@ class EquityLog:
         if others:
             logger.warning(
                 "{}: {} samples of another account (the settings named another exchange, API"
-                " key or paper account when they were taken) are kept in the file and not shown",
+                " key or paper account when they were taken) are kept in the file and not shown"
+                " — serve with those settings to see them, or delete the file while serve is"
+                " stopped to drop them",
                 path,
                 others,
             )
@@ -203,7 +212,7 @@ class EquityLog:
             self._memory(f"writing {self.path} failed ({exc.strerror or type(exc).__name__})")
             return
         self._lines += 1
-        if self._lines >= 2 * self.keep:
+        if self._lines >= 2 * self.keep + len(self._others):
             self._compact()
 
     def _compact(self) -> None:

@@ -202,6 +202,11 @@ def _plan(args: argparse.Namespace) -> int:
     from botkit.service.logs import configure_logging
 
     settings = settings_of(args)
+    if not settings.strategies_dir.exists():  # a one-off plan has nothing to wait for
+        raise UsageError(
+            f"botkit plan: {settings.strategies_dir}: no such file or directory — name a strategy"
+            " file or a folder of *.yaml files (--strategies, or strategies_dir in the settings)"
+        )
     configure_logging(level="WARNING", fmt="text", secrets=secrets_of(settings))
     with assemble(settings, dry_run=True, command="botkit plan") as parts:
         runner = parts.runner

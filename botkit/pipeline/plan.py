@@ -128,20 +128,26 @@ class Plan:
                 px = f" @ {order.request.px}" if order.request.px is not None else ""
                 lines.append(
                     f"  {i.cl_ord_id} {i.strategy}/{i.rule} {i.side.value} {order.request.sz}"
-                    f" {i.symbol} {i.type.value}{px}" + (" reduce-only" if i.reduce_only else "")
+                    f" {i.symbol} {i.type.value}{px}{_flags(i)}"
                 )
                 lines.extend(f"      rounded {note}" for note in order.notes)
         for refusal in self.refused:
             i = refusal.intent
             lines.append(
                 f"refused {i.cl_ord_id} {i.strategy}/{i.rule} {i.side.value} {i.sz} {i.symbol}"
-                f" {i.type.value}" + (f" @ {i.px}" if i.px is not None else "")
+                f" {i.type.value}" + (f" @ {i.px}" if i.px is not None else "") + _flags(i)
             )
             lines.extend(f"      {reason}" for reason in refusal.reasons)
         for trip in self.trips:
             if trip.guard in ("kill_switch", "halt", "position_mode_unknown"):
                 lines.append(f"guard {trip}")
         return "\n".join(lines)
+
+
+def _flags(intent: OrderIntent) -> str:
+    """What a plan's line adds after the price: the hedge leg, reduce-only."""
+    leg = "" if intent.pos_side is PosSide.BOTH else f" {intent.pos_side.value}"
+    return leg + (" reduce-only" if intent.reduce_only else "")
 
 
 class _Market:

@@ -64,6 +64,9 @@ from botkit.rules.yamlsrc import Path, SourceMap
 
 __all__ = ["compile_strategy"]
 
+_POSITIVE = frozenset({"sz", "px", "from_px", "to_px", "center"})
+"""The amounts that must be above zero (a constant one at or below it is refused at load)."""
+
 MIN_PERIOD_MS = 1_000
 DAY_MS = 86_400_000
 _PRICED = (OrderType.LIMIT, OrderType.LIMIT_MAKER)
@@ -125,6 +128,9 @@ class _Compiler:
                 f" (at most {AMOUNT_LIMIT:.0e})",
                 f"write a sane {path[-1]}",
             )
+        elif isinstance(const, Decimal) and const <= 0 and path[-1] in _POSITIVE:
+            what = "size" if path[-1] == "sz" else "price"
+            self.at(path, f"{path[-1]}: {const} is not above zero", f"write a {what} above 0")
         return compiled
 
     # --- the strategy ------------------------------------------------------------------------
@@ -476,7 +482,9 @@ class _Compiler:
         else:
             if side not in (None, PosSide.BOTH):
                 self.at(
-                    (*path, "pos_side"), "close: LONG/SHORT needs hedge mode", "remove pos_side"
+                    (*path, "pos_side"),
+                    "close: LONG/SHORT needs hedge mode",
+                    "set margin: {position_mode: HEDGE} or remove pos_side",
                 )
             sides = (PosSide.BOTH,)
         kind = spec.type or (OrderType.LIMIT if spec.px is not None else OrderType.MARKET)

@@ -288,6 +288,12 @@ def test_an_unknown_symbol_or_strategy_is_one_line_and_nothing_is_sent(
     result = account.botkit("cancel", "--symbol", "NOPE_USDT_PERP", "--yes")
     assert result.returncode == 2
     assert "no instrument 'NOPE_USDT_PERP' at the exchange" in _one_error_line(result)
+    result = account.botkit("flatten", "--symbol", "btc_usdt_perp", "--yes")
+    assert result.returncode == 2
+    assert _one_error_line(result).endswith(
+        "no instrument 'btc_usdt_perp' at the exchange — did you mean 'BTC_USDT_PERP'?"
+        " ('botkit exchange instruments' lists them)"
+    )
     result = account.botkit("flatten", "--strategy", "nosuch", "--yes")
     assert result.returncode == 2
     assert "no strategy 'nosuch' is loaded" in _one_error_line(result)

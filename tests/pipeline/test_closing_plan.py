@@ -41,6 +41,7 @@ def test_two_strategies_closing_one_position_send_one_close() -> None:
         " to do when the rules closing it agree"
     )
     assert "no_position_to_close" in plan.render()
+    assert f"refused exit-b-r1-1 exit-b/r1 SELL 2 {SYMBOL} MARKET reduce-only" in plan.render()
 
 
 def test_closes_that_leave_some_of_the_position_all_go_out() -> None:
@@ -111,6 +112,8 @@ def test_hedge_legs_are_judged_apart() -> None:
         .reasons[0]
         .message.startswith(f"the LONG position on {SYMBOL} is closed in full by s1/r1 (s1-r1-0)")
     )
+    assert f"refused s1-r1-1 s1/r1 SELL 2 {SYMBOL} MARKET LONG\n" in plan.render()
+    assert f"s1-r1-2 s1/r1 BUY 3 {SYMBOL} MARKET SHORT\n" in plan.render()
 
 
 def test_a_close_of_a_strategy_whose_planning_fails_closes_nothing() -> None:

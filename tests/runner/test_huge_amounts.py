@@ -38,6 +38,30 @@ COMPUTED = """\
 """
 
 
+@pytest.mark.parametrize(
+    ("action", "line"),
+    [
+        ("close: {sz: 0}", "sz: 0 is not above zero — write a size above 0"),
+        ("close: {sz: -1, px: 100}", "sz: -1 is not above zero — write a size above 0"),
+        ("place: {order: {side: BUY, px: 0 - 5, sz: 1}}", "px: -5 is not above zero"),
+        (
+            "place: {ladder: {side: BUY, count: 2, from_px: 0, step_px: 1, sz: 1}}",
+            "from_px: 0 is not above zero — write a price above 0",
+        ),
+    ],
+)
+def test_check_refuses_a_constant_size_or_price_at_or_below_zero(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], action: str, line: str
+) -> None:
+    path = tmp_path / "zero.yaml"
+    path.write_text(LITERAL.replace("big", "zero").split("    place:")[0] + f"    {action}\n")
+    assert main(["check", str(path), "--instruments", "none"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith(f"{path}:7:")
+    assert line in out[0]
+    assert out[-1] == "1 problem"
+
+
 def test_check_refuses_a_constant_huge_size_with_its_location(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

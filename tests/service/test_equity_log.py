@@ -3,6 +3,7 @@ read back whole, and written by one serve at a time (another keeps its samples i
 
 from __future__ import annotations
 
+import os
 from decimal import Decimal
 from pathlib import Path
 
@@ -58,7 +59,9 @@ def test_each_account_s_curve_is_its_own_and_the_others_stay_in_the_file(tmp_pat
     assert list(second.samples) == [(1, Decimal(100), Decimal(0))]  # the unlabelled line only
     assert warned == [
         f"{path}: 1 samples of another account (the settings named another exchange, API key"
-        " or paper account when they were taken) are kept in the file and not shown"
+        " or paper account when they were taken) are kept in the file and not shown — serve"
+        " with those settings to see them, or delete the file while serve is stopped to drop"
+        " them"
     ]
     for n in range(3, 12):  # past twice the number kept: the file is rewritten
         second.add((n, Decimal(n), None))
@@ -83,3 +86,27 @@ def test_the_account_label_tells_accounts_apart_and_names_none(tmp_path: Path) -
     assert one != label(**live, api_key="KEY-TWO-0123456789")
     assert one != label(**{**live, "base_url": "https://other.example.com"}, api_key="K")
     assert label() != label(paper_state=tmp_path / "other.sqlite")
+
+
+def test_another_account_s_samples_do_not_make_every_sample_rewrite_the_file(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "j.sqlite.equity.jsonl"
+    path.write_text("".join(f'{{"ts_ms": {n}, "eq": "1", "acct": "zzz"}}\n' for n in range(12)))
+    log = EquityLog(path, account="aaa", keep=4)
+    assert "(4 samples of another account in it are not shown)" in log.where
+    held = [path.open("rb")]  # each file seen stays open: a new file cannot reuse its inode
+    sizes = [len(path.read_text().splitlines())]
+    for n in range(100, 120):
+        log.add((n, Decimal(n), None))
+        if path.stat().st_ino != os.fstat(held[-1].fileno()).st_ino:
+            held.append(path.open("rb"))
+        sizes.append(len(path.read_text().splitlines()))
+    log.close()
+    for file in held:
+        file.close()
+    assert len(held) - 1 <= 5, sizes  # a rewrite per 4 samples of this account, not per sample
+    assert max(sizes) <= 4 + 2 * 4
+    again = EquityLog(path, account="zzz", keep=4)
+    assert [s[0] for s in again.samples] == [8, 9, 10, 11]  # the other account's newest
+    again.close()
