@@ -574,7 +574,9 @@ def _read_toml(path: Path, *, required: bool) -> tuple[dict[str, Any], dict[tupl
             )
         return {}, {}
     try:
-        text = path.read_text(encoding="utf-8")
+        # the bytes as they are (no newline translation): what the settings source reads
+        # again with tomllib.load, so a lone carriage return fails here, located
+        text = path.read_bytes().decode("utf-8")
         data = tomllib.loads(text)
     except (OSError, UnicodeDecodeError) as exc:
         raise SettingsError(

@@ -71,6 +71,15 @@ def test_toml_syntax_error_names_line_and_column(tmp_path: Path) -> None:
         load_settings(config=path)
 
 
+def test_a_lone_carriage_return_is_a_located_toml_error(tmp_path: Path) -> None:
+    # read without newline translation, as the settings source reads it again
+    path = tmp_path / "cr.toml"
+    path.write_bytes(b'exchange = "sim"\r')
+    path.chmod(0o600)
+    with pytest.raises(SettingsError, match=r"cr\.toml:1:\d+: not valid TOML"):
+        load_settings(config=path, env_file=None)
+
+
 def test_unknown_toml_key_is_located_with_a_suggestion(tmp_path: Path) -> None:
     path = _write(tmp_path / "typo.toml", '# comment\n\nexchnage = "live"\n')
     with pytest.raises(SettingsError) as info:

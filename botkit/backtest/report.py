@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -245,11 +245,24 @@ def _write_csv(path: Path, header: Iterable[str], rows: Iterable[Iterable[object
         writer.writerows(rows)
 
 
-def _order_row(o: OrderRow) -> list[object]:
+def _order_row(o: OrderRow, when: str | None = None) -> list[object]:
+    """The CSV row of ``o`` (``when``: its time's text, when known)."""
     return [
-        format_time(o.time_ms), o.time_ms, o.strategy, o.rule, o.cl_ord_id, o.symbol, o.side,
-        o.type, _text(o.px), _text(o.sz), o.outcome, o.code, o.msg, "; ".join(o.reasons),
+        format_time(o.time_ms) if when is None else when, o.time_ms, o.strategy, o.rule,
+        o.cl_ord_id, o.symbol, o.side, o.type, _text(o.px), _text(o.sz), o.outcome, o.code,
+        o.msg, "; ".join(o.reasons),
     ]  # fmt: skip
+
+
+def _order_rows(orders: Iterable[OrderRow]) -> Iterator[list[object]]:
+    """:func:`_order_row` of each order, the time's text made once for the orders of one
+    cycle (they share it)."""
+    last_ms: int | None = None
+    when = ""
+    for o in orders:
+        if o.time_ms != last_ms:
+            last_ms, when = o.time_ms, format_time(o.time_ms)
+        yield _order_row(o, when)
 
 
 def _fill_row(f: FillRow, result: BacktestResult) -> list[object]:
@@ -313,7 +326,7 @@ def write_report(
     (folder / "summary.json").write_text(
         json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
     )
-    _write_csv(folder / "orders.csv", ORDER_COLUMNS, map(_order_row, result.orders))
+    _write_csv(folder / "orders.csv", ORDER_COLUMNS, _order_rows(result.orders))
     _write_csv(folder / "fills.csv", FILL_COLUMNS, (_fill_row(f, result) for f in result.fills))
     _write_csv(folder / "trades.csv", TRADE_COLUMNS, map(_trade_row, trades))
     summary = render_summary(result, figures, trades)

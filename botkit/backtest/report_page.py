@@ -325,7 +325,7 @@ def page_data(
         ],
         "notes": list(chart.notes),
         "fills": _pack([_fill_cells(f, index, symbol) for f in fills], "tvvkvkvkkk"),
-        "orders": _pack([_order_cells(o, index) for o in orders], "tvvkkvkkk"),
+        "orders": _pack(_order_rows(orders, index), "tvvkkvkkk"),
         "trades": _pack([_trade_cells(t, symbol) for t in trades], "vkkkkvvvvvvvvkk"),
         "tradeFills": trade_fills(trades, fills, symbol),
     }
@@ -342,8 +342,8 @@ def _pack(rows: Sequence[Sequence[object]], kinds: str) -> dict[str, Any]:
             words = sorted(set(map(str, values)))
             at = {w: i for i, w in enumerate(words)}
             columns.append({"d": words, "i": [at[str(v)] for v in values]})
-        elif kind == "t":
-            ints = [int(str(v)) for v in values]
+        elif kind == "t":  # an int is its own text's value
+            ints = [v if type(v) is int else int(str(v)) for v in values]
             columns.append([b - a for a, b in zip([0, *ints], ints, strict=False)])
         else:
             columns.append(values)
@@ -359,6 +359,35 @@ def _order_cells(o: OrderRow, index: dict[str, int]) -> list[object]:
     why = "; ".join(o.reasons) or " ".join(x for x in (o.code, o.msg) if x)
     return [o.time_ms, index[_label(o.strategy, o.rule)], o.cl_ord_id, o.side, o.type,
             _dec(o.px), _dec(o.sz), o.outcome, why]  # fmt: skip
+
+
+def _order_rows(orders: Sequence[OrderRow], index: dict[str, int]) -> list[list[object]]:
+    """:func:`_order_cells` of each order, the cells that repeat (the rule's index, the
+    reason, the size) worked out once per distinct value (a year holds ~100k orders of a few
+    rules, reasons and sizes; equal sizes print alike). ``tests/backtest/test_report_page.py``
+    compares them."""
+    rules: dict[tuple[str, str], int] = {}
+    whys: dict[tuple[tuple[str, ...], str, str], str] = {}
+    sizes: dict[Decimal | None, str] = {}
+    rows: list[list[object]] = []
+    append = rows.append
+    for o in orders:
+        rule = rules.get((o.strategy, o.rule))
+        if rule is None:
+            rule = rules[o.strategy, o.rule] = index[_label(o.strategy, o.rule)]
+        why = whys.get((o.reasons, o.code, o.msg))
+        if why is None:
+            why = whys[o.reasons, o.code, o.msg] = "; ".join(o.reasons) or " ".join(
+                x for x in (o.code, o.msg) if x
+            )
+        sz = o.sz
+        size = sizes.get(sz) if sz is None or sz.is_finite() else _dec(sz)
+        if size is None:
+            size = sizes[sz] = _dec(sz)
+        px = o.px
+        append([o.time_ms, rule, o.cl_ord_id, o.side, o.type, "" if px is None else plain(px),
+                size, o.outcome, why])  # fmt: skip
+    return rows
 
 
 def _trade_cells(t: Trade, symbol: str) -> list[object]:

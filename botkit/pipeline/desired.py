@@ -33,7 +33,7 @@ from botkit.intents import DeclaredOrder, KeepPolicy, OrderIntent
 from botkit.rules.durations import format_duration
 from botkit.rules.ids import kept_order_id, parse_client_order_id
 
-__all__ = ["Action", "Decision", "FillFact", "RuleDiff", "reconcile"]
+__all__ = ["Action", "Decision", "FillFact", "RuleDiff", "keeps_all", "reconcile"]
 
 MINUTE_MS = 60_000
 
@@ -463,3 +463,46 @@ def reconcile(
         else:
             work.missing(want, entry)
     return RuleDiff(strategy, rule, (*work.cancels, *work.places, *work.others))
+
+
+def keeps_all(
+    declared: Sequence[DeclaredOrder],
+    policy: KeepPolicy,
+    resting: Iterable[OpenOrder],
+    now_ms: int,
+    instrument: Instrument | None = None,
+) -> bool | None:
+    """Whether :func:`reconcile` over the same ``declared``, ``policy``, ``resting``,
+    ``now_ms`` and ``instrument`` would decide nothing but keeps (``not diff.changes``),
+    whatever its ``sent``, ``slot`` and ``filled`` — or None when that depends on them (a rung
+    drifted past its ``min_rest`` under ``max_replacements``: the re-placements of the last
+    minute decide). Answers without the rule's orders sent or a decision built: a resting
+    order that is not a rung, a rung not declared, a rung resting twice, a declared rung with
+    nothing resting (placed, or waiting for its refill) and a rung drifted past its
+    ``min_rest`` without ``max_replacements`` (replaced) are changes; a rung within its
+    tolerance, or drifted but younger than ``min_rest``, is kept.
+    ``tests/pipeline/test_keeps_all.py`` compares it with :func:`reconcile`."""
+    by_rung: dict[int, OpenOrder] = {}
+    for order in resting:
+        parsed = parse_client_order_id(order.clOrdId)
+        if parsed is None or not parsed.kept or parsed.leg in by_rung:
+            return False  # cancelled: not a rung, or the rung's second order
+        by_rung[parsed.leg] = order
+    wanted = {d.rung: d for d in declared}
+    if len(wanted) != len(by_rung):
+        return False  # a rung declared with nothing resting, or one resting not declared
+    min_rest = policy.min_rest_ms
+    answer: bool | None = True
+    for rung, want in wanted.items():
+        rests = by_rung.get(rung)
+        if rests is None:
+            return False
+        if not drift(want, rests, policy, instrument, explain=False)[0]:
+            continue
+        created = rests.cTime
+        if min_rest and created is not None and now_ms - created < min_rest:
+            continue  # drifted, but kept until it has rested min_rest
+        if policy.max_replacements is None:
+            return False  # replaced
+        answer = None  # replaced, or kept when the minute's re-placements reach the limit
+    return answer

@@ -30,6 +30,7 @@ book only this runner and the matching of its own orders move: the backtest's.
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Callable, Collection, Hashable, Sequence
 from dataclasses import dataclass
@@ -37,7 +38,7 @@ from typing import Any
 
 from botkit.exchange.models import OpenOrder
 from botkit.intents import Activity, KeepIntent
-from botkit.pipeline.desired import FillFact, reconcile
+from botkit.pipeline.desired import FillFact, keeps_all, reconcile
 from botkit.rules import Evaluation, Rule, RuleStatus, Strategy, parse_client_order_id
 from botkit.rules.actions import build_intents
 from botkit.rules.context import Ctx
@@ -137,10 +138,18 @@ class KeepCheck:
         quiet = Quiet(True, frozenset(INTERVALS[w] for w in intervals), orders=True)
         return cls(strategy, rule, known, quiet)
 
-    def holds(self, env: Env, now_ms: int, activity: Activity, orders: Sequence[OpenOrder]) -> bool:
+    def holds(
+        self,
+        env: Env,
+        now_ms: int,
+        activity: Callable[[], Activity],
+        orders: Sequence[OpenOrder],
+    ) -> bool:
         """Whether a cycle at ``now_ms`` would keep every order of the rule (``env``: the
-        environment a cycle's evaluation would read now; ``activity``: the strategy's now;
-        ``orders``: the open orders now)."""
+        environment a cycle's evaluation would read now; ``activity()``: the strategy's now,
+        asked only when the orders the rule sent decide; ``orders``: the open orders now).
+        :func:`~botkit.pipeline.desired.keeps_all` answers first; the full reconcile decides
+        only what it leaves open."""
         strategy, rule = self.strategy, self.rule
         names = _FreshEnv(self.known, env)
         try:
@@ -167,7 +176,11 @@ class KeepCheck:
                 and order.symbol == symbol
             ):
                 resting.append(order)
-        done = activity.get(rule.name)
+        instrument = env.ctx.snapshot.instruments.get(symbol)
+        known = keeps_all(intent.orders, intent.policy, resting, now_ms, instrument)
+        if known is not None:
+            return known
+        done = activity().get(rule.name)
         diff = reconcile(
             strategy=strategy.name,
             rule=rule.name,
@@ -178,7 +191,7 @@ class KeepCheck:
             sent=done.orders if done is not None else (),
             now_ms=now_ms,
             slot=slot,
-            instrument=env.ctx.snapshot.instruments.get(symbol),
+            instrument=instrument,
             filled=_no_fill,
             explain=False,
         )
@@ -384,7 +397,7 @@ class QuietCycles:
             activity_of = self._activity_of
             if activity_of is None:
                 return False
-            activity = activity_of(strategy)
+            activity = functools.partial(activity_of, strategy)
             orders = env.ctx.snapshot.open_orders
             return all(k.holds(env, now.now_ms, activity, orders) for k in verdict.keeps)
         except Exception:  # a read the cycle could not make either: let it run and say so
