@@ -11,7 +11,13 @@ from botkit.app.dashboard import add_dashboard_routes
 from botkit.app.equity_log import EquityLog, account_label, equity_path
 from botkit.settings import Settings
 
-__all__ = ["build_router"]
+__all__ = ["build_router", "serve_equity"]
+
+
+def serve_equity(settings: Settings) -> EquityLog:
+    """``botkit serve``'s equity samples: in the file beside the journal (closed by the caller:
+    it holds the file's lock)."""
+    return EquityLog(equity_path(settings.journal), account=account_label(settings))
 
 
 def build_router(
@@ -19,18 +25,15 @@ def build_router(
     *,
     max_age_s: float,
     exchange_ttl_s: float = 2.0,
-    keep_equity: bool = False,
+    equity: EquityLog | None = None,
 ) -> Router:
-    """Every endpoint of ``botkit serve``. ``keep_equity``: the equity samples in the file
-    beside the journal (serve's own; else in memory)."""
+    """Every endpoint of ``botkit serve``. ``equity``: where the samples are kept
+    (:func:`serve_equity`; by default in memory only)."""
     from botkit import __version__
 
     router = Router()
-    equity = (
-        EquityLog(equity_path(settings.journal), account=account_label(settings))
-        if keep_equity
-        else EquityLog(None)
-    )
+    if equity is None:
+        equity = EquityLog(None)
     add_read_routes(
         router,
         settings,

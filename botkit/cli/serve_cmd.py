@@ -39,7 +39,7 @@ def _serve(args: argparse.Namespace) -> int:
     from loguru import logger
 
     from botkit.app.api import RateLimit, make_server, read_tokens
-    from botkit.app.api_routes import build_router
+    from botkit.app.api_routes import build_router, serve_equity
     from botkit.service.logs import configure_logging
 
     count, window = _rate(args.control_rate)
@@ -54,12 +54,21 @@ def _serve(args: argparse.Namespace) -> int:
         fmt=settings.log_format,
         secrets=[*secrets_of(settings), *(tokens or {}).values()],
     )
-    router = build_router(
-        settings, max_age_s=args.max_age, exchange_ttl_s=args.exchange_every, keep_equity=True
-    )
-    server = make_server(
-        router, host=args.host, port=args.port, tokens=tokens, rate_limit=RateLimit(count, window)
-    )
+    equity = serve_equity(settings)
+    try:
+        router = build_router(
+            settings, max_age_s=args.max_age, exchange_ttl_s=args.exchange_every, equity=equity
+        )
+        server = make_server(
+            router,
+            host=args.host,
+            port=args.port,
+            tokens=tokens,
+            rate_limit=RateLimit(count, window),
+        )
+    except BaseException:  # the port taken, say: the equity file's lock goes with this serve
+        equity.close()
+        raise
     port = server.server_address[1]
     print(f"serving the status API on http://{args.host}:{port}/api/health", flush=True)
     print(f"the dashboard: http://{args.host}:{port}/", flush=True)
@@ -83,6 +92,7 @@ def _serve(args: argparse.Namespace) -> int:
         undo()
     server.shutdown()
     server.server_close()
+    equity.close()
     return 0
 
 

@@ -4,12 +4,15 @@ read back whole, and written by one serve at a time (another keeps its samples i
 from __future__ import annotations
 
 import os
+import socket
 from decimal import Decimal
 from pathlib import Path
 
+import pytest
 from loguru import logger
 
 from botkit.app.equity_log import EquityLog, account_label
+from botkit.cli import main
 from botkit.settings import Settings
 
 
@@ -110,3 +113,27 @@ def test_another_account_s_samples_do_not_make_every_sample_rewrite_the_file(
     again = EquityLog(path, account="zzz", keep=4)
     assert [s[0] for s in again.samples] == [8, 9, 10, 11]  # the other account's newest
     again.close()
+
+
+def test_a_serve_that_cannot_bind_lets_go_of_the_equity_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """The port taken: serve says so in one line, and leaves the equity file's lock behind it
+    (a second serve in the same process used to warn that "another botkit serve" writes it)."""
+    (tmp_path / "var").mkdir()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("BOTKIT_JOURNAL", str(tmp_path / "var" / "journal.sqlite"))
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        for _ in range(2):
+            assert main(["serve", "--port", str(port), "--nice", "0"]) == 2
+            err = capfd.readouterr().err.splitlines()
+            assert err == [
+                f"error: --port: cannot serve on 127.0.0.1:{port}: Address already in use — pick"
+                " a free port above 1024"
+            ]
+    free = EquityLog(tmp_path / "var" / "journal.sqlite.equity.jsonl")
+    assert free.where.startswith("in ")  # the file is free to write
+    free.close()
