@@ -27,7 +27,9 @@ evaluation and the values it read then, either "this status cannot change until 
 changes, a candle of these intervals closes or this time comes" (:class:`Quiet`) or ``None``
 (evaluate it again). A cooldown or ``max_fires`` gate holds until a time the rule's fires
 say. For a condition that was false it evaluates the condition again over **only** the
-bounded values it read (``constant``, ``book``, ``candles``), refusing every other read: when
+bounded values it read (``constant``, ``book``, ``candles``, and the rule's own
+``rule.fires('W')`` while its activity explains it: the count stands until the oldest fire it
+counts leaves the window, as the rule fires no more), refusing every other read: when
 that evaluation gives false, the real one gives false too for as long as those values stay the
 same — the same function of the same values, whatever the prices do. So ``position.qty == 0
 and price.mark < x`` is quiet while a position is held (the first operand decides), and needs
@@ -44,6 +46,7 @@ from enum import StrEnum
 from typing import Any
 
 from botkit.intents import RuleActivity
+from botkit.rules.durations import parse_duration
 from botkit.rules.firing import RuleStatus
 from botkit.rules.model import Rule, Strategy
 from botkit.rules.series import INTERVALS, SERIES_FUNCTIONS
@@ -57,6 +60,7 @@ __all__ = [
     "Recheck",
     "RuleDeps",
     "dependencies",
+    "fires_window_ms",
     "input_of",
     "quiet_until",
     "reads_orders",
@@ -364,21 +368,67 @@ def quiet_until(
     when = rule.when
     if when.const is not None:
         return None if when.const else FOREVER
-    return _false_condition_quiet(when.fn, values, recheck)
+    return _false_condition_quiet(when.fn, values, recheck, activity, now_ms)
+
+
+_FIRES = re.compile(r"""^rule\.fires\((['"])([^'"]+)\1\)$""")
+
+
+@functools.lru_cache(maxsize=4096)
+def fires_window_ms(key: str) -> int | None:
+    """The window of a ``rule.fires('W')`` value (``None`` for any other key)."""
+    matched = _FIRES.match(key.split("@", 1)[0])
+    if matched is None:
+        return None
+    try:
+        return parse_duration(matched.group(2))
+    except ValueError:
+        return None
+
+
+def _fires_until(
+    key: str, value: Any, activity: RuleActivity | None, now_ms: int
+) -> tuple[bool, int | None]:
+    """Whether ``key`` is a ``rule.fires('W')`` value the rule's ``activity`` explains (its
+    count of the fires at or after ``now_ms - W`` is ``value``), and until when that count
+    stands while the rule does not fire: the oldest of those fires leaves the window after
+    ``t + W`` (``None``: none counted, it stands until the rule fires)."""
+    window = fires_window_ms(key)
+    if window is None or activity is None:
+        return False, None
+    since = now_ms - window
+    counted = [t for t in activity.fire_times_ms if t >= since]
+    if value != len(counted):
+        return False, None
+    return True, (min(counted) + window if counted else None)
 
 
 def _false_condition_quiet(
-    fn: Callable[[Mapping[str, Any]], Any], values: Mapping[str, Any], recheck: bool
+    fn: Callable[[Mapping[str, Any]], Any],
+    values: Mapping[str, Any],
+    recheck: bool,
+    activity: RuleActivity | None = None,
+    now_ms: int = 0,
 ) -> Quiet | None:
-    """:func:`quiet_until` of a condition that was false over ``values``."""
+    """:func:`quiet_until` of a condition that was false over ``values``. A ``rule.fires('W')``
+    value the rule's activity explains counts as known until the oldest fire it counts leaves
+    the window (the rule fires no more while its condition stays false)."""
     known: dict[str, Any] = {}
     prices: dict[str, Any] = {}
     intervals: dict[str, frozenset[str]] = {}
+    until: int | None = None
     for key, value in values.items():
         kind, words = input_of(key)
         if kind.bounded:
             known[key] = value
             intervals[key] = words
+            continue
+        explained, leaves = _fires_until(key, value, activity, now_ms)
+        if explained:
+            known[key] = value
+            intervals[key] = frozenset()
+            if leaves is not None and (until is None or leaves < until):
+                until = leaves
         elif recheck and rechecked(key):
             prices[key] = value
             intervals[key] = frozenset()
@@ -405,5 +455,9 @@ def _false_condition_quiet(
             orders = orders or reads_orders(key)
             read |= intervals[key]
     return Quiet(
-        book, frozenset(INTERVALS[w] for w in read), rechecks=rechecks, orders=book and orders
+        book,
+        frozenset(INTERVALS[w] for w in read),
+        until,
+        rechecks=rechecks,
+        orders=book and orders,
     )

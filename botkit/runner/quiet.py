@@ -42,7 +42,15 @@ from botkit.pipeline.desired import FillFact, keeps_all, reconcile
 from botkit.rules import Evaluation, Rule, RuleStatus, Strategy, parse_client_order_id
 from botkit.rules.actions import build_intents
 from botkit.rules.context import Ctx
-from botkit.rules.deps import Input, Quiet, Recheck, input_of, quiet_until, rechecked
+from botkit.rules.deps import (
+    Input,
+    Quiet,
+    Recheck,
+    fires_window_ms,
+    input_of,
+    quiet_until,
+    rechecked,
+)
 from botkit.rules.runtime import Env, env_for
 from botkit.rules.series import INTERVALS
 from botkit.snapshot import Snapshot
@@ -445,9 +453,9 @@ class QuietCycles:
                 continue
             strategy = found
             activity = None
-            if activity_of is not None and any(
-                r.status in _TIMED for r in evaluation.results
-            ):  # fmt: skip
+            if activity_of is not None and (
+                any(r.status in _TIMED for r in evaluation.results) or _reads_fires(strategy)
+            ):
                 activity = activity_of(strategy)
             got = _strategy_verdict(
                 strategy,
@@ -567,6 +575,15 @@ _WHOLE, _POSITIONS = 0, 1
 _NO_ACTIVITY: Activity = {}
 """The activity the checks' context holds: no rechecked value reads a rule's activity (a
 ``rule.*`` value is a time input, never rechecked). Never written."""
+
+
+def _reads_fires(strategy: Strategy) -> bool:
+    """Whether a rule of ``strategy`` reads ``rule.fires('W')``, which its verdict bounds with
+    the rule's activity."""
+    return any(
+        fires_window_ms(key) is not None for rule in strategy.rules for key, _ in rule.input_names
+    )
+
 
 _TIMED = (RuleStatus.COOLDOWN, RuleStatus.MAX_FIRES)
 """Statuses that hold until a time the rule's activity says."""

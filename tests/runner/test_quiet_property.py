@@ -22,6 +22,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
@@ -437,3 +438,29 @@ def test_a_rule_counting_orders_wakes_when_a_reconcile_cancels_them(tmp_path: Pa
     assert quick.result.orders == plain.result.orders
     assert quick_rows == plain_rows
     assert len(quick_cycles) < 20  # and the quiet cycles around it are skipped
+
+
+@pytest.mark.parametrize("condition", ["rule.fires('10m') == 0", "rule.fires('7m') < 2"])
+def test_a_rule_counting_its_own_fires_is_skipped_until_the_oldest_leaves_the_window(
+    tmp_path: Path, condition: str
+) -> None:
+    """A rule gated on its own fires is quiet between them (the count stands while it does not
+    fire) and wakes when the oldest fire it counts leaves the window: the same orders and rows
+    as without the skip, with fewer cycles run. Fails if the verdict waits for a fire only (the
+    rule would never fire again), or if the rule's activity is not read for it (no skip)."""
+    text = (
+        "strategy: counted\nsymbol: BTC_USDT_PERP\nevery: 1m\n"
+        f"rules:\n  - name: r0\n    when: {condition}\n"
+        "    place: {order: {side: BUY, type: MARKET, sz: 1}}\n"
+    )
+    data = tmp_path / "candles.csv"
+    data.write_text(_candles(7, 60, 10))
+    (tmp_path / "s0.yaml").write_text(text)
+    plain, plain_rows, plain_cycles = _run(tmp_path, data, [tmp_path / "s0.yaml"], skip=False)
+    quick, quick_rows, quick_cycles = _run(tmp_path, data, [tmp_path / "s0.yaml"], skip=True)
+    assert len(plain.result.fills) >= 5  # it fires again as fires leave the window
+    assert len(quick_cycles) < len(plain_cycles) * 3 // 4  # and is skipped in between
+    assert quick.result.orders == plain.result.orders
+    assert quick.result.fills == plain.result.fills
+    assert quick.result.equity == plain.result.equity
+    assert quick_rows == plain_rows
