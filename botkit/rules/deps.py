@@ -396,11 +396,10 @@ def _fires_until(
     window = fires_window_ms(key)
     if window is None or activity is None:
         return False, None
-    since = now_ms - window
-    counted = [t for t in activity.fire_times_ms if t >= since]
+    counted = activity.fires_within(now_ms - window - 1, now_ms)  # at or after now - W
     if value != len(counted):
         return False, None
-    return True, (min(counted) + window if counted else None)
+    return True, (counted[0] + window if counted else None)
 
 
 def _false_condition_quiet(

@@ -141,7 +141,6 @@ def _generation(generation: int) -> str:
 
 
 @lru_cache(maxsize=65536)
-@lru_cache(maxsize=8192)
 def parse_client_order_id(cl_ord_id: str) -> ParsedOrderId | None:
     """The parts of a botkit client order id, or None for an id botkit did not make (kept for
     the ids seen last: a resting order's id is parsed at every cycle and quiet check)."""

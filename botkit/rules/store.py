@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from botkit.errors import ConfigError, Location, StrategyFileError
 from botkit.exchange.models import Instrument
-from botkit.rules.loader import loads_bytes, version_of
+from botkit.rules.loader import loads_bytes
 from botkit.rules.model import Strategy
 from botkit.rules.source import SourceText, StrategySource, Unreadable
 
@@ -72,18 +72,15 @@ class ReloadReport:
         return out
 
 
-_Key = tuple[str, object]
-"""A file's cache key: the hash of its bytes and the instruments' fingerprint."""
-
-
 @dataclass(slots=True)
 class _Entry:
-    key: _Key
+    fingerprint: object
+    """The instruments' fingerprint the file was compiled against."""
     strategy: Strategy | None
     error: StrategyFileError | None
     content: bytes | None = None
-    """The bytes ``key`` hashes (None: a key that never matches, :data:`_RETRY`): the same bytes
-    again are the same key without hashing them again."""
+    """The bytes compiled (None: never the same, so the file is tried again: a file refused
+    for its name)."""
 
 
 @dataclass(slots=True)
@@ -157,8 +154,9 @@ class StrategyStore:
             self.instruments = instruments
         scan = self.source.scan()
         found = _Found(errors=[StrategyFileError([m]) for m in scan.missing])
-        for source, key in self._unchanged_first(scan.files, found):
-            self._load(source, key, found)
+        fingerprint = _fingerprint(self.instruments)
+        for source in self._unchanged_first(scan.files, fingerprint, found):
+            self._load(source, fingerprint, found)
         present = {source.file for source in scan.files}
         for file in [f for f in self._entries if f not in present]:
             gone = self._entries.pop(file)
@@ -167,12 +165,11 @@ class StrategyStore:
         return found.report()
 
     def _unchanged_first(
-        self, files: Iterable[SourceText | Unreadable], found: _Found
-    ) -> list[tuple[SourceText, _Key]]:
+        self, files: Iterable[SourceText | Unreadable], fingerprint: object, found: _Found
+    ) -> list[SourceText]:
         """Settle the files that could not be read and those unchanged since the last refresh
         (their strategies claim their names first); return the new and changed ones."""
-        fingerprint = _fingerprint(self.instruments)
-        todo: list[tuple[SourceText, _Key]] = []
+        todo: list[SourceText] = []
         for source in files:
             entry = self._entries.get(source.file)
             if isinstance(source, Unreadable):
@@ -182,10 +179,10 @@ class StrategyStore:
                 continue
             if (
                 entry is None
-                or entry.content != source.content  # the bytes hashed the last time, or None
-                or entry.key[1] != fingerprint
+                or entry.content != source.content  # the bytes compiled the last time, or None
+                or entry.fingerprint != fingerprint
             ):
-                todo.append((source, (version_of(source.content), fingerprint)))
+                todo.append(source)
                 continue
             if entry.error is not None:
                 found.errors.append(entry.error)
@@ -195,7 +192,7 @@ class StrategyStore:
                 found.names[entry.strategy.name] = source.file
         return todo
 
-    def _load(self, source: SourceText, key: _Key, found: _Found) -> None:
+    def _load(self, source: SourceText, fingerprint: object, found: _Found) -> None:
         """Compile a new or changed file; refuse it (keeping its last good version) when it is
         invalid or its strategy's name is running from another file."""
         file = source.file
@@ -204,16 +201,16 @@ class StrategyStore:
         try:
             strategy = loads_bytes(source.content, file, instruments=self.instruments)
         except StrategyFileError as exc:
-            self._refuse(file, key, previous, exc, found, source.content)
+            self._refuse(file, fingerprint, previous, exc, found, source.content)
             if previous is not None:
                 found.names.setdefault(previous.name, file)
             return
         other = found.names.get(strategy.name)
         if other is not None and other != file:
             taken = _name_taken(strategy.name, other, source)
-            self._refuse(file, _RETRY, previous, taken, found)
+            self._refuse(file, fingerprint, previous, taken, found)  # no content: tried again
             return
-        self._entries[file] = _Entry(key, strategy, None, source.content)
+        self._entries[file] = _Entry(fingerprint, strategy, None, source.content)
         found.names[strategy.name] = file
         if previous is None:
             found.loaded.append(strategy)
@@ -226,20 +223,16 @@ class StrategyStore:
     def _refuse(
         self,
         file: str,
-        key: _Key,
+        fingerprint: object,
         previous: Strategy | None,
         error: StrategyFileError,
         found: _Found,
         content: bytes | None = None,
     ) -> None:
-        self._entries[file] = _Entry(key, previous, error, content)
+        self._entries[file] = _Entry(fingerprint, previous, error, content)
         found.errors.append(error)
         if previous is not None:
             found.kept.append(previous)
-
-
-_RETRY: _Key = ("", object())
-"""The cache key of a file refused for its name: never equal, so it is tried again."""
 
 
 def _name_taken(name: str, other: str, source: SourceText) -> StrategyFileError:

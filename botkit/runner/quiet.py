@@ -285,6 +285,7 @@ class QuietCycles:
         "_open_orders",
         "_position_rev",
         "_reads",
+        "_reads_fires",
         "_verdicts",
         "skipped",
     )
@@ -304,6 +305,8 @@ class QuietCycles:
         self._activity_of: Callable[[Strategy], Activity] | None = None
         """The runner's activity of a strategy (given with each cycle observed)."""
         self._verdicts: dict[str, _Verdict] = {}
+        self._reads_fires: dict[tuple[str, str], bool] = {}
+        """Whether a rule of the strategy (name, version) reads ``rule.fires('W')``."""
         self._due_symbols: tuple[tuple[Strategy, ...], frozenset[str]] = ((), frozenset())
         self._loud: str | None = None
         """The strategy found not quiet last: asked first next time."""
@@ -454,7 +457,7 @@ class QuietCycles:
             strategy = found
             activity = None
             if activity_of is not None and (
-                any(r.status in _TIMED for r in evaluation.results) or _reads_fires(strategy)
+                any(r.status in _TIMED for r in evaluation.results) or self._fires_read(strategy)
             ):
                 activity = activity_of(strategy)
             got = _strategy_verdict(
@@ -498,6 +501,19 @@ class QuietCycles:
                 quiet.rechecks,
                 checks,
             )
+
+    def _fires_read(self, strategy: Strategy) -> bool:
+        """Whether a rule of ``strategy`` reads ``rule.fires('W')``, which its verdict bounds
+        with the rule's activity (worked out once per version of the strategy)."""
+        key = (strategy.name, strategy.version)
+        reads = self._reads_fires.get(key)
+        if reads is None:
+            reads = self._reads_fires[key] = any(
+                fires_window_ms(name) is not None
+                for rule in strategy.rules
+                for name, _ in rule.input_names
+            )
+        return reads
 
     def _same_after(
         self,
@@ -575,14 +591,6 @@ _WHOLE, _POSITIONS = 0, 1
 _NO_ACTIVITY: Activity = {}
 """The activity the checks' context holds: no rechecked value reads a rule's activity (a
 ``rule.*`` value is a time input, never rechecked). Never written."""
-
-
-def _reads_fires(strategy: Strategy) -> bool:
-    """Whether a rule of ``strategy`` reads ``rule.fires('W')``, which its verdict bounds with
-    the rule's activity."""
-    return any(
-        fires_window_ms(key) is not None for rule in strategy.rules for key, _ in rule.input_names
-    )
 
 
 _TIMED = (RuleStatus.COOLDOWN, RuleStatus.MAX_FIRES)
