@@ -22,6 +22,8 @@ import threading
 from collections.abc import Callable, Mapping
 from types import FrameType
 
+from loguru import logger
+
 __all__ = ["relay_signals"]
 
 
@@ -56,8 +58,13 @@ def relay_signals(
                 return  # the undo closed the pipe
             for number in data:
                 found = by_number.get(number)
-                if found is not None:
+                if found is None:
+                    continue
+                try:
                     found[1](found[0])
+                except Exception:  # the relay must outlive a failing callback: the next
+                    # signal (a stop, say) still needs acting on
+                    logger.exception("acting on {} failed", found[0].name)
 
     thread = threading.Thread(target=relay, name="botkit-signals", daemon=True)
     thread.start()

@@ -55,7 +55,31 @@ print("ok")
 """
 
 
-@pytest.mark.parametrize("script", [LOOP, RELAY], ids=["service-loop", "relay"])
+FAILING = """
+import os, signal, threading
+from botkit.signals import relay_signals
+
+first, done = threading.Event(), threading.Event()
+calls = []
+def first_fails(sig):
+    calls.append(sig.name)
+    if len(calls) == 1:
+        first.set()
+        raise RuntimeError("a reload that failed")
+    done.set()
+undo = relay_signals({signal.SIGHUP: first_fails})
+os.kill(os.getpid(), signal.SIGHUP)
+assert first.wait(TIMEOUT)
+os.kill(os.getpid(), signal.SIGHUP)
+assert done.wait(TIMEOUT), calls  # the relay outlived the failing callback
+undo()
+print("ok")
+"""
+
+
+@pytest.mark.parametrize(
+    "script", [LOOP, RELAY, FAILING], ids=["service-loop", "relay", "after-a-failure"]
+)
 def test_a_signal_while_the_main_thread_holds_the_events_lock_is_acted_on(script: str) -> None:
     code = f"TIMEOUT = {TIMEOUT_S}\n" + textwrap.dedent(script)
     try:
