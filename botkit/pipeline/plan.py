@@ -144,10 +144,15 @@ class Plan:
         return "\n".join(lines)
 
 
+def _leg(intent: OrderIntent) -> str:
+    """The order's hedge leg (``LONG`` / ``SHORT``), or "" in one-way mode."""
+    return "" if intent.pos_side is PosSide.BOTH else intent.pos_side.value
+
+
 def _flags(intent: OrderIntent) -> str:
     """What a plan's line adds after the price: the hedge leg, reduce-only."""
-    leg = "" if intent.pos_side is PosSide.BOTH else f" {intent.pos_side.value}"
-    return leg + (" reduce-only" if intent.reduce_only else "")
+    leg = _leg(intent)
+    return (f" {leg}" if leg else "") + (" reduce-only" if intent.reduce_only else "")
 
 
 class _Market:
@@ -252,7 +257,7 @@ class _Closing:
         left = self._left.get(key, _ZERO)
         if left > 0 if intent.side is OrderSide.SELL else left < 0:
             return None
-        leg = "" if intent.pos_side is PosSide.BOTH else f"{intent.pos_side.value} "
+        leg = f"{_leg(intent)} " if _leg(intent) else ""
         by = self._by.get(key)
         if by:
             return Reason(

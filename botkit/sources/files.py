@@ -45,6 +45,9 @@ def discover(paths: Iterable[str | Path]) -> tuple[list[Path], list[ConfigError]
     return [Path(file) for file in listed], problems
 
 
+_CHILDREN_KEPT = 4096
+"""The most file names :func:`_listing` keeps made (then it starts again)."""
+
 _Listed = dict[str, bool | None]
 """Each strategy file's name (``str`` of its path, in :func:`discover`'s order), and whether
 it is a symlink when its folder's listing says so (None: a file named directly)."""
@@ -64,6 +67,8 @@ def _listing(
             for name, link in _strategy_entries(path):
                 file = children.get((folder, name))
                 if file is None:
+                    if len(children) >= _CHILDREN_KEPT:  # names come and go (renames, deploys)
+                        children.clear()
                     file = children[folder, name] = str(path / name)
                 files.setdefault(file, link)
         elif path.is_file():

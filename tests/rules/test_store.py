@@ -247,3 +247,18 @@ def test_a_symlink_named_directly_or_in_a_folder_is_judged_as_a_link(tmp_path: P
         assert "outside the folder" in str(getattr(found, "error", "")), given
         (followed,) = FileSource(given, outside_links=True).scan().files
         assert getattr(followed, "content", b"") == outside.read_bytes()
+
+
+def test_the_file_names_a_source_keeps_stay_bounded_as_files_come_and_go(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import botkit.sources.files as files
+
+    monkeypatch.setattr(files, "_CHILDREN_KEPT", 3)
+    source = FileSource(tmp_path)
+    for n in range(10):  # a file renamed every cycle (a deploy's names)
+        for old in tmp_path.glob("*.yaml"):
+            old.unlink()
+        (tmp_path / f"s{n}.yaml").write_text(f"strategy: s{n}\n")
+        assert [Path(t.file).name for t in source.scan().files] == [f"s{n}.yaml"]
+        assert len(source._children) <= 3
