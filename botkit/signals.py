@@ -22,8 +22,6 @@ import threading
 from collections.abc import Callable, Mapping
 from types import FrameType
 
-from loguru import logger
-
 __all__ = ["relay_signals"]
 
 
@@ -64,6 +62,8 @@ def relay_signals(
                     found[1](found[0])
                 except Exception:  # the relay must outlive a failing callback: the next
                     # signal (a stop, say) still needs acting on
+                    from loguru import logger  # not at start-up: the CLI starts without it
+
                     logger.exception("acting on {} failed", found[0].name)
 
     thread = threading.Thread(target=relay, name="botkit-signals", daemon=True)
