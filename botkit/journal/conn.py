@@ -37,6 +37,9 @@ def _null(value: None) -> None:
 sqlite3.register_adapter(type(None), _null)
 
 
+_is_text = str.__instancecheck__
+"""``isinstance(value, str)``, as a function ``filter`` calls in C."""
+
 _JOIN = "\x00"
 """What :meth:`RedactingConnection._clean` joins a statement's texts with, to search them at
 once. A form a value holds is found in the joined text; one found there that no value holds
@@ -57,8 +60,8 @@ class RedactingConnection(sqlite3.Connection):
         kind = type(parameters)
         if kind is list or kind is tuple or kind is dict:
             values = parameters.values() if kind is dict else parameters
-            texts = [v for v in values if isinstance(v, str)]
-            if not texts or not redact.found_in(_JOIN.join(texts)):
+            # the texts picked out in C (``isinstance(v, str)``, without a Python step per value)
+            if not redact.found_in(_JOIN.join(filter(_is_text, values))):
                 return parameters  # no value holds a secret: each is stored as it is
         if isinstance(parameters, Mapping):
             return {k: redact(v) if isinstance(v, str) else v for k, v in parameters.items()}
