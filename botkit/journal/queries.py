@@ -25,6 +25,7 @@ from botkit.journal.records import (
 )
 
 __all__ = [
+    "NOT_ROW_KINDS",
     "activity",
     "cycle_summaries",
     "events_after",
@@ -220,12 +221,14 @@ def events_after(
 
 
 _ROW_KINDS = "('intent', 'rejected_local', 'outcome')"
-""":data:`~botkit.journal.schema.ORDER_ROW_KINDS` as SQL: the text of ``events_by_order``'s
-condition, which a query repeats to use that index."""
+""":data:`~botkit.journal.schema.ORDER_ROW_KINDS` as SQL."""
+NOT_ROW_KINDS = "kind <> 'intent' AND kind <> 'rejected_local' AND kind <> 'outcome'"
+"""The text of ``events_by_order``'s condition (schema version 6): a query repeats every term of
+it to use that index."""
 _OTHER_LINES = (
     f"SELECT {_EVENT_COLUMNS} FROM events"  # noqa: S608 - constants only
-    f" WHERE (cl_ord_id = ? AND kind NOT IN {_ROW_KINDS})"
-    f" OR (cl_ord_id = '' AND kind NOT IN {_ROW_KINDS} AND detail LIKE ?)"
+    f" WHERE (cl_ord_id = ? AND {NOT_ROW_KINDS})"
+    f" OR (cl_ord_id = '' AND {NOT_ROW_KINDS} AND detail LIKE ?)"
 )
 _ROW_LINES = (
     f"SELECT {_EVENT_COLUMNS} FROM events"  # noqa: S608 - constants only
