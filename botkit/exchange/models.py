@@ -437,7 +437,12 @@ class PlaceResult(WireModel):
 
     @property
     def accepted(self) -> bool:
-        return self.code == 200
+        return self.code == ACCEPTED_CODE
+
+
+ACCEPTED_CODE = 200
+"""A result's ``code`` when the order was accepted (:attr:`PlaceResult.accepted`; the hot loops
+over a batch's results compare the code they read anyway, without the property's second read)."""
 
 
 class CancelResult(PlaceResult):
@@ -718,12 +723,12 @@ class OrderRequest(BaseModel):
             "mgnMode": self.mgnMode._value_,
             "posSide": self.posSide._value_,
             "type": self.type._value_,
-            "sz": format(self.sz, "f"),
+            "sz": _fixed(self.sz),
         }
         if self.clOrdId is not None:
             body["clOrdId"] = self.clOrdId
         if px is not None:
-            body["px"] = format(px, "f")
+            body["px"] = _fixed(px)
         if self.reduceOnly:
             body["reduceOnly"] = True
         if self.timeInForce is not TimeInForce.GTC:
@@ -731,6 +736,14 @@ class OrderRequest(BaseModel):
         if self.stpMode is not StpMode.NONE:
             body["stpMode"] = self.stpMode._value_
         return body
+
+
+def _fixed(value: Decimal) -> str:
+    """``format(value, "f")``: ``str(value)`` when that has no exponent — the same text (the
+    plain notation ``str`` writes then is the fixed-point one) at a third of the cost. (``e``:
+    a decimal context with ``capitals=0`` writes its exponents in lower case.)"""
+    text = str(value)
+    return text if "E" not in text and "e" not in text else format(value, "f")
 
 
 _ORDER_FIELDS = tuple(OrderRequest.model_fields)

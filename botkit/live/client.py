@@ -20,6 +20,7 @@ from typing import Any
 from botkit.errors import NotFoundError, RequestContext
 from botkit.exchange import params as p
 from botkit.exchange.models import (
+    ACCEPTED_CODE,
     Balance,
     CancelResult,
     Fill,
@@ -303,5 +304,5 @@ def _placed_with_ids(results: Sequence[PlaceResult], ctx: RequestContext) -> Non
     """An "accepted" result without an ``ordId`` says nothing sure: a malformed write answer
     (the orders are looked up), never an order journaled as placed with no id."""
     for index, result in enumerate(results):
-        if result.accepted and not result.ordId.strip():
+        if result.code == ACCEPTED_CODE and not result.ordId.strip():  # result.accepted
             raise http.malformed(f"result {index} is accepted but has no ordId", ctx, write=True)

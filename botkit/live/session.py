@@ -201,7 +201,7 @@ class Session:
             )
             headers += [(*_name(k), v.encode("ascii")) for k, v in signing.items()]
         url = f"{self.base_url}{path}" + (f"?{query}" if query else "")
-        write = http.is_write(method)
+        write = method in _WRITES  # http.is_write of the upper-case method
         give_up_at = self._monotonic() + self.deadline
         try:
             response = self._send(method, url, headers, body_text.encode())
@@ -313,6 +313,8 @@ _Header = tuple[bytes, bytes, bytes]
 _JSON_TYPE: _Header = (b"Content-Type", b"content-type", b"application/json")
 _NO_LENGTH: _Header = (b"Content-Length", b"content-length", b"0")
 _EMPTY_BODY_LENGTH = frozenset({"POST", "PUT", "PATCH"})
+_WRITES = frozenset({"POST", "PUT", "DELETE", "PATCH"})
+"""The methods :func:`~botkit.live.http.is_write` calls writes, in upper case."""
 """Methods httpx sends ``Content-Length: 0`` for when they have no body."""
 
 
@@ -389,6 +391,9 @@ def _header(headers: httpx.Headers, name: bytes) -> str | None:
     values = [value for _, key, value in headers._list if key == name]
     if not values:
         return None
+    if len(values) == 1:  # nearly always: the one value, as the join below gives it
+        (value,) = values
+        return value.decode("ascii") if value.isascii() else value.decode(headers.encoding)
     if all(value.isascii() for value in values):  # each encoding httpx may choose reads these
         return ", ".join([value.decode("ascii") for value in values])
     return ", ".join([value.decode(headers.encoding) for value in values])
