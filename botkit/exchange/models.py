@@ -9,6 +9,7 @@ make a wrong order: NaN, infinities and negative sizes or prices.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from decimal import Decimal
 from enum import StrEnum
@@ -713,6 +714,46 @@ class OrderRequest(BaseModel):
             wire = self.__dict__[_WIRE] = self._wire()
         return wire
 
+    def wire_text(self) -> str:
+        """:meth:`kept_wire` as JSON, as ``json.dumps(body, separators=(",", ":"))`` writes it
+        (the client's request body), written directly: the keys in :meth:`_wire`'s order, each
+        value between quotes as the encoder leaves it — the words are the members' (capitals
+        and ``_``: :data:`_PLAIN_WORDS`), the amounts ``Decimal`` text (digits, ``.``, a sign,
+        an exponent) — when the symbol and the client order id need no escaping either; by
+        the encoder otherwise. The encoder cost ~1.8 µs an order of a batch (a string made for
+        every key and every value), this about a quarter of it."""
+        wire = self.kept_wire()
+        symbol = wire["symbol"]
+        cid = wire.get("clOrdId")
+        if not (
+            _PLAIN_WORDS
+            and type(symbol) is str
+            and symbol.isascii()
+            and symbol.isprintable()
+            and '"' not in symbol
+            and "\\" not in symbol
+            and (cid is None or (type(cid) is str and _CL_ORD_ID_CHARS.issuperset(cid)))
+        ):
+            return json.dumps(wire, separators=(",", ":"))
+        text = (
+            f'{{"symbol":"{symbol}","side":"{wire["side"]}","mgnMode":"{wire["mgnMode"]}",'
+            f'"posSide":"{wire["posSide"]}","type":"{wire["type"]}","sz":"{wire["sz"]}"'
+        )
+        if cid is not None:
+            text += f',"clOrdId":"{cid}"'
+        px = wire.get("px")
+        if px is not None:
+            text += f',"px":"{px}"'
+        if "reduceOnly" in wire:
+            text += ',"reduceOnly":true'
+        tif = wire.get("timeInForce")
+        if tif is not None:
+            text += f',"timeInForce":"{tif}"'
+        stp = wire.get("stpMode")
+        if stp is not None:
+            text += f',"stpMode":"{stp}"'
+        return text + "}"
+
     def _wire(self) -> dict[str, Any]:
         """The body, built: the words are the members' ``_value_`` (``.value`` reads through
         enum's descriptor, at twice the cost)."""
@@ -736,6 +777,14 @@ class OrderRequest(BaseModel):
         if self.stpMode is not StpMode.NONE:
             body["stpMode"] = self.stpMode._value_
         return body
+
+
+_PLAIN_WORDS = all(
+    member._value_.replace("_", "").isalpha() and member._value_.isascii()
+    for kind in (OrderSide, OrderType, MarginMode, PosSide, TimeInForce, StpMode)
+    for member in kind
+)
+"""Every word a body holds is written by the encoder as it is (checked at import)."""
 
 
 def _fixed(value: Decimal) -> str:

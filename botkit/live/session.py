@@ -181,19 +181,26 @@ class Session:
         *,
         params: Mapping[str, str | None] | None = None,
         body: Any = None,
+        body_text: str | None = None,
         signed: bool,
         scheme: Scheme | None = None,
         client_order_ids: Sequence[str] = (),
         envelope_required: bool = True,
     ) -> tuple[Any, RequestContext]:
-        """Send one request; return ``(data, context)`` or raise the mapped error."""
+        """Send one request; return ``(data, context)`` or raise the mapped error. The body is
+        ``body`` as :func:`~botkit.live.http.dumps` writes it, or ``body_text``, that text
+        already written (a batch of orders: :meth:`~botkit.exchange.models.OrderRequest.
+        wire_text`)."""
         method = method.upper()
         query_params = {k: v for k, v in (params or {}).items() if v is not None}
         query = encode_query(query_params)
-        body_text = "" if body is None else http.dumps(body)
+        if body_text is None:
+            body_text = "" if body is None else http.dumps(body)
+        elif body is not None:
+            raise ValueError("a request has one body: give body or body_text, not both")
         ids = tuple(client_order_ids)
         headers = self._headers.copy()
-        if body is not None:
+        if body is not None or body_text:
             headers.append(_JSON_TYPE)
         if signed:
             signing = self._sign(
