@@ -10,6 +10,7 @@ make a wrong order: NaN, infinities and negative sizes or prices.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from decimal import Decimal
 from enum import StrEnum
@@ -728,11 +729,8 @@ class OrderRequest(BaseModel):
         if not (
             _PLAIN_WORDS
             and type(symbol) is str
-            and symbol.isascii()
-            and symbol.isprintable()
-            and '"' not in symbol
-            and "\\" not in symbol
-            and (cid is None or (type(cid) is str and _CL_ORD_ID_CHARS.issuperset(cid)))
+            and _JSON_AS_IS(symbol)
+            and (cid is None or (type(cid) is str and _JSON_AS_IS(cid)))
         ):
             return json.dumps(wire, separators=(",", ":"))
         text = (
@@ -779,6 +777,9 @@ class OrderRequest(BaseModel):
         return body
 
 
+_JSON_AS_IS = re.compile(r"[ !#-\[\]-~]*").fullmatch
+"""Whether the JSON encoder writes a text as it is, between quotes (a match, or None):
+printable ASCII without ``"`` or ``\\`` (``ensure_ascii`` escapes the rest)."""
 _PLAIN_WORDS = all(
     member._value_.replace("_", "").isalpha() and member._value_.isascii()
     for kind in (OrderSide, OrderType, MarginMode, PosSide, TimeInForce, StpMode)
@@ -796,7 +797,9 @@ def _fixed(value: Decimal) -> str:
 
 
 _ORDER_FIELDS = tuple(OrderRequest.model_fields)
-_CL_ORD_ID_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+only_cl_ord_id_chars = re.compile(r"[A-Za-z0-9_-]*").fullmatch
+"""Whether a text is made of ``A-Z a-z 0-9 _ -`` only (a match, or None): what
+``set(...).issuperset(text)`` says, at a third of its cost (a set lookup per character)."""
 _ZERO = Decimal(0)
 _set = object.__setattr__
 
@@ -838,7 +841,7 @@ def order_request(
         and sz > _ZERO
         and (px is None or (type(px) is Decimal and px.is_finite() and px > _ZERO))
         and 0 < len(cl_ord_id) <= 32
-        and _CL_ORD_ID_CHARS.issuperset(cl_ord_id)
+        and only_cl_ord_id_chars(cl_ord_id)
     ):
         return _direct({
             "symbol": symbol, "side": side, "type": order_type, "sz": sz, "mgnMode": mgn_mode,

@@ -102,3 +102,16 @@ def test_a_body_given_as_text_is_sent_as_the_same_body_given_as_a_value() -> Non
     assert seen[0].content == seen[1].content
     assert seen[0].headers.raw == seen[1].headers.raw
     assert seen[1].headers["content-type"] == "application/json"
+
+
+_ID_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=st.text(max_size=40) | st.sampled_from(["", "a\n", "K", "ab-_9", "a b", "ٳ"]))
+def test_the_text_checks_say_what_the_plain_ones_say(text: str) -> None:
+    """The client order id's characters (the planner's check, the direct build) as the set of
+    them says, a trailing newline and look-alike letters included; a text the encoder writes
+    as it is exactly when ``json.dumps`` adds only the quotes."""
+    assert (models.only_cl_ord_id_chars(text) is not None) == _ID_CHARS.issuperset(text)
+    assert (models._JSON_AS_IS(text) is not None) == (json.dumps(text) == f'"{text}"')
