@@ -721,8 +721,8 @@ class OrderRequest(BaseModel):
         value between quotes as the encoder leaves it — the words are the members' (capitals
         and ``_``: :data:`_PLAIN_WORDS`), the amounts ``Decimal`` text (digits, ``.``, a sign,
         an exponent) — when the symbol and the client order id need no escaping either; by
-        the encoder otherwise. The encoder cost ~1.8 µs an order of a batch (a string made for
-        every key and every value), this about a quarter of it."""
+        the encoder otherwise. The encoder makes a string for every key and every value: a
+        batch of ten written this way takes ~72 % of its instructions (callgrind)."""
         wire = self.kept_wire()
         symbol = wire["symbol"]
         cid = wire.get("clOrdId")

@@ -320,9 +320,9 @@ _Header = tuple[bytes, bytes, bytes]
 _JSON_TYPE: _Header = (b"Content-Type", b"content-type", b"application/json")
 _NO_LENGTH: _Header = (b"Content-Length", b"content-length", b"0")
 _EMPTY_BODY_LENGTH = frozenset({"POST", "PUT", "PATCH"})
+"""Methods httpx sends ``Content-Length: 0`` for when they have no body."""
 _WRITES = frozenset({"POST", "PUT", "DELETE", "PATCH"})
 """The methods :func:`~botkit.live.http.is_write` calls writes, in upper case."""
-"""Methods httpx sends ``Content-Length: 0`` for when they have no body."""
 
 
 def _name(text: str) -> tuple[bytes, bytes]:
