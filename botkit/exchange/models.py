@@ -9,6 +9,8 @@ make a wrong order: NaN, infinities and negative sizes or prices.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable, Mapping
 from decimal import Decimal
 from enum import StrEnum
@@ -437,7 +439,12 @@ class PlaceResult(WireModel):
 
     @property
     def accepted(self) -> bool:
-        return self.code == 200
+        return self.code == ACCEPTED_CODE
+
+
+ACCEPTED_CODE = 200
+"""A result's ``code`` when the order was accepted (:attr:`PlaceResult.accepted`; the hot loops
+over a batch's results compare the code they read anyway, without the property's second read)."""
 
 
 class CancelResult(PlaceResult):
@@ -708,6 +715,43 @@ class OrderRequest(BaseModel):
             wire = self.__dict__[_WIRE] = self._wire()
         return wire
 
+    def wire_text(self) -> str:
+        """:meth:`kept_wire` as JSON, as ``json.dumps(body, separators=(",", ":"))`` writes it
+        (the client's request body), written directly: the keys in :meth:`_wire`'s order, each
+        value between quotes as the encoder leaves it — the words are the members' (capitals
+        and ``_``: :data:`_PLAIN_WORDS`), the amounts ``Decimal`` text (digits, ``.``, a sign,
+        an exponent) — when the symbol and the client order id need no escaping either; by
+        the encoder otherwise. The encoder makes a string for every key and every value: a
+        batch of ten written this way takes ~72 % of its instructions (callgrind)."""
+        wire = self.kept_wire()
+        symbol = wire["symbol"]
+        cid = wire.get("clOrdId")
+        if not (
+            _PLAIN_WORDS
+            and type(symbol) is str
+            and _JSON_AS_IS(symbol)
+            and (cid is None or (type(cid) is str and _JSON_AS_IS(cid)))
+        ):
+            return json.dumps(wire, separators=(",", ":"))
+        text = (
+            f'{{"symbol":"{symbol}","side":"{wire["side"]}","mgnMode":"{wire["mgnMode"]}",'
+            f'"posSide":"{wire["posSide"]}","type":"{wire["type"]}","sz":"{wire["sz"]}"'
+        )
+        if cid is not None:
+            text += f',"clOrdId":"{cid}"'
+        px = wire.get("px")
+        if px is not None:
+            text += f',"px":"{px}"'
+        if "reduceOnly" in wire:
+            text += ',"reduceOnly":true'
+        tif = wire.get("timeInForce")
+        if tif is not None:
+            text += f',"timeInForce":"{tif}"'
+        stp = wire.get("stpMode")
+        if stp is not None:
+            text += f',"stpMode":"{stp}"'
+        return text + "}"
+
     def _wire(self) -> dict[str, Any]:
         """The body, built: the words are the members' ``_value_`` (``.value`` reads through
         enum's descriptor, at twice the cost)."""
@@ -718,12 +762,12 @@ class OrderRequest(BaseModel):
             "mgnMode": self.mgnMode._value_,
             "posSide": self.posSide._value_,
             "type": self.type._value_,
-            "sz": format(self.sz, "f"),
+            "sz": _fixed(self.sz),
         }
         if self.clOrdId is not None:
             body["clOrdId"] = self.clOrdId
         if px is not None:
-            body["px"] = format(px, "f")
+            body["px"] = _fixed(px)
         if self.reduceOnly:
             body["reduceOnly"] = True
         if self.timeInForce is not TimeInForce.GTC:
@@ -733,8 +777,29 @@ class OrderRequest(BaseModel):
         return body
 
 
+_JSON_AS_IS = re.compile(r"[ !#-\[\]-~]*").fullmatch
+"""Whether the JSON encoder writes a text as it is, between quotes (a match, or None):
+printable ASCII without ``"`` or ``\\`` (``ensure_ascii`` escapes the rest)."""
+_PLAIN_WORDS = all(
+    member._value_.replace("_", "").isalpha() and member._value_.isascii()
+    for kind in (OrderSide, OrderType, MarginMode, PosSide, TimeInForce, StpMode)
+    for member in kind
+)
+"""Every word a body holds is written by the encoder as it is (checked at import)."""
+
+
+def _fixed(value: Decimal) -> str:
+    """``format(value, "f")``: ``str(value)`` when that has no exponent — the same text (the
+    plain notation ``str`` writes then is the fixed-point one) at a third of the cost. (``e``:
+    a decimal context with ``capitals=0`` writes its exponents in lower case.)"""
+    text = str(value)
+    return text if "E" not in text and "e" not in text else format(value, "f")
+
+
 _ORDER_FIELDS = tuple(OrderRequest.model_fields)
-_CL_ORD_ID_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+only_cl_ord_id_chars = re.compile(r"[A-Za-z0-9_-]*").fullmatch
+"""Whether a text is made of ``A-Z a-z 0-9 _ -`` only (a match, or None): what
+``set(...).issuperset(text)`` says, at a third of its cost (a set lookup per character)."""
 _ZERO = Decimal(0)
 _set = object.__setattr__
 
@@ -776,7 +841,7 @@ def order_request(
         and sz > _ZERO
         and (px is None or (type(px) is Decimal and px.is_finite() and px > _ZERO))
         and 0 < len(cl_ord_id) <= 32
-        and _CL_ORD_ID_CHARS.issuperset(cl_ord_id)
+        and only_cl_ord_id_chars(cl_ord_id)
     ):
         return _direct({
             "symbol": symbol, "side": side, "type": order_type, "sz": sz, "mgnMode": mgn_mode,

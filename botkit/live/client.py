@@ -20,6 +20,7 @@ from typing import Any
 from botkit.errors import NotFoundError, RequestContext
 from botkit.exchange import params as p
 from botkit.exchange.models import (
+    ACCEPTED_CODE,
     Balance,
     CancelResult,
     Fill,
@@ -195,9 +196,10 @@ class ExchangeClient(MarketDataEndpoints):
     def place_orders(self, orders: Sequence[OrderRequest]) -> list[PlaceResult]:
         """``POST /v3/trade/orders``: 1..10 orders; one result per order, each with its code."""
         p.batch(orders, "place_orders")
-        body = [o.kept_wire() for o in orders]  # read to be written: no copies
+        # the list's JSON as the encoder joins it, of each body's text (OrderRequest.wire_text)
+        body = "[" + ",".join([o.wire_text() for o in orders]) + "]"
         ids = [o.clOrdId for o in orders if o.clOrdId]
-        data, ctx = self._call("POST", "/v3/trade/orders", signed=True, body=body, ids=ids)
+        data, ctx = self._call("POST", "/v3/trade/orders", signed=True, body_text=body, ids=ids)
         results = self._parse(list[PlaceResult], as_list(data), ctx)
         _placed_with_ids(results, ctx)
         return results
@@ -303,5 +305,5 @@ def _placed_with_ids(results: Sequence[PlaceResult], ctx: RequestContext) -> Non
     """An "accepted" result without an ``ordId`` says nothing sure: a malformed write answer
     (the orders are looked up), never an order journaled as placed with no id."""
     for index, result in enumerate(results):
-        if result.accepted and not result.ordId.strip():
+        if result.code == ACCEPTED_CODE and not result.ordId.strip():  # result.accepted
             raise http.malformed(f"result {index} is accepted but has no ordId", ctx, write=True)

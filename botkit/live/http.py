@@ -181,6 +181,12 @@ def integer(value: Any, max_digits: int = 9) -> int | None:
     ``"²"`` — so a hostile answer is a malformed one, not a crash."""
     if type(value) is int:  # the usual answer code: no text made of it
         return value if -_TENS[max_digits] < value < _TENS[max_digits] else None
+    if isinstance(value, str):  # a header's value (a text is none of the types below)
+        text = value.strip()
+        digits = text.removeprefix("-")
+        if text.isascii() and digits.isdigit() and len(digits) <= max_digits:
+            return int(text)
+        return None
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
@@ -190,11 +196,6 @@ def integer(value: Any, max_digits: int = 9) -> int | None:
         if value.is_finite() and abs(value) < limit and value == value.to_integral_value():
             return int(value)
         return None
-    if isinstance(value, str):
-        text = value.strip()
-        digits = text.removeprefix("-")
-        if text.isascii() and digits.isdigit() and len(digits) <= max_digits:
-            return int(text)
     return None
 
 
@@ -213,6 +214,31 @@ _TENS = _Powers()
 
 def _code(value: Any) -> int | None:
     return integer(value)
+
+
+def _message(raw: Any) -> tuple[str, bool]:
+    """An answer's ``msg`` on one line (``""`` without one) and whether it says the timestamp
+    expired (:data:`EXPIRED_PATTERN`). A text answered again (``"Success"`` every time) is
+    worked out once (:data:`_MESSAGES`)."""
+    if raw is None:
+        return "", False
+    if type(raw) is not str or len(raw) > _MESSAGE_KEPT_CHARS:
+        text = _one_line(str(raw))
+        return text, bool(text and EXPIRED_PATTERN.search(text))
+    known = _MESSAGES.get(raw)
+    if known is None:
+        if len(_MESSAGES) >= _MESSAGES_MAX:
+            _MESSAGES.clear()
+        text = _one_line(raw)
+        known = _MESSAGES[raw] = (text, bool(text and EXPIRED_PATTERN.search(text)))
+    return known
+
+
+_MESSAGES: dict[str, tuple[str, bool]] = {}
+_MESSAGES_MAX = 256
+"""Answer texts kept (a few come back every cycle); the cache starts over when full."""
+_MESSAGE_KEPT_CHARS = 200
+"""The longest text kept (an answer may be megabytes: none is held past its request)."""
 
 
 def _is_envelope(value: Any) -> bool:
@@ -249,24 +275,26 @@ def interpret(
 
     parsed: Any = None
     parse_problem = ""
-    try:
-        parsed = loads(body) if body.strip() else None
-        if parsed is None and not body.strip():
-            parse_problem = "empty body"
+    try:  # a blank body is no JSON either: told apart only when it fails (no copies of it)
+        parsed = loads(body)
     except (ValueError, UnicodeDecodeError) as exc:
-        parse_problem = f"not JSON ({_one_line(str(exc), 60)})"
+        parsed = None
+        if not body.strip():
+            parse_problem = "empty body"
+        else:
+            parse_problem = f"not JSON ({_one_line(str(exc), 60)})"
 
     envelope = parsed if _is_envelope(parsed) else None
     code = _code(envelope.get("code")) if envelope is not None else None
     raw_msg = envelope.get("msg", envelope.get("message")) if envelope is not None else None
-    msg = _one_line(str(raw_msg)) if raw_msg is not None else ""
+    msg, expired = _message(raw_msg)
 
     if status == 429 or code == 429:
         retry_after = parse_retry_after(headers.get("retry-after"), now_ms)
         wait = f"; retry after {retry_after:g} s" if retry_after is not None else ""
         raise RateLimited(f"rate limited{wait}", retry_after=retry_after, context=ctx)
     auth = code in _AUTH or status in _AUTH
-    if status == 408 or code == 408 or (msg and not auth and EXPIRED_PATTERN.search(msg)):
+    if status == 408 or code == 408 or (expired and not auth):
         text = msg or f"HTTP {status}"
         raise TimestampExpired(f"timestamp expired: {text}", context=ctx)
     if status >= 500 or code in _UNAVAILABLE:

@@ -181,19 +181,26 @@ class Session:
         *,
         params: Mapping[str, str | None] | None = None,
         body: Any = None,
+        body_text: str | None = None,
         signed: bool,
         scheme: Scheme | None = None,
         client_order_ids: Sequence[str] = (),
         envelope_required: bool = True,
     ) -> tuple[Any, RequestContext]:
-        """Send one request; return ``(data, context)`` or raise the mapped error."""
+        """Send one request; return ``(data, context)`` or raise the mapped error. The body is
+        ``body`` as :func:`~botkit.live.http.dumps` writes it, or ``body_text``, that text
+        already written (a batch of orders: :meth:`~botkit.exchange.models.OrderRequest.
+        wire_text`)."""
         method = method.upper()
         query_params = {k: v for k, v in (params or {}).items() if v is not None}
         query = encode_query(query_params)
-        body_text = "" if body is None else http.dumps(body)
+        if body_text is None:
+            body_text = "" if body is None else http.dumps(body)
+        elif body is not None:
+            raise ValueError("a request has one body: give body or body_text, not both")
         ids = tuple(client_order_ids)
         headers = self._headers.copy()
-        if body is not None:
+        if body is not None or body_text:
             headers.append(_JSON_TYPE)
         if signed:
             signing = self._sign(
@@ -201,7 +208,7 @@ class Session:
             )
             headers += [(*_name(k), v.encode("ascii")) for k, v in signing.items()]
         url = f"{self.base_url}{path}" + (f"?{query}" if query else "")
-        write = http.is_write(method)
+        write = method in _WRITES  # http.is_write of the upper-case method
         give_up_at = self._monotonic() + self.deadline
         try:
             response = self._send(method, url, headers, body_text.encode())
@@ -314,6 +321,8 @@ _JSON_TYPE: _Header = (b"Content-Type", b"content-type", b"application/json")
 _NO_LENGTH: _Header = (b"Content-Length", b"content-length", b"0")
 _EMPTY_BODY_LENGTH = frozenset({"POST", "PUT", "PATCH"})
 """Methods httpx sends ``Content-Length: 0`` for when they have no body."""
+_WRITES = frozenset({"POST", "PUT", "DELETE", "PATCH"})
+"""The methods :func:`~botkit.live.http.is_write` calls writes, in upper case."""
 
 
 def _name(text: str) -> tuple[bytes, bytes]:
@@ -389,6 +398,9 @@ def _header(headers: httpx.Headers, name: bytes) -> str | None:
     values = [value for _, key, value in headers._list if key == name]
     if not values:
         return None
+    if len(values) == 1:  # nearly always: the one value, as the join below gives it
+        (value,) = values
+        return value.decode("ascii") if value.isascii() else value.decode(headers.encoding)
     if all(value.isascii() for value in values):  # each encoding httpx may choose reads these
         return ", ".join([value.decode("ascii") for value in values])
     return ", ".join([value.decode(headers.encoding) for value in values])

@@ -33,6 +33,7 @@ from botkit.exchange.models import (
     OrderType,
     PositionMode,
     PosSide,
+    only_cl_ord_id_chars,
 )
 from botkit.frozen import quick_init
 from botkit.intents import AMOUNT_LIMIT, OffTick, OrderIntent
@@ -57,7 +58,6 @@ __all__ = [
 ]
 
 _ZERO = Decimal(0)
-_CL_ORD_ID_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 
 
 @quick_init
@@ -267,7 +267,7 @@ def check_position_mode(intent: OrderIntent, mode: PositionMode) -> Reason | Non
 
 def check_cl_ord_id(intent: OrderIntent) -> Reason | None:
     cid = intent.cl_ord_id
-    if not cid or len(cid) > 32 or not _CL_ORD_ID_CHARS.issuperset(cid):
+    if not cid or len(cid) > 32 or not only_cl_ord_id_chars(cid):
         return Reason(
             "cl_ord_id_invalid",
             f"client order id {cid!r} is not valid — use 1–32 characters of A-Z a-z 0-9 _ -",

@@ -47,7 +47,7 @@ from botkit.errors import (
     TimestampExpired,
     TransientError,
 )
-from botkit.exchange.models import OrderRequest, PlaceResult
+from botkit.exchange.models import ACCEPTED_CODE, OrderRequest, PlaceResult
 from botkit.exchange.port import Placing
 from botkit.frozen import quick_init
 from botkit.pipeline.band import Gate
@@ -299,14 +299,15 @@ class Submitter:
             duplicates: list[OrderRequest] = []
             for req, res in pairs:
                 cid = req.clOrdId or ""
-                if res.accepted:
-                    outcomes[cid] = OrderOutcome(cid, _ACCEPTED, res.ordId, res.code, res.msg)
-                elif res.code == DUPLICATE_CODE:
+                code = res.code
+                if code == ACCEPTED_CODE:  # res.accepted
+                    outcomes[cid] = OrderOutcome(cid, _ACCEPTED, res.ordId, code, res.msg)
+                elif code == DUPLICATE_CODE:
                     duplicates.append(req)
                 elif cid in ambiguous:
-                    unsettled[cid] = f"rejected on re-send ({res.code} {res.msg})"
+                    unsettled[cid] = f"rejected on re-send ({code} {res.msg})"
                 else:
-                    outcomes[cid] = OrderOutcome(cid, Outcome.REJECTED, code=res.code, msg=res.msg)
+                    outcomes[cid] = OrderOutcome(cid, Outcome.REJECTED, code=code, msg=res.msg)
             # a 250 to the first request of an id (none of this batch's earlier requests may
             # have placed it) means another process placed it: the ids are shared
             if duplicates:
