@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from html import escape
 from importlib import resources
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -337,11 +338,12 @@ def _pack(rows: Sequence[Sequence[object]], kinds: str) -> dict[str, Any]:
     difference from the previous row's, for times in order). The page unpacks them."""
     columns: list[Any] = []
     for j, kind in enumerate(kinds):
-        values = [row[j] for row in rows]
+        values = list(map(itemgetter(j), rows))  # a year's orders: ~120k cells a column
         if kind == "k":
-            words = sorted(set(map(str, values)))
+            texts = list(map(str, values))
+            words = sorted(set(texts))
             at = {w: i for i, w in enumerate(words)}
-            columns.append({"d": words, "i": [at[str(v)] for v in values]})
+            columns.append({"d": words, "i": list(map(at.__getitem__, texts))})
         elif kind == "t":  # an int is its own text's value
             ints = [v if type(v) is int else int(str(v)) for v in values]
             columns.append([b - a for a, b in zip([0, *ints], ints, strict=False)])
@@ -363,12 +365,13 @@ def _order_cells(o: OrderRow, index: dict[str, int]) -> list[object]:
 
 def _order_rows(orders: Sequence[OrderRow], index: dict[str, int]) -> list[list[object]]:
     """:func:`_order_cells` of each order, the cells that repeat (the rule's index, the
-    reason, the size) worked out once per distinct value (a year holds ~100k orders of a few
-    rules, reasons and sizes; equal sizes print alike). ``tests/backtest/test_report_page.py``
-    compares them."""
+    reason, the size, the price) worked out once per distinct value (a year holds ~100k orders
+    of a few rules, reasons and sizes, and a ladder's rungs return to their prices; equal
+    amounts print alike). ``tests/backtest/test_report_order_rows.py`` compares them."""
     rules: dict[tuple[str, str], int] = {}
     whys: dict[tuple[tuple[str, ...], str, str], str] = {}
     sizes: dict[Decimal | None, str] = {}
+    prices: dict[Decimal | None, str] = {}  # a ladder's rungs come back to their prices
     rows: list[list[object]] = []
     append = rows.append
     for o in orders:
@@ -385,8 +388,10 @@ def _order_rows(orders: Sequence[OrderRow], index: dict[str, int]) -> list[list[
         if size is None:
             size = sizes[sz] = _dec(sz)
         px = o.px
-        append([o.time_ms, rule, o.cl_ord_id, o.side, o.type, "" if px is None else plain(px),
-                size, o.outcome, why])  # fmt: skip
+        price = prices.get(px) if px is None or px.is_finite() else _dec(px)
+        if price is None:
+            price = prices[px] = _dec(px)
+        append([o.time_ms, rule, o.cl_ord_id, o.side, o.type, price, size, o.outcome, why])
     return rows
 
 
