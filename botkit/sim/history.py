@@ -17,7 +17,7 @@ creation time, positions on their close time.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Generic, Literal, Protocol, TypeVar
@@ -133,10 +133,12 @@ class _Series(Generic[T]):
         self.ids.append(rid)
         self.records.append(record)
 
-    def keep(self, predicate: Callable[[T], bool]) -> None:
-        kept = [r for r in self.records if predicate(r)]
-        self.records = kept
-        self.ids = [self._id(r) for r in kept]
+    def drop(self, gone: Iterable[T]) -> None:
+        """Forget the records of ``gone`` (these very objects), the rest in order."""
+        dead = {id(r) for r in gone}
+        ids, records = self.ids, self.records
+        self.ids = [i for i, r in zip(ids, records, strict=True) if id(r) not in dead]
+        self.records = [r for r in records if id(r) not in dead]
 
     def select(
         self, window: Window, time_of: Callable[[T], int], match: Callable[[T], bool]
@@ -230,15 +232,19 @@ class History:
         return True
 
     def prune(self, now_ms: int) -> list[SimOrder]:
-        """Forget closed orders no query can show any more; returns them."""
+        """Forget closed orders no query can show any more; returns them. Those are the
+        fill-less API cancels older than 5 hours (:meth:`visible` with its checks in one
+        expression: the engine prunes every thousand orders placed or more, over every
+        order still shown — a year's filled ones among them)."""
+        cutoff = now_ms - CANCELED_VISIBLE_MS  # now - u_time >= the span: u_time <= cutoff
+        canceled = OrderState.CANCELED
         gone = [
             o
             for o in self.orders.records
-            if o.state in OrderState.CLOSED and not self.visible(o, now_ms)
+            if o.state == canceled and o.u_time <= cutoff and not o.exec_qty and o.source == "API"
         ]
         if gone:
-            dead = {id(o) for o in gone}
-            self.orders.keep(lambda o: id(o) not in dead)
+            self.orders.drop(gone)
         return gone
 
     def order_history(

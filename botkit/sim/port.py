@@ -346,4 +346,7 @@ def _order_input(order: OrderRequest) -> OrderInput:
 
 
 def _cancelled(ord_id: str, cl_ord_id: str) -> CancelResult:
-    return _CANCEL({"ordId": ord_id, "clOrdId": cl_ord_id, "code": codes.SUCCESS, "msg": "Success"})
+    # exactly the model's fields, each of its type: what ``_CANCEL(...)`` finds, unchecked
+    return _CANCEL.exact(
+        {"ordId": ord_id, "clOrdId": cl_ord_id, "code": codes.SUCCESS, "msg": "Success"}
+    )
