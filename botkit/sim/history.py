@@ -17,9 +17,11 @@ creation time, positions on their close time.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from itertools import compress
+from operator import not_
 from typing import Generic, Literal, Protocol, TypeVar
 
 from botkit.exchange.models import MarginMode, OrderSide, OrderType, PosSide
@@ -133,12 +135,11 @@ class _Series(Generic[T]):
         self.ids.append(rid)
         self.records.append(record)
 
-    def drop(self, gone: Iterable[T]) -> None:
-        """Forget the records of ``gone`` (these very objects), the rest in order."""
-        dead = {id(r) for r in gone}
-        ids, records = self.ids, self.records
-        self.ids = [i for i, r in zip(ids, records, strict=True) if id(r) not in dead]
-        self.records = [r for r in records if id(r) not in dead]
+    def drop(self, hidden: Sequence[bool]) -> None:
+        """Forget the records whose flag in ``hidden`` (one per record, in order) is true."""
+        shown = list(map(not_, hidden))
+        self.records = list(compress(self.records, shown))
+        self.ids = list(compress(self.ids, shown))
 
     def select(
         self, window: Window, time_of: Callable[[T], int], match: Callable[[T], bool]
@@ -238,13 +239,15 @@ class History:
         order still shown — a year's filled ones among them)."""
         cutoff = now_ms - CANCELED_VISIBLE_MS  # now - u_time >= the span: u_time <= cutoff
         canceled = OrderState.CANCELED
-        gone = [
-            o
-            for o in self.orders.records
-            if o.state == canceled and o.u_time <= cutoff and not o.exec_qty and o.source == "API"
+        records = self.orders.records
+        hidden = [
+            o.state == canceled and o.u_time <= cutoff and not o.exec_qty and o.source == "API"
+            for o in records
         ]
-        if gone:
-            self.orders.drop(gone)
+        if not any(hidden):
+            return []
+        gone = list(compress(records, hidden))
+        self.orders.drop(hidden)
         return gone
 
     def order_history(
