@@ -365,13 +365,12 @@ def _order_cells(o: OrderRow, index: dict[str, int]) -> list[object]:
 
 def _order_rows(orders: Sequence[OrderRow], index: dict[str, int]) -> list[list[object]]:
     """:func:`_order_cells` of each order, the cells that repeat (the rule's index, the
-    reason, the size, the price) worked out once per distinct value (a year holds ~100k orders
-    of a few rules, reasons and sizes, and a ladder's rungs return to their prices; equal
-    amounts print alike). ``tests/backtest/test_report_order_rows.py`` compares them."""
+    reason, the size) worked out once per distinct value (a year holds ~100k orders of a few
+    rules, reasons and sizes; equal sizes print alike; its prices are mostly distinct, so
+    they are not kept). ``tests/backtest/test_report_order_rows.py`` compares them."""
     rules: dict[tuple[str, str], int] = {}
     whys: dict[tuple[tuple[str, ...], str, str], str] = {}
     sizes: dict[Decimal | None, str] = {}
-    prices: dict[Decimal | None, str] = {}  # a ladder's rungs come back to their prices
     rows: list[list[object]] = []
     append = rows.append
     for o in orders:
@@ -388,10 +387,8 @@ def _order_rows(orders: Sequence[OrderRow], index: dict[str, int]) -> list[list[
         if size is None:
             size = sizes[sz] = _dec(sz)
         px = o.px
-        price = prices.get(px) if px is None or px.is_finite() else _dec(px)
-        if price is None:
-            price = prices[px] = _dec(px)
-        append([o.time_ms, rule, o.cl_ord_id, o.side, o.type, price, size, o.outcome, why])
+        append([o.time_ms, rule, o.cl_ord_id, o.side, o.type, "" if px is None else plain(px),
+                size, o.outcome, why])  # fmt: skip
     return rows
 
 
