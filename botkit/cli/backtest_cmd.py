@@ -181,6 +181,7 @@ def _charts(prepared: Prepared) -> list[ChartData]:
 
 def _single(args: argparse.Namespace, prepared: Prepared, repeats: Repeats) -> int:
     from botkit.app.backtest import backtest_journal, execute
+    from botkit.backtest.driver import frozen_heap
     from botkit.backtest.metrics import compute_figures, result_trades
     from botkit.backtest.portfolio_report import render_parts, write_portfolio_report
     from botkit.backtest.report import render_summary, write_report
@@ -211,28 +212,31 @@ def _single(args: argparse.Namespace, prepared: Prepared, repeats: Repeats) -> i
         if journal is not None:
             journal.close()
     _repeated(repeats)
-    trades = result_trades(run.result)
-    figures = compute_figures(run.result, trades)
-    print(render_summary(run.result, figures, trades))
-    if run.problems:
-        print(f"Problems   {sum(run.problems.values()):,} in {run.cycles:,} cycles (logged above)")
-        for line in run.problem_lines():
-            print(f"           {line}")
-    if args.journal is not None:
-        print(f"Journal    {args.journal}")
-    parts = getattr(run, "parts", None)
-    if parts:
-        print(render_parts(run.result, parts, figures))
-    if args.report is not None:
-        try:
-            charts = _charts(prepared)
-            if parts:
-                write_portfolio_report(run.result, parts, args.report, figures, trades, charts)
-            else:
-                write_report(run.result, args.report, figures, trades, chart=charts[0])
-        except OSError as exc:
-            raise _write_failed(args.report, exc) from None
-        print(f"Report     {args.report / 'index.html'} · {args.report / 'report.html'}")
+    with frozen_heap():  # the run's objects live on: full collections would scan them again
+        trades = result_trades(run.result)
+        figures = compute_figures(run.result, trades)
+        print(render_summary(run.result, figures, trades))
+        if run.problems:
+            print(
+                f"Problems   {sum(run.problems.values()):,} in {run.cycles:,} cycles (logged above)"
+            )
+            for line in run.problem_lines():
+                print(f"           {line}")
+        if args.journal is not None:
+            print(f"Journal    {args.journal}")
+        parts = getattr(run, "parts", None)
+        if parts:
+            print(render_parts(run.result, parts, figures))
+        if args.report is not None:
+            try:
+                charts = _charts(prepared)
+                if parts:
+                    write_portfolio_report(run.result, parts, args.report, figures, trades, charts)
+                else:
+                    write_report(run.result, args.report, figures, trades, chart=charts[0])
+            except OSError as exc:
+                raise _write_failed(args.report, exc) from None
+            print(f"Report     {args.report / 'index.html'} · {args.report / 'report.html'}")
     return 0
 
 

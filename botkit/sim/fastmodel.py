@@ -70,6 +70,9 @@ class Build(Generic[B]):
 
     ``exact(values)`` skips even the sorting of keys, for callers whose dict holds exactly the
     model's fields (the views do); it is a plain function attribute (no bound method per call).
+    ``parts(fields, extras)`` is the model of a view already split: ``fields`` exactly the
+    model's fields, ``extras`` the other keys (each dict in the view's order, as the split here
+    would leave them), both handed over.
     """
 
     __slots__ = ("_make", "cls", "exact", "fields", "names")
@@ -79,6 +82,12 @@ class Build(Generic[B]):
         self.fields = cls.model_fields
         self.names = frozenset(self.fields)
         self._make, self.exact = _makers(cls)
+
+    def parts(self, fields: dict[str, Any], extras: dict[str, Any]) -> B:
+        """What ``self(view)`` builds, without splitting the view key by key: ``fields`` holds
+        exactly the model's fields and ``extras`` the view's other keys, each in the view's
+        order."""
+        return self._make(fields, set(fields), extras)
 
     def __call__(self, values: dict[str, Any]) -> B:
         """A model owning ``values`` (a fresh dict the caller hands over)."""

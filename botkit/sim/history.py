@@ -20,6 +20,8 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from itertools import compress
+from operator import not_
 from typing import Generic, Literal, Protocol, TypeVar
 
 from botkit.exchange.models import MarginMode, OrderSide, OrderType, PosSide
@@ -133,10 +135,11 @@ class _Series(Generic[T]):
         self.ids.append(rid)
         self.records.append(record)
 
-    def keep(self, predicate: Callable[[T], bool]) -> None:
-        kept = [r for r in self.records if predicate(r)]
-        self.records = kept
-        self.ids = [self._id(r) for r in kept]
+    def drop(self, hidden: Sequence[bool]) -> None:
+        """Forget the records whose flag in ``hidden`` (one per record, in order) is true."""
+        shown = list(map(not_, hidden))
+        self.records = list(compress(self.records, shown))
+        self.ids = list(compress(self.ids, shown))
 
     def select(
         self, window: Window, time_of: Callable[[T], int], match: Callable[[T], bool]
@@ -230,15 +233,21 @@ class History:
         return True
 
     def prune(self, now_ms: int) -> list[SimOrder]:
-        """Forget closed orders no query can show any more; returns them."""
-        gone = [
-            o
-            for o in self.orders.records
-            if o.state in OrderState.CLOSED and not self.visible(o, now_ms)
+        """Forget closed orders no query can show any more; returns them. Those are the
+        fill-less API cancels older than 5 hours (:meth:`visible` with its checks in one
+        expression: the engine prunes every thousand orders placed or more, over every
+        order still shown — a year's filled ones among them)."""
+        cutoff = now_ms - CANCELED_VISIBLE_MS  # now - u_time >= the span: u_time <= cutoff
+        canceled = OrderState.CANCELED
+        records = self.orders.records
+        hidden = [
+            o.state == canceled and o.u_time <= cutoff and not o.exec_qty and o.source == "API"
+            for o in records
         ]
-        if gone:
-            dead = {id(o) for o in gone}
-            self.orders.keep(lambda o: id(o) not in dead)
+        if not any(hidden):
+            return []
+        gone = list(compress(records, hidden))
+        self.orders.drop(hidden)
         return gone
 
     def order_history(

@@ -48,6 +48,7 @@ from botkit.sim.readmodels import PortReads, reject
 from botkit.sim.views import (
     fill_view,
     instrument_view,
+    order_parts,
     order_view,
     position_record_view,
 )
@@ -182,7 +183,7 @@ class SimPort(PortReads):
         known = self._order_models.get(order.ord_id)
         if known is not None and known[0] == order.rev:
             return known[1]
-        model = _OPEN_ORDER(order_view(order, self.engine))
+        model = _OPEN_ORDER.parts(*order_parts(order, self.engine))  # the view, split
         self._order_models[order.ord_id] = (order.rev, model)
         return model
 
@@ -345,4 +346,7 @@ def _order_input(order: OrderRequest) -> OrderInput:
 
 
 def _cancelled(ord_id: str, cl_ord_id: str) -> CancelResult:
-    return _CANCEL({"ordId": ord_id, "clOrdId": cl_ord_id, "code": codes.SUCCESS, "msg": "Success"})
+    # exactly the model's fields, each of its type: what ``_CANCEL(...)`` finds, unchecked
+    return _CANCEL.exact(
+        {"ordId": ord_id, "clOrdId": cl_ord_id, "code": codes.SUCCESS, "msg": "Success"}
+    )

@@ -37,6 +37,7 @@ __all__ = [
     "open_position_base",
     "open_position_view",
     "order_book_view",
+    "order_parts",
     "order_view",
     "position_record_view",
     "risk_limit_view",
@@ -80,9 +81,20 @@ def instrument_view(inst: InstrumentConfig, engine: SimEngine) -> dict[str, Any]
 
 
 def order_view(o: SimOrder, engine: SimEngine) -> dict[str, Any]:
-    """2.5 (closed) or an open order: the same fields, the state says which."""
+    """2.5 (closed) or an open order: the same fields, the state says which. The values are
+    :func:`order_parts`', in the wire's order (the times last)."""
+    fields, extras = order_parts(o, engine)
+    c_time, u_time = fields.pop("cTime"), fields.pop("uTime")
+    return {**fields, **extras, "cTime": c_time, "uTime": u_time}
+
+
+def order_parts(o: SimOrder, engine: SimEngine) -> tuple[dict[str, Any], dict[str, Any]]:
+    """:func:`order_view`'s values in two: an open order's fields (those of
+    :class:`~botkit.exchange.models.OpenOrder`, in the view's order) and the rest (the view's
+    extras for it, in the view's order). The port builds an open order's model from the two
+    without splitting the view key by key (every order a cycle placed is built so)."""
     inst = engine.instruments[o.symbol]
-    avg = q8(o.exec_px_qty / o.exec_qty) if o.exec_qty else _ZERO
+    fee = o.fee
     return {
         "symbol": o.symbol,
         "side": o.side,
@@ -99,13 +111,16 @@ def order_view(o: SimOrder, engine: SimEngine) -> dict[str, Any]:
         "reduceOnly": o.reduce_only,
         "timeInForce": o.tif,
         "stpMode": o.stp,
-        "avgPx": avg,
+        "avgPx": q8(o.exec_px_qty / o.exec_qty) if o.exec_qty else _ZERO,
         "execQty": o.exec_qty,
+        "cTime": o.c_time,
+        "uTime": o.u_time,
+    }, {
         "execAmt": o.exec_amt,
         "feeCcy": inst.sCcy,
-        "feeAmt": o.fee,
+        "feeAmt": fee,
         "deductCcy": inst.sCcy,
-        "deductAmt": o.fee,
+        "deductAmt": fee,
         "actType": "FUTURES",
         "qCcy": inst.qCcy,
         "lever": o.lever,
@@ -115,8 +130,6 @@ def order_view(o: SimOrder, engine: SimEngine) -> dict[str, Any]:
         "tpPx": "",
         "tpTrgPx": "",
         "tpTrgPxType": "",
-        "cTime": o.c_time,
-        "uTime": o.u_time,
     }
 
 
