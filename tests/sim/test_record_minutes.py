@@ -130,3 +130,36 @@ def test_the_24h_high_read_without_a_change_is_the_tickers(
     for now in nows:  # in time order, as reads come
         high = series.high_24h(now)
         assert high == series.high_24h(now) == series.day_stats(now)[1]
+
+
+@settings(max_examples=100, deadline=None, derandomize=True)
+@given(minutes=st.lists(minute(), min_size=1, max_size=40))
+def test_minutes_recorded_whole_drop_from_the_window_what_their_points_drop(
+    minutes: list[tuple[int, Decimal, Decimal, Decimal, Decimal, bool]],
+) -> None:
+    """Not only what a read sees: the 24h window holds the same minutes right after (the
+    minutes that left it go within the call, not at the next read: a replay that never reads
+    the window keeps a day of minutes, not the year)."""
+    by_points, whole = _series(), _series()
+    by_points.trade(Decimal(2), Decimal(120))  # the current minute traded in: its sums count
+    whole.trade(Decimal(2), Decimal(120))
+    t = T0
+    rows = []
+    for gap, o, h, lo, c, low_first in minutes:
+        t += gap * MINUTE_MS
+        first, second = (lo, h) if low_first else (h, lo)
+        by_points.record_many([(t, o), (t + 15_000, first), (t + 30_000, second), (t + 45_000, c)])
+        rows.append((t, o, h, lo, c))
+    whole.record_minutes(*(list(column) for column in zip(*rows, strict=True)))
+
+    def window(series: PriceSeries) -> tuple[object, ...]:
+        return (
+            [c.sT for c in series._day],
+            [c.sT for c in series._day_max],
+            [c.sT for c in series._day_min],
+            repr(series._day_qty),
+            repr(series._day_amt),
+            series._day_tc,
+        )
+
+    assert window(whole) == window(by_points)
