@@ -12,12 +12,16 @@ dropping anything.
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from botkit.exchange.models import OrderRequest
+from botkit.sim.port import SimPort
 from botkit.sim.prices import DAY_MS, MINUTE_MS, PriceSeries
+from tests.sim.conftest import BTC
 from tests.sim.conftest import T0 as _T0
 
 T0 = _T0 - _T0 % MINUTE_MS
@@ -163,3 +167,49 @@ def test_minutes_recorded_whole_drop_from_the_window_what_their_points_drop(
         )
 
     assert window(whole) == window(by_points)
+
+
+@pytest.mark.parametrize(
+    ("opens", "highs", "lows", "closes"),
+    [
+        (["60000", "59600"], ["60010", "59700"], ["59990", "59000"], ["60000", "59650"]),
+        (["60000", "59000"], ["60010", "59700"], ["59990", "59600"], ["60000", "59650"]),
+        (["60000", "59650"], ["60010", "59700"], ["59990", "59600"], ["60000", "59000"]),
+        (["60000", "61500"], ["60010", "59700"], ["59990", "59600"], ["60000", "59650"]),
+    ],
+    ids=["low at the bid", "open under its low", "close under its low", "open over its high"],
+)
+def test_minutes_reaching_the_band_or_not_whole_are_refused_and_nothing_moves(
+    make_sim: Any, opens: list[str], highs: list[str], lows: list[str], closes: list[str]
+) -> None:
+    """:meth:`SimEngine.pass_minutes` moves nothing when a price would reach a resting order
+    (a low at the bid) or when an open or close lies outside its candle's low and high, below
+    the bid or above the ask as it may be (refused whole: the replay then records its points,
+    through the matcher)."""
+    sim = make_sim()
+    SimPort(sim.engine).place_orders([
+        OrderRequest.model_validate(
+            {"symbol": BTC, "side": side, "type": "LIMIT", "sz": "1", "px": px, "clOrdId": name}
+        )
+        for side, px, name in (("BUY", "59000", "b1"), ("SELL", "61000", "s1"))
+    ])  # fmt: skip
+    engine = sim.engine
+    series = engine.prices[BTC]
+    start = series.current.sT + MINUTE_MS
+
+    def state() -> tuple[object, ...]:
+        minutes = [(c.sT, c.o, c.h, c.l, c.c) for c in series.since(0)]
+        return series.mark, minutes, series.day_stats(start), engine.mark_rev
+
+    before = state()
+    with pytest.raises(ValueError, match=r"outside the band|not one to record whole"):
+        engine.pass_minutes(
+            BTC,
+            [start, start + MINUTE_MS],
+            [Decimal(v) for v in opens],
+            [Decimal(v) for v in highs],
+            [Decimal(v) for v in lows],
+            [Decimal(v) for v in closes],
+            8,
+        )
+    assert state() == before
