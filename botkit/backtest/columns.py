@@ -408,7 +408,7 @@ class BarsAtHand(Sequence[Bar]):
     """Bars ``[start, stop)`` of :class:`BarColumns`, each built when it is asked for: the
     replay walks a block of candles but passes most of them at once without a bar, so it
     builds only those it steps through (a block's codes are listed once; a bar is then a
-    lookup per column). The same bars, value and object, as indexing the columns."""
+    lookup per column). The same bars as indexing the columns gives."""
 
     __slots__ = ("_columns", "_len", "_times")
 
