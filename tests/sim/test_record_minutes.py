@@ -68,19 +68,29 @@ def _state(series: PriceSeries, now: int) -> tuple[object, ...]:
     return candles, repr(series.mark), tuple(repr(v) for v in day)
 
 
+def _record_points(
+    series: PriceSeries, minutes: list[tuple[int, Decimal, Decimal, Decimal, Decimal, bool]]
+) -> list[tuple[int, Decimal, Decimal, Decimal, Decimal]]:
+    """Record the four points of each of ``minutes`` into ``series``; their rows (start, open,
+    high, low, close)."""
+    t = T0
+    rows = []
+    for gap, o, h, lo, c, low_first in minutes:
+        t += gap * MINUTE_MS
+        first, second = (lo, h) if low_first else (h, lo)
+        series.record_many([(t, o), (t + 15_000, first), (t + 30_000, second), (t + 45_000, c)])
+        rows.append((t, o, h, lo, c))
+    return rows
+
+
 @settings(max_examples=300, deadline=None, derandomize=True)
 @given(minutes=st.lists(minute(), min_size=1, max_size=40), split=st.integers(0, 40))
 def test_minutes_recorded_whole_leave_the_series_of_their_points(
     minutes: list[tuple[int, Decimal, Decimal, Decimal, Decimal, bool]], split: int
 ) -> None:
     by_points, whole = _series(), _series()
-    t = T0
-    rows = []
-    for gap, o, h, lo, c, low_first in minutes:
-        t += gap * MINUTE_MS
-        first, second = (lo, h) if low_first else (h, lo)
-        by_points.record_many([(t, o), (t + 15_000, first), (t + 30_000, second), (t + 45_000, c)])
-        rows.append((t, o, h, lo, c))
+    rows = _record_points(by_points, minutes)
+    t = rows[-1][0]
     for part in (rows[:split], rows[split:]):  # in two calls, as blocks of a stretch are
         whole.record_minutes(
             [r[0] for r in part],
@@ -147,13 +157,7 @@ def test_minutes_recorded_whole_drop_from_the_window_what_their_points_drop(
     by_points, whole = _series(), _series()
     by_points.trade(Decimal(2), Decimal(120))  # the current minute traded in: its sums count
     whole.trade(Decimal(2), Decimal(120))
-    t = T0
-    rows = []
-    for gap, o, h, lo, c, low_first in minutes:
-        t += gap * MINUTE_MS
-        first, second = (lo, h) if low_first else (h, lo)
-        by_points.record_many([(t, o), (t + 15_000, first), (t + 30_000, second), (t + 45_000, c)])
-        rows.append((t, o, h, lo, c))
+    rows = _record_points(by_points, minutes)
     whole.record_minutes(*(list(column) for column in zip(*rows, strict=True)))
 
     def window(series: PriceSeries) -> tuple[object, ...]:
