@@ -150,7 +150,7 @@ class PriceSeries:
         # minute closed: each minute's own cutoff is earlier and the window's deques only drop
         # their oldest, so the same minutes go in the same order (the day's traded sums too)
         close, add, append = self._close_minute, self._add_minute, self._history.append
-        done = cur
+        done: MinuteCandle | None = None  # the last minute closed
         for t, o, h, lo, c in zip(times, opens, highs, lows, closes, strict=True):
             close(cur)
             close = add
@@ -158,7 +158,7 @@ class PriceSeries:
             cur = MinuteCandle(t, o, o if o == h else h, o if o == lo else lo, c, _ZERO, _ZERO, 0)
             append(cur)
         day = self._day
-        if day and day[0].sT <= done.sT - DAY_MS:
+        if done is not None and day and day[0].sT <= done.sT - DAY_MS:
             self._expire(done.sT - DAY_MS)
         self._cur = cur
         self.mark = cur.c

@@ -159,6 +159,7 @@ def test_minutes_recorded_whole_drop_from_the_window_what_their_points_drop(
     whole.trade(Decimal(2), Decimal(120))
     rows = _record_points(by_points, minutes)
     whole.record_minutes(*(list(column) for column in zip(*rows, strict=True)))
+    whole.record_minutes([], [], [], [], [])  # nothing recorded: nothing closed, nothing goes
 
     def window(series: PriceSeries) -> tuple[object, ...]:
         return (
