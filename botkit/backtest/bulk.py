@@ -246,7 +246,7 @@ class _Proofs:
         seen = self.seen
         lo, hi, top = self.lo, self.hi, self.top
         highs = self._tops(size) if top is not None else None
-        widening: list[int] = []
+        widening: list[tuple[int, Decimal, Decimal]] = []  # (candle, lowest, highest close)
         for j in range(good, size):
             close = seen[j]
             widens = True
@@ -261,13 +261,13 @@ class _Proofs:
             if highs is not None and top is not None and highs[j] > top:
                 top, widens = highs[j], True
             if widens:
-                widening.append(j)
+                widening.append((j, lo, hi))
         proven, failed = -1, len(widening)  # widening[proven] proves; widening[failed] fails
         unbounded = False
         while failed - proven > 1:
             mid = (proven + failed) // 2
-            upto = widening[mid] + 1
-            ok, unbounded_here = self._prove(seen[good:upto], upto)
+            j, low, high = widening[mid]
+            ok, unbounded_here = self._prove([low, high], j + 1)  # the closes' range up to j
             if ok:
                 proven = mid
             else:
@@ -275,7 +275,7 @@ class _Proofs:
         if failed == len(widening):
             return size
         self.unbounded = self.unbounded or unbounded
-        return widening[failed]
+        return widening[failed][0]
 
     def grow(self, part: list[Decimal], upto: int) -> bool:
         """Prove the range grown by the closes ``part`` (candles up to ``upto``, excluded);
