@@ -315,6 +315,7 @@ class Runner:
         any_due: npt.NDArray[np.bool_] | None = None
         each = count  # the closes from this one on are due for a strategy (see below)
         first_close, last_close = int(closes[0]), int(closes[-1])
+        gap = int((closes[1:] - closes[:-1]).min()) if count > 1 else None  # the least spacing
         for strategy in self.store.strategies.values():
             if not strategy.enabled:
                 continue
@@ -322,10 +323,10 @@ class Runner:
             if last_close < due_ms:
                 continue
             period = strategy.period_ms
-            first = 0 if first_close >= due_ms else int(np.searchsorted(closes, due_ms))
-            if last_close // period - int(closes[first]) // period == count - 1 - first:
-                # every close reached in a period of its own (a strategy run at each candle):
-                # each is due, the last one included — no array needed
+            if gap is None or period <= gap:
+                # closes a period apart at least (a strategy run at each candle): each reached
+                # close is in a period of its own, so each is due — no array needed
+                first = 0 if first_close >= due_ms else int(np.searchsorted(closes, due_ms))
                 each = min(each, first)
                 next_due[strategy.name] = strategy.next_due_ms(last_close)
                 continue

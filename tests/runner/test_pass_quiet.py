@@ -8,7 +8,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 import numpy as np
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from botkit.app.backtest import make_runner
@@ -59,6 +59,7 @@ def _evaluated(runner: Runner, clock: ManualClock, start: int, minutes: int) -> 
     first_run=st.integers(0, 90),
     gaps=st.lists(st.sampled_from([1, 1, 1, 1, 2, 7, 30]), min_size=1, max_size=150),
 )
+@example(everies=["3m"], first_run=0, gaps=[1, 1, 1, 1, 7])  # two closes in one period, a gap
 def test_passing_closes_at_once_is_passing_them_one_at_a_time(
     everies: list[str], first_run: int, gaps: list[int]
 ) -> None:
