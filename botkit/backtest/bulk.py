@@ -138,9 +138,10 @@ def proven_count(
     proven then, its top under that proof's 24h high when it read one (proofs only grow, so
     inside the last one). The next ``first`` closes' range is tried first, then blocks twice
     as long while they prove; once a block does not, the closes inside the range are counted
-    and the range is grown by one close at a time (one proof per close outside it) — so the
-    candles up to the first close no proven range holds are counted, and only that one is
-    left to the per-candle check."""
+    and the range is grown to the first close no provable range holds, found by bisection over
+    the closes that would widen it (:meth:`_Proofs.widen`: a range of marks proven is proven
+    over any range inside it, so the closes before that one are counted) — and only that one
+    is left to the per-candle check."""
     proofs = _Proofs(rechecks, bounds, symbol, closes, high_now, tops)
     good = 0
     block = first
@@ -161,10 +162,13 @@ def proven_count(
                 good = size
                 block *= 2
                 continue
-            blocks = False  # a close ahead is outside every range provable: one at a time
-        if not proofs.grow(proofs.seen[good : good + 1], good + 1):  # the next close alone
+            blocks = False  # a close ahead is outside every range provable: search for it
+        failed = proofs.widen(good, size)
+        good = proofs.inside(good, size)
+        if good == failed < size:  # the first close no provable range holds
             return good, good + 1, not proofs.unbounded
-        good += 1
+        # else every candle to ``size`` is proven, or one the search did not try stops them (a
+        # top over the 24h high that a proof read for the first time): search again from it
 
 
 class _Proofs:
@@ -227,15 +231,68 @@ class _Proofs:
             good += 1
         return good
 
+    def widen(self, good: int, size: int) -> int:
+        """Grow the range proven over the candles from ``good`` (inside it up to there) on, as
+        far as it proves: the candles ``good`` to ``size - 1`` whose close (or, when the proof
+        in force read the 24h high, whose top) widens the range of those before it are tried
+        by bisection — the range up to one of them proves when it does up to a later one (the
+        bounds, the interval evaluation and the 24h high's bound are each monotone in the
+        range: a smaller one gives bounds inside) — and the range up to the last that proves
+        is the one in force. Returns the first that does not (tried, and failed: its
+        unbounded read counted as the one-by-one growth would count it), or ``size``. What is
+        counted is still only what :meth:`inside` finds inside the range in force, whatever
+        the bisection tried; by the monotony, the same candles as growing the range a close at
+        a time, with a proof for each halving instead of one for each close that widens it."""
+        seen = self.seen
+        lo, hi, top = self.lo, self.hi, self.top
+        highs = self._tops(size) if top is not None else None
+        widening: list[tuple[int, Decimal, Decimal]] = []  # (candle, lowest, highest close)
+        for j in range(good, size):
+            close = seen[j]
+            widens = True
+            if lo is None or hi is None:
+                lo = hi = close
+            elif close < lo:
+                lo = close
+            elif close > hi:
+                hi = close
+            else:
+                widens = False
+            if highs is not None and top is not None and highs[j] > top:
+                top, widens = highs[j], True
+            if widens:
+                widening.append((j, lo, hi))
+        proven, failed = -1, len(widening)  # widening[proven] proves; widening[failed] fails
+        unbounded = False
+        while failed - proven > 1:
+            mid = (proven + failed) // 2
+            j, low, high = widening[mid]
+            ok, unbounded_here = self._prove([low, high], j + 1)  # the closes' range up to j
+            if ok:
+                proven = mid
+            else:
+                failed, unbounded = mid, unbounded_here
+        if failed == len(widening):
+            return size
+        self.unbounded = self.unbounded or unbounded
+        return widening[failed][0]
+
     def grow(self, part: list[Decimal], upto: int) -> bool:
         """Prove the range grown by the closes ``part`` (candles up to ``upto``, excluded);
         when it proves, it is the range in force."""
+        ok, unbounded = self._prove(part, upto)
+        self.unbounded = self.unbounded or unbounded
+        return ok
+
+    def _prove(self, part: list[Decimal], upto: int) -> tuple[bool, bool]:
+        """:meth:`grow` without counting its unbounded read: (proven, a value read that no
+        mark bounds)."""
         low, high = min(part), max(part)
         if self.lo is not None and self.hi is not None:
             low, high = min(low, self.lo), max(high, self.hi)
         found = self.bounds(low, high)
         if found is None:
-            return False
+            return False, False
         reach: list[Decimal] = []
         high_now = self.high_now
 
@@ -248,6 +305,5 @@ class _Proofs:
         env = MarkRange(found, self.symbol, window if high_now is not None else None)
         if all(r.false_over(env) for r in self.rechecks):
             self.lo, self.hi, self.top = low, high, (reach[0] if reach else None)
-            return True
-        self.unbounded = self.unbounded or env.unbounded
-        return False
+            return True, False
+        return False, env.unbounded

@@ -30,6 +30,7 @@ from botkit.backtest.result import EquityPoint
 __all__ = [
     "CHUNK",
     "BarColumns",
+    "BarsAtHand",
     "DecimalColumn",
     "EquityCurve",
     "decimals_from_keys",
@@ -125,6 +126,16 @@ class DecimalColumn(Sequence[Decimal]):
             return decimals_from_keys(self._keys[start:stop].tolist())
         assert self._objects is not None
         return list(self._objects[start:stop])
+
+    def lookup(self, start: int, stop: int) -> tuple[Sequence[int], Sequence[Decimal]]:
+        """``(index, values)`` such that value ``start + k`` is ``values[index[k]]`` for ``k``
+        in ``range(stop - start)``: a shared table's codes as a list (no ``Decimal`` touched
+        until one is asked for), else the values themselves."""
+        if self._codes is not None:
+            assert self._table is not None
+            return self._codes[start:stop].tolist(), self._table
+        values = self.take(start, stop)
+        return range(len(values)), values
 
     def floats(self, start: int, stop: int) -> npt.NDArray[np.float64]:
         """``float(v)`` of the values ``[start, stop)`` (correctly rounded, so monotone: ``a <=
@@ -383,10 +394,50 @@ class BarColumns(Sequence[Bar]):
         for i in range(len(self._times) - 1, -1, -1):
             yield self[i]
 
+    def at_hand(self, start: int, stop: int) -> BarsAtHand:
+        """Bars ``[start, stop)`` built one at a time when asked for (see :class:`BarsAtHand`)."""
+        return BarsAtHand(self, start, stop)
+
     @property
     def nbytes(self) -> int:
         """Bytes of the arrays (shared tables and objects not counted)."""
         return int(self._times.nbytes) + sum(c.nbytes for c in self._columns)
+
+
+class BarsAtHand(Sequence[Bar]):
+    """Bars ``[start, stop)`` of :class:`BarColumns`, each built when it is asked for: the
+    replay walks a block of candles but passes most of them at once without a bar, so it
+    builds only those it steps through (a block's codes are listed once; a bar is then a
+    lookup per column). The same bars as indexing the columns gives."""
+
+    __slots__ = ("_columns", "_len", "_times")
+
+    def __init__(self, columns: BarColumns, start: int, stop: int) -> None:
+        stop = max(start, min(stop, len(columns)))
+        self._times: list[int] = columns._times[start:stop].tolist()
+        self._columns = [c.lookup(start, stop) for c in columns._columns]
+        self._len = stop - start
+
+    def __len__(self) -> int:
+        return self._len
+
+    @overload
+    def __getitem__(self, index: int) -> Bar: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Bar]: ...
+    def __getitem__(self, index: int | slice) -> Bar | list[Bar]:
+        if isinstance(index, slice):
+            return [self[k] for k in range(*index.indices(self._len))]
+        if index < 0:
+            index += self._len
+        if not 0 <= index < self._len:
+            raise IndexError("bar index out of range")
+        (oi, ov), (hi, hv), (li, lv), (ci, cv), (vi, vv) = self._columns
+        return _new_bar(
+            Bar,
+            (self._times[index], ov[oi[index]], hv[hi[index]], lv[li[index]], cv[ci[index]],
+             vv[vi[index]]),
+        )  # fmt: skip
 
 
 class EquityCurve(Sequence[EquityPoint]):

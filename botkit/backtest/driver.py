@@ -22,7 +22,6 @@ PnL, fees). Everything runs on simulated time: the same inputs give the same res
 from __future__ import annotations
 
 import gc
-import itertools
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -256,7 +255,7 @@ def _replay(
     total = len(columns)
     i = 0
     while i < total:
-        chunk = list(columns[i : i + CHUNK])
+        chunk = columns.at_hand(i, i + CHUNK)  # a bar built only for the candles stepped
         base = i
         k = 0
         while k < len(chunk):
@@ -503,8 +502,9 @@ class _Forward:
         next_due = self.runner.next_due_ms
         base, bars = self.chunk
         done = skips = a
-        upto = None if limit is None else a - base + limit
-        for bar in itertools.islice(bars, a - base, upto):
+        upto = len(bars) if limit is None else min(len(bars), a - base + limit)
+        for k in range(a - base, upto):
+            bar = bars[k]
             try:
                 move(symbol, candle_path(bar, interval), 4)
             except ValueError:  # a point outside the band: refused, nothing moved

@@ -308,25 +308,45 @@ class Runner:
         (inside :meth:`quiet_envelope`): move each strategy's next run time on as its skipped
         runs would and count them. Returns the number of cycles (times with a due strategy)."""
         quiet = self.quiet
-        if quiet is None or not len(closes):
+        count = len(closes)
+        if quiet is None or not count:
             return 0
         next_due = self._next_due
-        any_due = np.zeros(len(closes), dtype=np.bool_)
+        any_due: npt.NDArray[np.bool_] | None = None
+        each = count  # the closes from this one on are due for a strategy (see below)
+        first_close, last_close = int(closes[0]), int(closes[-1])
+        gap = int((closes[1:] - closes[:-1]).min()) if count > 1 else None  # the least spacing
         for strategy in self.store.strategies.values():
             if not strategy.enabled:
                 continue
-            reached = closes >= next_due.get(strategy.name, 0)
-            if not reached[-1]:
+            due_ms = next_due.get(strategy.name, 0)
+            if last_close < due_ms:
+                continue
+            period = strategy.period_ms
+            if gap is None or period <= gap:
+                # closes a period apart at least (a strategy run at each candle): each reached
+                # close is in a period of its own, so each is due — no array needed
+                first = 0 if first_close >= due_ms else int(np.searchsorted(closes, due_ms))
+                each = min(each, first)
+                next_due[strategy.name] = strategy.next_due_ms(last_close)
                 continue
             # due at the first close reached, then at the first close of each later period
-            slot = closes // strategy.period_ms
+            reached = closes >= due_ms
+            slot = closes // period
             due = reached.copy()
             due[1:] &= (slot[1:] != slot[:-1]) | ~reached[:-1]
-            any_due |= due
+            if any_due is None:
+                any_due = due
+            else:
+                any_due |= due
             last = int(closes[int(np.flatnonzero(due)[-1])])
             next_due[strategy.name] = strategy.next_due_ms(last)
-        self._latest_ms = max(self._latest_ms, int(closes[-1]))
-        cycles = int(np.count_nonzero(any_due))
+        self._latest_ms = max(self._latest_ms, last_close)
+        if any_due is None:
+            cycles = count - each
+        else:
+            any_due[each:] = True
+            cycles = int(np.count_nonzero(any_due))
         quiet.skip(cycles)
         return cycles
 

@@ -180,9 +180,8 @@ class SimEngine:
         the band (checked on the columns' extremes before anything moves); raises ValueError,
         moving nothing, otherwise or when the minutes are not ones to record whole."""
         series, book = self._marking[symbol]
-        if times:
-            low = min(min(lows), min(opens), min(closes), min(highs))
-            high = max(max(highs), max(opens), max(closes), max(lows))
+        if times:  # the lows and highs bound every price: record_minutes refuses any candle
+            low, high = min(lows), max(highs)  # whose open or close is not between, first
             if not book.best_bid < low or not high < book.best_ask or low <= _ZERO:
                 raise ValueError(f"pass_minutes({symbol!r}): a price is outside the band")
         series.record_minutes(times, opens, highs, lows, closes)

@@ -145,11 +145,21 @@ class PriceSeries:
             if t % MINUTE_MS or t - last < MINUTE_MS or not (lo <= o <= h and lo <= c <= h):
                 raise ValueError(f"record_minutes: the candle at {t} is not one to record whole")
             last = t
-        close_minute, append = self._close_minute, self._history.append
+        # the current minute (perhaps traded in) is closed as ever; the minutes recorded here,
+        # traded in by no one, join the window and those that left it go once, at the last
+        # minute closed: each minute's own cutoff is earlier and the window's deques only drop
+        # their oldest, so the same minutes go in the same order (the day's traded sums too)
+        close, add, append = self._close_minute, self._add_minute, self._history.append
+        done: MinuteCandle | None = None  # the last minute closed
         for t, o, h, lo, c in zip(times, opens, highs, lows, closes, strict=True):
-            close_minute(cur)
+            close(cur)
+            close = add
+            done = cur
             cur = MinuteCandle(t, o, o if o == h else h, o if o == lo else lo, c, _ZERO, _ZERO, 0)
             append(cur)
+        day = self._day
+        if done is not None and day and day[0].sT <= done.sT - DAY_MS:
+            self._expire(done.sT - DAY_MS)
         self._cur = cur
         self.mark = cur.c
 
@@ -302,6 +312,12 @@ class PriceSeries:
         day = self._day
         if day and day[0].sT <= done.sT - DAY_MS:
             self._expire(done.sT - DAY_MS)
+        self._add_minute(done)
+
+    def _add_minute(self, done: MinuteCandle) -> None:
+        """Add the closed minute ``done`` to the 24h window (:meth:`_close_minute` without the
+        expiry before it)."""
+        day = self._day
         day.append(done)
         if done.tc:  # a minute without trades adds nothing (its qty and amt are exactly 0)
             self._day_qty += done.qty

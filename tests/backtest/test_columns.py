@@ -15,7 +15,13 @@ from botkit.backtest.candle_fast import csv_columns
 from botkit.backtest.candle_parse import Problems, parse_lines
 from botkit.backtest.candle_writer import write_candles
 from botkit.backtest.candles import load_candles
-from botkit.backtest.columns import PLACES_BITS, BarColumns, EquityCurve, share_keys
+from botkit.backtest.columns import (
+    PLACES_BITS,
+    BarColumns,
+    DecimalColumn,
+    EquityCurve,
+    share_keys,
+)
 from botkit.backtest.driver import price_points
 from botkit.backtest.result import EquityPoint
 from botkit.backtest.synth import SynthParams, synth_bars
@@ -181,3 +187,35 @@ def test_the_price_points_of_columns_are_the_bars_own(bars: BarColumns, limit: i
     assert [(t, str(p)) for t, p in got] == [
         (t, str(p)) for t, p in price_points(list(bars), M, limit=limit)
     ]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.integers(1, 999), min_size=5, max_size=5).flatmap(
+        lambda n: st.lists(st.sampled_from(n), min_size=1, max_size=40)
+    ),
+    st.integers(0, 45),
+    st.integers(0, 45),
+)
+def test_bars_at_hand_are_the_columns_bars(values: list[int], start: int, stop: int) -> None:
+    """The replay's block of bars built one at a time gives each bar as indexing the columns
+    does (shared-table codes, fixed-point keys, objects; any index, negative ones and slices
+    too)."""
+    rows = len(values)
+    keys = [
+        np.array([(v + shift) << PLACES_BITS | 1 for v in values], dtype=np.int64)
+        for shift in range(5)
+    ]
+    times = np.arange(rows, dtype=np.int64) * M + T0
+    coded = BarColumns(times, share_keys(keys))
+    keyed = BarColumns(times, [DecimalColumn(keys=k) for k in keys])
+    for source in (coded, keyed, BarColumns.from_bars(list(coded))):
+        hand = source.at_hand(start, stop)
+        want = [source[i] for i in range(min(start, rows), min(stop, rows))]
+        assert len(hand) == len(want)
+        assert [tuple(map(str, hand[k])) for k in range(len(hand))] == [
+            tuple(map(str, b)) for b in want
+        ]
+        assert [tuple(map(str, b)) for b in hand[1:]] == [tuple(map(str, b)) for b in want[1:]]
+        if want:
+            assert tuple(map(str, hand[-1])) == tuple(map(str, want[-1]))
