@@ -49,6 +49,7 @@ from botkit.errors import (
 
 __all__ = [
     "EXPIRED_PATTERN",
+    "WRITE_METHODS",
     "dumps",
     "excerpt",
     "integer",
@@ -69,9 +70,13 @@ _AUTH = frozenset({401, 403})
 _LEGACY_OK = frozenset({200, 200000})  # the v1 futures host answers "200000" on success
 
 
+WRITE_METHODS = frozenset({"POST", "PUT", "DELETE", "PATCH"})
+"""The methods that change state, in upper case (:func:`is_write`)."""
+
+
 def is_write(method: str) -> bool:
-    """POST, PUT and DELETE change state; their fate matters when the answer is lost."""
-    return method.upper() in {"POST", "PUT", "DELETE", "PATCH"}
+    """POST, PUT, DELETE and PATCH change state; their fate matters when the answer is lost."""
+    return method.upper() in WRITE_METHODS
 
 
 def _json_default(value: object) -> object:

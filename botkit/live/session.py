@@ -200,7 +200,7 @@ class Session:
             raise ValueError("a request has one body: give body or body_text, not both")
         ids = tuple(client_order_ids)
         headers = self._headers.copy()
-        if body is not None or body_text:
+        if body_text:  # a body given either way (``http.dumps`` never writes an empty text)
             headers.append(_JSON_TYPE)
         if signed:
             signing = self._sign(
@@ -208,7 +208,7 @@ class Session:
             )
             headers += [(*_name(k), v.encode("ascii")) for k, v in signing.items()]
         url = f"{self.base_url}{path}" + (f"?{query}" if query else "")
-        write = method in _WRITES  # http.is_write of the upper-case method
+        write = method in http.WRITE_METHODS  # http.is_write of the upper-case method
         give_up_at = self._monotonic() + self.deadline
         try:
             response = self._send(method, url, headers, body_text.encode())
@@ -321,8 +321,6 @@ _JSON_TYPE: _Header = (b"Content-Type", b"content-type", b"application/json")
 _NO_LENGTH: _Header = (b"Content-Length", b"content-length", b"0")
 _EMPTY_BODY_LENGTH = frozenset({"POST", "PUT", "PATCH"})
 """Methods httpx sends ``Content-Length: 0`` for when they have no body."""
-_WRITES = frozenset({"POST", "PUT", "DELETE", "PATCH"})
-"""The methods :func:`~botkit.live.http.is_write` calls writes, in upper case."""
 
 
 def _name(text: str) -> tuple[bytes, bytes]:
