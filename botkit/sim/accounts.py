@@ -31,8 +31,10 @@ __all__ = [
     "PositionRecord",
     "SimPosition",
     "balance_figures",
+    "balance_sums",
     "balance_totals",
     "leg_figures",
+    "margin_ratios",
     "order_margin",
     "position_figures",
     "q8",
@@ -186,16 +188,40 @@ def balance_totals(
     im = position im + order im; equity = wallet + upl; isolated equity = isolated position
     im + isolated upl + isolated hold; available = max(0, equity − im); the margin ratios
     mm / equity and im / equity to 1e-8 (0 unless equity > 0)."""
+    im, eq, iso_eq, avail = balance_sums(
+        wallet, upl, position_im, order_im, iso_upl, iso_position_im, iso_hold
+    )
+    mmr, imr = margin_ratios(mm, im, eq)
+    return im, eq, iso_eq, avail, mmr, imr
+
+
+def balance_sums(
+    wallet: Decimal,
+    upl: Decimal,
+    position_im: Decimal,
+    order_im: Decimal,
+    iso_upl: Decimal,
+    iso_position_im: Decimal,
+    iso_hold: Decimal,
+) -> tuple[Decimal, Decimal, Decimal, Decimal]:
+    """(im, eq, iso_eq, avail): :func:`balance_totals` but the margin ratios (an order's
+    check of the margin available needs no division)."""
     im = position_im + order_im
     eq = wallet + upl
     iso_eq = iso_position_im + iso_upl + iso_hold
     avail = max(_ZERO, eq - im)
+    return im, eq, iso_eq, avail
+
+
+def margin_ratios(mm: Decimal, im: Decimal, eq: Decimal) -> tuple[Decimal, Decimal]:
+    """(mmr, imr) = mm / equity and im / equity to 1e-8, 0 unless equity > 0
+    (:func:`balance_totals`)."""
     if eq > _ZERO:
-        mmr = (mm / eq).quantize(MONEY_Q, ROUND_HALF_EVEN)
-        imr = (im / eq).quantize(MONEY_Q, ROUND_HALF_EVEN)
-    else:
-        mmr = imr = _ZERO
-    return im, eq, iso_eq, avail, mmr, imr
+        return (
+            (mm / eq).quantize(MONEY_Q, ROUND_HALF_EVEN),
+            (im / eq).quantize(MONEY_Q, ROUND_HALF_EVEN),
+        )
+    return _ZERO, _ZERO
 
 
 def balance_figures(

@@ -47,8 +47,9 @@ from botkit.sim.accounts import (
     BalanceFigures,
     PositionFigures,
     SimPosition,
-    balance_totals,
+    balance_sums,
     leg_figures,
+    margin_ratios,
     order_margin,
     unrealized_pnl,
 )
@@ -150,24 +151,25 @@ class Book:
     :class:`~botkit.sim.accounts.BalanceFigures` (read-only for readers).
 
     The totals are those of the legs' figures when ``summed == stamp``; until then they are of
-    older marks (:meth:`AccountFigures.current` brings them up to date).
+    older marks (:meth:`AccountFigures.current` brings them up to date). The margin ratios
+    (``mmr``, ``imr``: two divisions) are worked out when first read after a sum: a ladder's
+    rungs, each checked against the margin available, sum the totals once per rung.
     """
 
     __slots__ = (
+        "_ratios",
         "avail",
         "balance",
         "c_time",
         "currency",
         "eq",
         "im",
-        "imr",
         "iso_eq",
         "iso_hold",
         "iso_position_im",
         "iso_upl",
         "legs",
         "mm",
-        "mmr",
         "number",
         "order_im",
         "position_im",
@@ -193,8 +195,23 @@ class Book:
         self.u_time = acc.u_time
         self.order_im = self.iso_hold = _ZERO
         self.upl = self.position_im = self.mm = self.iso_upl = self.iso_position_im = _ZERO
-        self.im = self.eq = self.iso_eq = self.avail = self.mmr = self.imr = _ZERO
+        self.im = self.eq = self.iso_eq = self.avail = _ZERO
+        self._ratios: tuple[Decimal, Decimal] | None = None
         self.balance: BalanceFigures | None = None
+
+    @property
+    def mmr(self) -> Decimal:
+        return self._margin_ratios()[0]
+
+    @property
+    def imr(self) -> Decimal:
+        return self._margin_ratios()[1]
+
+    def _margin_ratios(self) -> tuple[Decimal, Decimal]:
+        ratios = self._ratios
+        if ratios is None:
+            ratios = self._ratios = margin_ratios(self.mm, self.im, self.eq)
+        return ratios
 
     def sum_legs(self) -> None:
         """The balance totals from the legs' figures (which must be at the current marks):
@@ -211,16 +228,23 @@ class Book:
                 iso_position_im += leg_im
         self.upl, self.position_im, self.mm = upl, position_im, mm
         self.iso_upl, self.iso_position_im = iso_upl, iso_position_im
-        self.im, self.eq, self.iso_eq, self.avail, self.mmr, self.imr = balance_totals(
+        self.sum_totals()
+
+    def sum_totals(self) -> None:
+        """The balance totals from the legs' sums as they stand (:meth:`sum_legs` without
+        summing the legs again): :func:`~botkit.sim.accounts.balance_sums`, the ratios when
+        read (:func:`~botkit.sim.accounts.margin_ratios`) — together what
+        :func:`~botkit.sim.accounts.balance_totals` gives."""
+        self.im, self.eq, self.iso_eq, self.avail = balance_sums(
             self.wallet,
-            upl,
-            position_im,
-            mm,
+            self.upl,
+            self.position_im,
             self.order_im,
-            iso_upl,
-            iso_position_im,
+            self.iso_upl,
+            self.iso_position_im,
             self.iso_hold,
         )
+        self._ratios = None
         self.balance = None
         self.summed = self.stamp
 
@@ -308,7 +332,9 @@ class AccountFigures:
         not close changes no leg (what closing orders hold), the wallet or its times. Anything
         else (a closing order, a fill, a cancel, a setting) leaves the book to be rebuilt. A
         ladder placed rung by rung, each rung checked against the margin available, no longer
-        rebuilds the margins of the rungs before it once per rung."""
+        rebuilds the margins of the rungs before it once per rung; and when the totals were
+        summed, they are summed again from the legs' sums as they stand (no leg changed: a leg
+        moves only under a new stamp, from :meth:`marked`), the ratios left until read."""
         src = self._source
         book = self._book
         matcher = src.matcher
@@ -321,13 +347,16 @@ class AccountFigures:
             or order.exec_qty
         ):
             return
+        summed = book.summed == book.stamp
         book.order_im += margin
         if order.mgn_mode is MarginMode.ISOLATED:
             book.iso_hold += margin
         book.rev = matcher.rev
         self._stamps += 1
-        book.stamp = self._stamps  # the totals are summed again; the legs are as they were
+        book.stamp = self._stamps
         book.balance = None
+        if summed:  # the legs' sums still hold (a leg moves only with a new stamp): the totals
+            book.sum_totals()  # with the new order margin, as sum_legs() would give them now
 
     def _margin(self, order: SimOrder) -> Decimal:
         """The initial margin ``order`` reserves while it rests (:func:`order_margin`)."""
