@@ -39,7 +39,14 @@ from typing import Any
 from botkit.exchange.models import OpenOrder
 from botkit.intents import Activity, KeepIntent
 from botkit.pipeline.desired import FillFact, keeps_all, reconcile
-from botkit.rules import Evaluation, Rule, RuleStatus, Strategy, parse_client_order_id
+from botkit.rules import (
+    Evaluation,
+    ParsedOrderId,
+    Rule,
+    RuleStatus,
+    Strategy,
+    parse_client_order_id,
+)
 from botkit.rules.actions import build_intents
 from botkit.rules.context import Ctx
 from botkit.rules.deps import (
@@ -447,7 +454,7 @@ class QuietCycles:
             self._activity_of = activity_of
         keeps = self._reads is not None and activity_of is not None
         by_name = {s.name: s for s in due}
-        open_orders: Sequence[OpenOrder] | None = None
+        open_orders: list[tuple[ParsedOrderId, OpenOrder]] | None = None
         after: _Revs | None = None
         loud = self._loud
         for evaluation in sorted(evaluations, key=lambda e: e.strategy != loud):
@@ -470,8 +477,8 @@ class QuietCycles:
             quiet = None if got is None else got[0]
             checks = () if got is None else got[1]
             if quiet is not None:
-                if open_orders is None:
-                    open_orders = self._open_orders()
+                if open_orders is None:  # parsed once for every strategy asked
+                    open_orders = _parsed(self._open_orders())
                 if _kept_orders_rest(strategy, open_orders, {k.rule.tag for k in checks}):
                     quiet = None
             if quiet is None:
@@ -597,18 +604,34 @@ _TIMED = (RuleStatus.COOLDOWN, RuleStatus.MAX_FIRES)
 """Statuses that hold until a time the rule's activity says."""
 
 
+def _parsed(orders: Sequence[OpenOrder]) -> list[tuple[ParsedOrderId, OpenOrder]]:
+    """The orders whose client id botkit made, with its parts (the others belong to no
+    strategy)."""
+    out = []
+    for order in orders:
+        parsed = parse_client_order_id(order.clOrdId) if order.clOrdId else None
+        if parsed is not None:
+            out.append((parsed, order))
+    return out
+
+
 def _kept_orders_rest(
-    strategy: Strategy, orders: Sequence[OpenOrder], checked: Collection[str] = ()
+    strategy: Strategy,
+    orders: Sequence[tuple[ParsedOrderId, OpenOrder]],
+    checked: Collection[str] = (),
 ) -> bool:
     """Whether an order of one of the strategy's ``keep:`` rules (or any kept order of it)
     rests that the reconcile would act on: one of a rule whose :class:`KeepCheck` (rule tags
-    ``checked``) does not look at it (another symbol's) or of any other rule."""
-    kept_tags = {rule.tag for rule in strategy.rules if rule.keep is not None}
+    ``checked``) does not look at it (another symbol's) or of any other rule. ``orders``: the
+    open orders with their ids' parts (:func:`_parsed`)."""
+    tag = strategy.tag
+    kept_tags: set[str] | None = None
     symbol = strategy.symbol
-    for order in orders:
-        parsed = parse_client_order_id(order.clOrdId) if order.clOrdId else None
-        if parsed is None or parsed.strategy_tag != strategy.tag:
+    for parsed, order in orders:
+        if parsed.strategy_tag != tag:
             continue
+        if kept_tags is None:
+            kept_tags = {rule.tag for rule in strategy.rules if rule.keep is not None}
         if parsed.kept or parsed.rule_tag in kept_tags:
             if parsed.rule_tag in checked and order.symbol == symbol:
                 continue
