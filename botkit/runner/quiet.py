@@ -131,13 +131,17 @@ class KeepCheck:
     its tolerance once its ``min_rest`` is over, a rung gone, a value that fails or is not
     known, is a cycle to run."""
 
-    __slots__ = ("known", "quiet", "rule", "strategy")
+    __slots__ = ("_resting", "known", "quiet", "rule", "strategy")
 
     def __init__(self, strategy: Strategy, rule: Rule, known: dict[str, Any], quiet: Quiet) -> None:
         self.strategy = strategy
         self.rule = rule
         self.known = known
         self.quiet = quiet
+        self._resting: tuple[tuple[OpenOrder, ...], tuple[OpenOrder, ...]] = ((), ())
+        """The open orders of the last check and the rule's among them: the check waits for
+        the book, so its checks see the same orders (the same objects: the port keeps its
+        order models while the book stays) and pick the same ones."""
 
     @classmethod
     def of(cls, strategy: Strategy, rule: Rule, values: dict[str, Any]) -> KeepCheck:
@@ -180,17 +184,22 @@ class KeepCheck:
         intent = next((i for i in intents if isinstance(i, KeepIntent)), None)
         if intent is None:
             return False
-        tag, rule_tag, symbol = strategy.tag, rule.tag, strategy.symbol
-        resting = []
-        for order in orders:
-            parsed = parse_client_order_id(order.clOrdId)
-            if (
-                parsed is not None
-                and parsed.strategy_tag == tag
-                and parsed.rule_tag == rule_tag
-                and order.symbol == symbol
-            ):
-                resting.append(order)
+        symbol = strategy.symbol
+        seen, resting = self._resting
+        if len(seen) != len(orders) or not all(map(operator.is_, seen, orders)):
+            tag, rule_tag = strategy.tag, rule.tag
+            picked = []
+            for order in orders:
+                parsed = parse_client_order_id(order.clOrdId)
+                if (
+                    parsed is not None
+                    and parsed.strategy_tag == tag
+                    and parsed.rule_tag == rule_tag
+                    and order.symbol == symbol
+                ):
+                    picked.append(order)
+            resting = tuple(picked)
+            self._resting = (tuple(orders), resting)
         instrument = env.ctx.snapshot.instruments.get(symbol)
         known = keeps_all(intent.orders, intent.policy, resting, now_ms, instrument)
         if known is not None:
@@ -456,6 +465,7 @@ class QuietCycles:
         by_name = {s.name: s for s in due}
         open_orders: list[tuple[ParsedOrderId, OpenOrder]] | None = None
         after: _Revs | None = None
+        read: dict[tuple[str, ...], Snapshot] = {}  # the book after the cycle, read once
         loud = self._loud
         for evaluation in sorted(evaluations, key=lambda e: e.strategy != loud):
             found = by_name.get(evaluation.strategy)
@@ -495,7 +505,7 @@ class QuietCycles:
                     if after is None:
                         after = self._revs()
                     moved = after.of(kind)
-                    if moved != held and self._same_after(strategy, evaluation, now_ms):
+                    if moved != held and self._same_after(strategy, evaluation, now_ms, read):
                         held = moved
             verdicts[strategy.name] = _Verdict(
                 strategy,
@@ -527,6 +537,7 @@ class QuietCycles:
         strategy: Strategy,
         evaluation: Evaluation,
         now_ms: int,
+        read: dict[tuple[str, ...], Snapshot] | None = None,
     ) -> bool:
         """Whether every ``book`` value the rules of ``evaluation`` read (before the cycle
         acted) is the same, value and representation, after it: then the verdict, a function
@@ -534,7 +545,9 @@ class QuietCycles:
         revision after the cycle instead of before (the cycle's own orders, placed or
         cancelled, or a fill they made, no longer wake the next cycle when the strategy's rules
         read none of what they moved). A ``keep_open`` status, which waits on the rule's
-        orders resting without reading a value, never does; nor does a read that fails."""
+        orders resting without reading a value, never does; nor does a read that fails.
+        ``read``: the snapshots read after the cycle so far, by symbols (one observe reads the
+        book after the cycle once for the strategies on the same symbols)."""
         reads = self._reads
         if reads is None:
             return False
@@ -551,7 +564,12 @@ class QuietCycles:
         if not book:
             return True
         try:
-            snapshot = reads(now_ms, strategy.symbols)
+            symbols = strategy.symbols
+            snapshot = None if read is None else read.get(symbols)
+            if snapshot is None:
+                snapshot = reads(now_ms, symbols)
+                if read is not None:
+                    read[symbols] = snapshot
             ctx = Ctx(
                 snapshot, strategy.name, strategy.symbol, _NO_ACTIVITY, now_ms, strategy.mgn_mode
             )  # a book value reads no rule activity (a ``rule.*`` value that does is a time one)
