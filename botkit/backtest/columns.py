@@ -33,6 +33,7 @@ __all__ = [
     "BarsAtHand",
     "DecimalColumn",
     "EquityCurve",
+    "PathReach",
     "decimals_from_keys",
     "equity_columns",
     "share_keys",
@@ -402,6 +403,54 @@ class BarColumns(Sequence[Bar]):
     def nbytes(self) -> int:
         """Bytes of the arrays (shared tables and objects not counted)."""
         return int(self._times.nbytes) + sum(c.nbytes for c in self._columns)
+
+
+class PathReach:
+    """Which candles of :class:`BarColumns` have a path that may reach a band: the lowest and
+    the highest point of each candle's path as floats (:meth:`BarColumns.price_floats`),
+    worked out a block of ``block`` candles at a time, the last two blocks kept. The replay
+    checks the band again and again over the same candles ahead (at least 256 of them for
+    each stretch passed at once, which lasts about 45 candles in scenario B), so a block's
+    floats are worked out once instead of at each check."""
+
+    __slots__ = ("_block", "_columns", "_kept")
+
+    def __init__(self, columns: BarColumns, block: int = CHUNK) -> None:
+        self._columns = columns
+        self._block = block
+        self._kept: tuple[tuple[int, npt.NDArray[np.float64], npt.NDArray[np.float64]], ...] = ()
+
+    def first(self, start: int, end: int, low: float, high: float) -> int:
+        """The first candle in ``[start, end)`` whose path's lowest point is at or under
+        ``low`` or at or under 0, or whose highest point is at or over ``high`` (or ``end``):
+        with the band's bid and ask as floats (correctly rounded, so monotone), the first
+        whose path may reach the band (the floats can only stop early)."""
+        pos = start
+        while pos < end:
+            first, lows, highs = self._floats(pos)
+            upto = min(end, first + len(lows))
+            if upto <= pos:  # past the last candle: nothing there reaches it
+                return end
+            lows, highs = lows[pos - first : upto - first], highs[pos - first : upto - first]
+            reach = (lows <= low) | (highs >= high) | (lows <= 0.0)
+            if reach.any():
+                return pos + int(np.argmax(reach))
+            pos = upto
+        return end
+
+    def _floats(self, at: int) -> tuple[int, npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """The block holding candle ``at``: (its first candle, the lows, the highs). The two
+        blocks used last are kept: a check near the end of a block looks into the next one,
+        and the one after it starts in the first again."""
+        first = at - at % self._block
+        kept = self._kept
+        for block in kept:
+            if block[0] == first:
+                return block
+        upto = min(first + self._block, len(self._columns))
+        block = (first, *self._columns.price_floats(first, upto))
+        self._kept = (block, *kept[:1])
+        return block
 
 
 class BarsAtHand(Sequence[Bar]):

@@ -34,7 +34,7 @@ import numpy as np
 
 from botkit.backtest.bars import Bar, CandleSeries
 from botkit.backtest.bulk import proven_count
-from botkit.backtest.columns import CHUNK, BarColumns, EquityCurve
+from botkit.backtest.columns import CHUNK, BarColumns, EquityCurve, PathReach
 from botkit.backtest.path import PathPoint, candle_path
 from botkit.backtest.result import BacktestResult, EquityPoint, FillRow, OrderRow, PositionRow
 from botkit.clock import ManualClock
@@ -360,6 +360,8 @@ class _Forward:
         self.runner = runner
         self.equity = equity
         self.keep_minutes = engine.config.prices.candle_history_minutes
+        self.reach = PathReach(columns)
+        """The candles' paths against the band (:meth:`_band_stop`)."""
         self.cut_by_band = False
         self.moved = False
         """Whether the candle after those passed had its marks moved by :meth:`_step` (its
@@ -421,17 +423,7 @@ class _Forward:
     def _band_stop(self, start: int, end: int) -> int:
         """The first candle in ``[start, end)`` whose path may reach the band (or ``end``)."""
         low, high = self.engine.quiet_band(self.symbol)
-        low_f, high_f = float(low), float(high)
-        columns = self.columns
-        pos, size = start, 256
-        while pos < end:
-            upto = min(end, pos + size)
-            lows, highs = columns.price_floats(pos, upto)
-            reach = (lows <= low_f) | (highs >= high_f) | (lows <= 0.0)
-            if reach.any():
-                return pos + int(np.argmax(reach))
-            pos, size = upto, size * 4
-        return end
+        return self.reach.first(start, end, float(low), float(high))
 
     def _bulk(self, start: int, envelope: Envelope) -> tuple[int, int | None]:
         """Pass at once the candles from ``start`` on whose closes stay within a range of marks
@@ -569,7 +561,9 @@ class _Forward:
         """The first candle of ``[a, b)`` whose points the price series must record (see the
         class doc); ``a`` unless candles are whole minutes on minute boundaries."""
         interval, times = self.interval, self.times
-        if interval % _MINUTE_MS or b - a < 2 or (times[a:b] % _MINUTE_MS).any():
+        if b - a <= self.keep_minutes + 1:  # by_count below is a or less: every point is kept
+            return a
+        if interval % _MINUTE_MS or (times[a:b] % _MINUTE_MS).any():
             return a
         # every candle opens a new minute: the last keep_minutes + 1 candles fill the history,
         # and the minutes of a candle opening a day before the last-but-one close are gone

@@ -39,7 +39,14 @@ from typing import Any
 from botkit.exchange.models import OpenOrder
 from botkit.intents import Activity, KeepIntent
 from botkit.pipeline.desired import FillFact, keeps_all, reconcile
-from botkit.rules import Evaluation, Rule, RuleStatus, Strategy, parse_client_order_id
+from botkit.rules import (
+    Evaluation,
+    ParsedOrderId,
+    Rule,
+    RuleStatus,
+    Strategy,
+    parse_client_order_id,
+)
 from botkit.rules.actions import build_intents
 from botkit.rules.context import Ctx
 from botkit.rules.deps import (
@@ -124,13 +131,17 @@ class KeepCheck:
     its tolerance once its ``min_rest`` is over, a rung gone, a value that fails or is not
     known, is a cycle to run."""
 
-    __slots__ = ("known", "quiet", "rule", "strategy")
+    __slots__ = ("_resting", "known", "quiet", "rule", "strategy")
 
     def __init__(self, strategy: Strategy, rule: Rule, known: dict[str, Any], quiet: Quiet) -> None:
         self.strategy = strategy
         self.rule = rule
         self.known = known
         self.quiet = quiet
+        self._resting: tuple[tuple[OpenOrder, ...], tuple[OpenOrder, ...]] = ((), ())
+        """The open orders of the last check and the rule's among them: the check waits for
+        the book, so its checks see the same orders (the same objects: the port keeps its
+        order models while the book stays) and pick the same ones."""
 
     @classmethod
     def of(cls, strategy: Strategy, rule: Rule, values: dict[str, Any]) -> KeepCheck:
@@ -173,17 +184,22 @@ class KeepCheck:
         intent = next((i for i in intents if isinstance(i, KeepIntent)), None)
         if intent is None:
             return False
-        tag, rule_tag, symbol = strategy.tag, rule.tag, strategy.symbol
-        resting = []
-        for order in orders:
-            parsed = parse_client_order_id(order.clOrdId)
-            if (
-                parsed is not None
-                and parsed.strategy_tag == tag
-                and parsed.rule_tag == rule_tag
-                and order.symbol == symbol
-            ):
-                resting.append(order)
+        symbol = strategy.symbol
+        seen, resting = self._resting
+        if len(seen) != len(orders) or not all(map(operator.is_, seen, orders)):
+            tag, rule_tag = strategy.tag, rule.tag
+            picked = []
+            for order in orders:
+                parsed = parse_client_order_id(order.clOrdId)
+                if (
+                    parsed is not None
+                    and parsed.strategy_tag == tag
+                    and parsed.rule_tag == rule_tag
+                    and order.symbol == symbol
+                ):
+                    picked.append(order)
+            resting = tuple(picked)
+            self._resting = (tuple(orders), resting)
         instrument = env.ctx.snapshot.instruments.get(symbol)
         known = keeps_all(intent.orders, intent.policy, resting, now_ms, instrument)
         if known is not None:
@@ -447,8 +463,9 @@ class QuietCycles:
             self._activity_of = activity_of
         keeps = self._reads is not None and activity_of is not None
         by_name = {s.name: s for s in due}
-        open_orders: Sequence[OpenOrder] | None = None
+        open_orders: list[tuple[ParsedOrderId, OpenOrder]] | None = None
         after: _Revs | None = None
+        read: dict[tuple[str, ...], Snapshot] = {}  # the book after the cycle, read once
         loud = self._loud
         for evaluation in sorted(evaluations, key=lambda e: e.strategy != loud):
             found = by_name.get(evaluation.strategy)
@@ -470,8 +487,8 @@ class QuietCycles:
             quiet = None if got is None else got[0]
             checks = () if got is None else got[1]
             if quiet is not None:
-                if open_orders is None:
-                    open_orders = self._open_orders()
+                if open_orders is None:  # parsed once for every strategy asked
+                    open_orders = _parsed(self._open_orders())
                 if _kept_orders_rest(strategy, open_orders, {k.rule.tag for k in checks}):
                     quiet = None
             if quiet is None:
@@ -488,7 +505,7 @@ class QuietCycles:
                     if after is None:
                         after = self._revs()
                     moved = after.of(kind)
-                    if moved != held and self._same_after(strategy, evaluation, now_ms):
+                    if moved != held and self._same_after(strategy, evaluation, now_ms, read):
                         held = moved
             verdicts[strategy.name] = _Verdict(
                 strategy,
@@ -520,6 +537,7 @@ class QuietCycles:
         strategy: Strategy,
         evaluation: Evaluation,
         now_ms: int,
+        read: dict[tuple[str, ...], Snapshot] | None = None,
     ) -> bool:
         """Whether every ``book`` value the rules of ``evaluation`` read (before the cycle
         acted) is the same, value and representation, after it: then the verdict, a function
@@ -527,7 +545,9 @@ class QuietCycles:
         revision after the cycle instead of before (the cycle's own orders, placed or
         cancelled, or a fill they made, no longer wake the next cycle when the strategy's rules
         read none of what they moved). A ``keep_open`` status, which waits on the rule's
-        orders resting without reading a value, never does; nor does a read that fails."""
+        orders resting without reading a value, never does; nor does a read that fails.
+        ``read``: the snapshots read after the cycle so far, by symbols (one observe reads the
+        book after the cycle once for the strategies on the same symbols)."""
         reads = self._reads
         if reads is None:
             return False
@@ -544,7 +564,12 @@ class QuietCycles:
         if not book:
             return True
         try:
-            snapshot = reads(now_ms, strategy.symbols)
+            symbols = strategy.symbols
+            snapshot = None if read is None else read.get(symbols)
+            if snapshot is None:
+                snapshot = reads(now_ms, symbols)
+                if read is not None:
+                    read[symbols] = snapshot
             ctx = Ctx(
                 snapshot, strategy.name, strategy.symbol, _NO_ACTIVITY, now_ms, strategy.mgn_mode
             )  # a book value reads no rule activity (a ``rule.*`` value that does is a time one)
@@ -597,18 +622,34 @@ _TIMED = (RuleStatus.COOLDOWN, RuleStatus.MAX_FIRES)
 """Statuses that hold until a time the rule's activity says."""
 
 
+def _parsed(orders: Sequence[OpenOrder]) -> list[tuple[ParsedOrderId, OpenOrder]]:
+    """The orders whose client id botkit made, with its parts (the others belong to no
+    strategy)."""
+    out = []
+    for order in orders:
+        parsed = parse_client_order_id(order.clOrdId) if order.clOrdId else None
+        if parsed is not None:
+            out.append((parsed, order))
+    return out
+
+
 def _kept_orders_rest(
-    strategy: Strategy, orders: Sequence[OpenOrder], checked: Collection[str] = ()
+    strategy: Strategy,
+    orders: Sequence[tuple[ParsedOrderId, OpenOrder]],
+    checked: Collection[str] = (),
 ) -> bool:
     """Whether an order of one of the strategy's ``keep:`` rules (or any kept order of it)
     rests that the reconcile would act on: one of a rule whose :class:`KeepCheck` (rule tags
-    ``checked``) does not look at it (another symbol's) or of any other rule."""
-    kept_tags = {rule.tag for rule in strategy.rules if rule.keep is not None}
+    ``checked``) does not look at it (another symbol's) or of any other rule. ``orders``: the
+    open orders with their ids' parts (:func:`_parsed`)."""
+    tag = strategy.tag
+    kept_tags: set[str] | None = None
     symbol = strategy.symbol
-    for order in orders:
-        parsed = parse_client_order_id(order.clOrdId) if order.clOrdId else None
-        if parsed is None or parsed.strategy_tag != strategy.tag:
+    for parsed, order in orders:
+        if parsed.strategy_tag != tag:
             continue
+        if kept_tags is None:
+            kept_tags = {rule.tag for rule in strategy.rules if rule.keep is not None}
         if parsed.kept or parsed.rule_tag in kept_tags:
             if parsed.rule_tag in checked and order.symbol == symbol:
                 continue

@@ -149,17 +149,32 @@ class PriceSeries:
         # traded in by no one, join the window and those that left it go once, at the last
         # minute closed: each minute's own cutoff is earlier and the window's deques only drop
         # their oldest, so the same minutes go in the same order (the day's traded sums too)
-        close, add, append = self._close_minute, self._add_minute, self._history.append
-        done: MinuteCandle | None = None  # the last minute closed
-        for t, o, h, lo, c in zip(times, opens, highs, lows, closes, strict=True):
-            close(cur)
-            close = add
-            done = cur
-            cur = MinuteCandle(t, o, o if o == h else h, o if o == lo else lo, c, _ZERO, _ZERO, 0)
-            append(cur)
-        day = self._day
-        if done is not None and day and day[0].sT <= done.sT - DAY_MS:
+        if not times:
+            self.mark = cur.c
+            return
+        self._close_minute(cur)
+        minutes = [
+            MinuteCandle(t, o, o if o == h else h, o if o == lo else lo, c, _ZERO, _ZERO, 0)
+            for t, o, h, lo, c in zip(times, opens, highs, lows, closes, strict=True)
+        ]
+        self._history.extend(minutes)
+        # every minute but the last (the current one now) is closed: :meth:`_add_minute` of
+        # each, inlined (no trades: the day's traded sums do not move)
+        day, day_max, day_min = self._day, self._day_max, self._day_min
+        done = cur
+        for done in minutes[:-1]:
+            day.append(done)
+            high = done.h
+            while day_max and day_max[-1].h <= high:
+                day_max.pop()
+            day_max.append(done)
+            low = done.l
+            while day_min and day_min[-1].l >= low:
+                day_min.pop()
+            day_min.append(done)
+        if day and day[0].sT <= done.sT - DAY_MS:
             self._expire(done.sT - DAY_MS)
+        cur = minutes[-1]
         self._cur = cur
         self.mark = cur.c
 
