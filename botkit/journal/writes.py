@@ -581,7 +581,9 @@ def order_rows(
         ipx = None if intent_px is None else _plain(intent_px, str(intent_px))
         isz = None if intent_sz is None else _plain(intent_sz, str(intent_sz))
         notes_json = _json(list(notes)) if notes else "[]"
-        request = None if wire is None else _json(wire)
+        request = order.request
+        if request is None and wire is not None:
+            request = _json(wire)
         reasons_json = _json(list(reasons)) if reasons else "[]"
         if outcome is None and reserve_until is not None:  # a reserved intent
             append_row(

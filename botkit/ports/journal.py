@@ -109,6 +109,10 @@ class NewOrder:
     reasons: tuple[str, ...] = ()
     outcome: Outcome | None = None
     """Set for orders settled at once (refused locally, dry run)."""
+    request: str | None = None
+    """``wire`` as the journal stores it (JSON, compact, keys sorted), when the caller has it
+    written already (the executor: :meth:`OrderRequest.journal_text`, made with the request's
+    body text): the journal stores it as it is, and ``wire`` is not read (it may be ``None``)."""
 
 
 @quick_init
