@@ -78,3 +78,25 @@ def test_an_order_is_admitted_from_its_intent_as_its_candidate_is(
         expected = by_candidate.admit_valued(Candidate.of(intent, sz=sz, px=px), valuation)
         assert repr(by_intent.admit_order(intent, sz, px, valuation)) == repr(expected)
     assert by_intent.positions == by_candidate.positions
+
+
+def test_an_order_admitted_from_its_intent_rests_for_another_strategy_s_position_limit() -> None:
+    """s1 has no limit: its order is admitted without a candidate, and what it adds to the
+    symbol's resting BUYs still counts against s2's position limit (2 held + 2 resting + 2 >
+    5). Fails if the intent's way does not record the resting size."""
+    book = RiskBook(
+        global_limits=RiskLimits(),
+        policies={"s2": StrategyPolicy(limits=RiskLimits(max_position=D("5")))},
+        positions=[Position(symbol="AAA", qty=D("2"), posSide=PosSide.BOTH, side=OrderSide.BUY)],
+    )
+    valuation = Valuation(D("100"), D("1"))
+
+    def buy(strategy: str) -> OrderIntent:
+        return OrderIntent(
+            strategy=strategy, rule="r", slot=0, leg=0, cl_ord_id=f"{strategy}-0", symbol="AAA",
+            side=OrderSide.BUY, type=OrderType.LIMIT, sz=D("2"), px=D("100"),
+        )  # fmt: skip
+
+    assert book.admit_order(buy("s1"), D("2"), D("100"), valuation) == ((), D("200"))
+    (trip,), value = book.admit_order(buy("s2"), D("2"), D("100"), valuation)
+    assert (trip.guard, trip.value, value) == ("max_position", D("6"), D("200"))
