@@ -245,13 +245,16 @@ class _Closing:
                 )
         return kept
 
-    def refusal(self, intent: OrderIntent) -> Reason | None:
+    def refusal(self, intent: OrderIntent, reduces: bool | None = None) -> Reason | None:
         """Why ``intent``, a closing order, has nothing to close; ``None`` when it has or when
-        it is not a closing order."""
+        it is not a closing order (``reduces``: whether it is, when the caller knows:
+        :func:`~botkit.pipeline.risk.reduces_only`)."""
+        if reduces is None:
+            reduces = reduces_only(intent.side, intent.pos_side, intent.reduce_only)
+        if not reduces:  # the plan's usual order: no key made
+            return None
         key = (intent.symbol, intent.pos_side)
-        if key in self._opened or not reduces_only(
-            intent.side, intent.pos_side, intent.reduce_only
-        ):
+        if key in self._opened:
             return None
         left = self._left.get(key, _ZERO)
         if left > 0 if intent.side is OrderSide.SELL else left < 0:
@@ -275,10 +278,13 @@ class _Closing:
             " once the position is open, e.g. when: position.qty != 0",
         )
 
-    def admit(self, intent: OrderIntent, sz: Decimal) -> None:
-        """Count ``intent`` (admitted, of size ``sz``) in what its leg has left to close."""
+    def admit(self, intent: OrderIntent, sz: Decimal, reduces: bool | None = None) -> None:
+        """Count ``intent`` (admitted, of size ``sz``) in what its leg has left to close
+        (``reduces``: as :meth:`refusal` takes it)."""
         key = (intent.symbol, intent.pos_side)
-        if not reduces_only(intent.side, intent.pos_side, intent.reduce_only):
+        if reduces is None:
+            reduces = reduces_only(intent.side, intent.pos_side, intent.reduce_only)
+        if not reduces:
             self._opened.add(key)
         elif intent.type is OrderType.MARKET and key not in self._opened:
             self.market_closes += 1
@@ -371,14 +377,13 @@ def build_plan(
                     Refusal(intent, checked.reasons, checked.notes, checked.px, checked.sz)
                 )
                 continue
-            if kill_switch is not None and not reduces_only(
-                intent.side, intent.pos_side, intent.reduce_only
-            ):
+            reduces = reduces_only(intent.side, intent.pos_side, intent.reduce_only)
+            if kill_switch is not None and not reduces:
                 stopped += 1
                 reason = Reason("kill_switch", kill_switch)
                 refused.append(Refusal(intent, (reason,), checked.notes, checked.px, checked.sz))
                 continue
-            nothing = closing.refusal(intent)
+            nothing = closing.refusal(intent, reduces)
             if nothing is not None:
                 refused.append(Refusal(intent, (nothing,), checked.notes, checked.px, checked.sz))
                 continue
@@ -405,7 +410,7 @@ def build_plan(
             )
             refused.append(Refusal(intent, (why,), (), intent.px, intent.sz))
             continue
-        closing.admit(intent, checked.sz)
+        closing.admit(intent, checked.sz, reduces)
         accepted.append(PlannedOrder(intent, checked.request, checked.notes, value))
     accepted = closing.final(accepted, refused, book.positions)
     if stopped:
