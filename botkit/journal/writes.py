@@ -89,9 +89,13 @@ def _json(value: Any) -> str:
     :func:`json.dumps` escapes a string. The text is byte for byte what :func:`_dumps`
     writes."""
     kind = type(value)
-    if kind is list:  # notes and reasons: mostly empty, else a few texts
+    if kind is list:  # notes and reasons: mostly empty, else a few texts; a send's ids
         if not value:
             return "[]"
+        try:  # all texts (a ``str`` subclass too, as json.dumps writes it): encoded in C
+            return "[" + ",".join(map(_string, value)) + "]"
+        except TypeError:  # another value: each by its type below
+            pass
         parts = []
         for item in value:
             encode = _PLAIN.get(type(item))
