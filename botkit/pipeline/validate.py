@@ -606,9 +606,11 @@ class CheckMemo:
     def _again(self, intent: OrderIntent, known: _Known) -> Checked | None:
         """The order checked as an earlier one of the same values was (None: check it in
         full — its client order id or its request is refused). The id is checked by the
-        request's build (:func:`~botkit.exchange.models.order_request` refuses what
-        :func:`check_cl_ord_id` refuses, as a ``ValidationError``), once only a text: an id
-        of no text (``None``) would make a request without one."""
+        request's build, once only a text (an id of no text, ``None``, would make a request
+        without one): the earlier order's request with this id when every other field of it
+        is this order's own (:func:`~botkit.exchange.models.order_request_as`, which refuses
+        what :func:`check_cl_ord_id` refuses, as ``None``), else
+        :func:`~botkit.exchange.models.order_request` (likewise, as a ``ValidationError``)."""
         cid = intent.cl_ord_id
         if type(cid) is not str:
             return None

@@ -105,7 +105,7 @@ class NewOrder:
     """How the pipeline rounded it (``px 100.05 -> 100.0 (step 0.1)``)."""
     wire: Mapping[str, Any] | None = None
     """The order as it goes into the request body (no headers, no secrets): read, never
-    changed (the executor hands over the request's own, :meth:`OrderRequest.kept_wire`)."""
+    changed; ``None`` with ``request`` given (the executor's orders) or without a request."""
     reasons: tuple[str, ...] = ()
     outcome: Outcome | None = None
     """Set for orders settled at once (refused locally, dry run)."""
