@@ -245,16 +245,13 @@ class _Closing:
                 )
         return kept
 
-    def refusal(self, intent: OrderIntent, reduces: bool | None = None) -> Reason | None:
+    def refusal(self, intent: OrderIntent) -> Reason | None:
         """Why ``intent``, a closing order, has nothing to close; ``None`` when it has or when
-        it is not a closing order (``reduces``: whether it is, when the caller knows:
-        :func:`~botkit.pipeline.risk.reduces_only`)."""
-        if reduces is None:
-            reduces = reduces_only(intent.side, intent.pos_side, intent.reduce_only)
-        if not reduces:  # the plan's usual order: no key made
-            return None
+        it is not a closing order."""
         key = (intent.symbol, intent.pos_side)
-        if key in self._opened:
+        if key in self._opened or not reduces_only(
+            intent.side, intent.pos_side, intent.reduce_only
+        ):
             return None
         left = self._left.get(key, _ZERO)
         if left > 0 if intent.side is OrderSide.SELL else left < 0:
@@ -278,13 +275,10 @@ class _Closing:
             " once the position is open, e.g. when: position.qty != 0",
         )
 
-    def admit(self, intent: OrderIntent, sz: Decimal, reduces: bool | None = None) -> None:
-        """Count ``intent`` (admitted, of size ``sz``) in what its leg has left to close
-        (``reduces``: as :meth:`refusal` takes it)."""
+    def admit(self, intent: OrderIntent, sz: Decimal) -> None:
+        """Count ``intent`` (admitted, of size ``sz``) in what its leg has left to close."""
         key = (intent.symbol, intent.pos_side)
-        if reduces is None:
-            reduces = reduces_only(intent.side, intent.pos_side, intent.reduce_only)
-        if not reduces:
+        if not reduces_only(intent.side, intent.pos_side, intent.reduce_only):
             self._opened.add(key)
         elif intent.type is OrderType.MARKET and key not in self._opened:
             self.market_closes += 1
@@ -377,13 +371,14 @@ def build_plan(
                     Refusal(intent, checked.reasons, checked.notes, checked.px, checked.sz)
                 )
                 continue
-            reduces = reduces_only(intent.side, intent.pos_side, intent.reduce_only)
-            if kill_switch is not None and not reduces:
+            if kill_switch is not None and not reduces_only(
+                intent.side, intent.pos_side, intent.reduce_only
+            ):
                 stopped += 1
                 reason = Reason("kill_switch", kill_switch)
                 refused.append(Refusal(intent, (reason,), checked.notes, checked.px, checked.sz))
                 continue
-            nothing = closing.refusal(intent, reduces)
+            nothing = closing.refusal(intent)
             if nothing is not None:
                 refused.append(Refusal(intent, (nothing,), checked.notes, checked.px, checked.sz))
                 continue
@@ -410,7 +405,7 @@ def build_plan(
             )
             refused.append(Refusal(intent, (why,), (), intent.px, intent.sz))
             continue
-        closing.admit(intent, checked.sz, reduces)
+        closing.admit(intent, checked.sz)
         accepted.append(PlannedOrder(intent, checked.request, checked.notes, value))
     accepted = closing.final(accepted, refused, book.positions)
     if stopped:
