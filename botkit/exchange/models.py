@@ -840,6 +840,7 @@ def _fixed(value: Decimal) -> str:
 
 
 _ORDER_FIELDS = tuple(OrderRequest.model_fields)
+_FIELD_COUNT = len(_ORDER_FIELDS)
 only_cl_ord_id_chars = re.compile(r"[A-Za-z0-9_-]*").fullmatch
 """Whether a text is made of ``A-Z a-z 0-9 _ -`` only (a match, or None): what
 ``set(...).issuperset(text)`` says, at a third of its cost (a set lookup per character)."""
@@ -913,7 +914,9 @@ def order_request_as(known: OrderRequest, cl_ord_id: str) -> OrderRequest | None
     ):
         return None
     kept = known.__dict__
-    fields = {name: kept[name] for name in _ORDER_FIELDS}  # not what it keeps beside them
+    fields = kept.copy()  # its fields in the model's order, as every build leaves them
+    if len(fields) != _FIELD_COUNT:  # and what it keeps beside them (its body, its texts)
+        fields = {name: kept[name] for name in _ORDER_FIELDS}
     fields["clOrdId"] = cl_ord_id
     return _direct(fields)
 
