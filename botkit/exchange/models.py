@@ -659,6 +659,8 @@ class Candle(WireModel):
 _WIRE = "_wire_body"
 """Where an :class:`OrderRequest` keeps its wire body (a key of its ``__dict__`` that is no field:
 equality, hashing, ``repr``, iteration and dumps read the fields only)."""
+_TEXTS = "_wire_texts"
+"""Where it keeps its body's two texts (:meth:`OrderRequest._texts`), likewise."""
 
 
 class OrderRequest(BaseModel):
@@ -685,6 +687,7 @@ class OrderRequest(BaseModel):
     def __copy__(self) -> Self:
         copied = super().__copy__()
         copied.__dict__.pop(_WIRE, None)  # an update may follow (model_copy): built afresh
+        copied.__dict__.pop(_TEXTS, None)
         return copied
 
     @property
@@ -717,40 +720,80 @@ class OrderRequest(BaseModel):
 
     def wire_text(self) -> str:
         """:meth:`kept_wire` as JSON, as ``json.dumps(body, separators=(",", ":"))`` writes it
-        (the client's request body), written directly: the keys in :meth:`_wire`'s order, each
-        value between quotes as the encoder leaves it — the words are the members' (capitals
-        and ``_``: :data:`_PLAIN_WORDS`), the amounts ``Decimal`` text (digits, ``.``, a sign,
-        an exponent) — when the symbol and the client order id need no escaping either; by
-        the encoder otherwise. The encoder makes a string for every key and every value: a
-        batch of ten written this way takes ~72 % of its instructions (callgrind)."""
-        wire = self.kept_wire()
-        symbol = wire["symbol"]
-        cid = wire.get("clOrdId")
+        (the client's request body): :meth:`_texts`' first."""
+        texts: tuple[str, str] | None = self.__dict__.get(_TEXTS)
+        if texts is None:
+            texts = self.__dict__[_TEXTS] = self._texts()
+        return texts[0]
+
+    def journal_text(self) -> str:
+        """:meth:`kept_wire` as the journal's ``request`` column holds it, as ``json.dumps(body,
+        separators=(",", ":"), sort_keys=True)`` writes it: :meth:`_texts`' second."""
+        texts: tuple[str, str] | None = self.__dict__.get(_TEXTS)
+        if texts is None:
+            texts = self.__dict__[_TEXTS] = self._texts()
+        return texts[1]
+
+    def _texts(self) -> tuple[str, str]:
+        """The body's two texts (:meth:`wire_text`, :meth:`journal_text`), made once per
+        request and kept (beside :meth:`kept_wire`'s body, likewise out of the fields), written
+        directly from the fields without the body's mapping: the values :meth:`_wire` puts
+        there, each between quotes as the encoder leaves it — the words are the members'
+        (capitals and ``_``: :data:`_PLAIN_WORDS`), the amounts ``Decimal`` text (digits,
+        ``.``, a sign, an exponent) — when the symbol and the client order id need no escaping
+        either; by the encoder otherwise. The encoder makes a string for every key and every
+        value: a batch of ten written this way takes ~72 % of its instructions (callgrind); the
+        journal's text and the body's share their values and checks (issue 20: each order's
+        mapping built and then only written out twice)."""
+        fields = self.__dict__
+        symbol = fields["symbol"]
+        cid = fields["clOrdId"]
         if not (
             _PLAIN_WORDS
             and type(symbol) is str
             and _JSON_AS_IS(symbol)
             and (cid is None or (type(cid) is str and _JSON_AS_IS(cid)))
         ):
-            return json.dumps(wire, separators=(",", ":"))
-        text = (
-            f'{{"symbol":"{symbol}","side":"{wire["side"]}","mgnMode":"{wire["mgnMode"]}",'
-            f'"posSide":"{wire["posSide"]}","type":"{wire["type"]}","sz":"{wire["sz"]}"'
-        )
+            wire = self.kept_wire()
+            return (
+                json.dumps(wire, separators=(",", ":")),
+                json.dumps(wire, separators=(",", ":"), sort_keys=True),
+            )
+        side = fields["side"]._value_  # ``.value`` reads through enum's descriptor
+        mgn = fields["mgnMode"]._value_
+        pos = fields["posSide"]._value_
+        kind = fields["type"]._value_
+        sz = _fixed(fields["sz"])
+        px = fields["px"]
+        tif = fields["timeInForce"]
+        stp = fields["stpMode"]
+        # each optional key's piece, "" when the body leaves it out (the body's order first,
+        # then the same keys sorted: clOrdId mgnMode posSide px reduceOnly side stpMode symbol
+        # sz timeInForce type)
+        cid_body = cid_sorted = px_body = px_sorted = reduce_body = reduce_sorted = ""
+        tif_body = tif_sorted = stp_body = stp_sorted = ""
         if cid is not None:
-            text += f',"clOrdId":"{cid}"'
-        px = wire.get("px")
+            cid_body = f',"clOrdId":"{cid}"'
+            cid_sorted = f'"clOrdId":"{cid}",'
         if px is not None:
-            text += f',"px":"{px}"'
-        if "reduceOnly" in wire:
-            text += ',"reduceOnly":true'
-        tif = wire.get("timeInForce")
-        if tif is not None:
-            text += f',"timeInForce":"{tif}"'
-        stp = wire.get("stpMode")
-        if stp is not None:
-            text += f',"stpMode":"{stp}"'
-        return text + "}"
+            px = _fixed(px)
+            px_body = f',"px":"{px}"'
+            px_sorted = f'"px":"{px}",'
+        if fields["reduceOnly"]:
+            reduce_body = ',"reduceOnly":true'
+            reduce_sorted = '"reduceOnly":true,'
+        if tif is not TimeInForce.GTC:
+            tif_sorted = tif_body = f',"timeInForce":"{tif._value_}"'
+        if stp is not StpMode.NONE:
+            stp_body = f',"stpMode":"{stp._value_}"'
+            stp_sorted = f'"stpMode":"{stp._value_}",'
+        return (
+            f'{{"symbol":"{symbol}","side":"{side}","mgnMode":"{mgn}","posSide":"{pos}",'
+            f'"type":"{kind}","sz":"{sz}"{cid_body}{px_body}{reduce_body}{tif_body}{stp_body}}}',
+            f'{{{cid_sorted}"mgnMode":"{mgn}","posSide":"{pos}",{px_sorted}{reduce_sorted}'
+            f'"side":"{side}",{stp_sorted}"symbol":"{symbol}","sz":"{sz}"{tif_sorted},'
+            f'"type":"{kind}"}}',
+        )
 
     def _wire(self) -> dict[str, Any]:
         """The body, built: the words are the members' ``_value_`` (``.value`` reads through
@@ -797,6 +840,7 @@ def _fixed(value: Decimal) -> str:
 
 
 _ORDER_FIELDS = tuple(OrderRequest.model_fields)
+_FIELD_COUNT = len(_ORDER_FIELDS)
 only_cl_ord_id_chars = re.compile(r"[A-Za-z0-9_-]*").fullmatch
 """Whether a text is made of ``A-Z a-z 0-9 _ -`` only (a match, or None): what
 ``set(...).issuperset(text)`` says, at a third of its cost (a set lookup per character)."""
@@ -853,6 +897,28 @@ def order_request(
         px=px, clOrdId=cl_ord_id, reduceOnly=reduce_only, timeInForce=time_in_force,
         stpMode=stp_mode,
     )  # fmt: skip
+
+
+def order_request_as(known: OrderRequest, cl_ord_id: str) -> OrderRequest | None:
+    """``known`` with the client order id ``cl_ord_id``: what ``OrderRequest(...)`` of its
+    fields with that id gives, built directly from its fields — ``None`` when the id is not one
+    the model keeps as it is (1–32 of ``A-Z a-z 0-9 _ -``; the model refuses the others) or
+    the direct build is off (:data:`FAST_ORDER_REQUESTS`). ``known`` holds what validation
+    keeps, so only the id is checked: the planner's orders of the same values as one built
+    before (:class:`~botkit.pipeline.validate.CheckMemo`) take their request this way."""
+    if not (
+        FAST_ORDER_REQUESTS
+        and type(cl_ord_id) is str
+        and 0 < len(cl_ord_id) <= 32
+        and only_cl_ord_id_chars(cl_ord_id)
+    ):
+        return None
+    kept = known.__dict__
+    fields = kept.copy()  # its fields in the model's order, as every build leaves them
+    if len(fields) != _FIELD_COUNT:  # and what it keeps beside them (its body, its texts)
+        fields = {name: kept[name] for name in _ORDER_FIELDS}
+    fields["clOrdId"] = cl_ord_id
+    return _direct(fields)
 
 
 def _direct(fields: dict[str, Any]) -> OrderRequest:

@@ -89,9 +89,13 @@ def _json(value: Any) -> str:
     :func:`json.dumps` escapes a string. The text is byte for byte what :func:`_dumps`
     writes."""
     kind = type(value)
-    if kind is list:  # notes and reasons: mostly empty, else a few texts
+    if kind is list:  # notes and reasons: mostly empty, else a few texts; a send's ids
         if not value:
             return "[]"
+        try:  # all texts (a ``str`` subclass too, as json.dumps writes it): encoded in C
+            return "[" + ",".join(map(_string, value)) + "]"
+        except TypeError:  # another value: each by its type below
+            pass
         parts = []
         for item in value:
             encode = _PLAIN.get(type(item))
@@ -581,7 +585,9 @@ def order_rows(
         ipx = None if intent_px is None else _plain(intent_px, str(intent_px))
         isz = None if intent_sz is None else _plain(intent_sz, str(intent_sz))
         notes_json = _json(list(notes)) if notes else "[]"
-        request = None if wire is None else _json(wire)
+        request = order.request
+        if request is None and wire is not None:
+            request = _json(wire)
         reasons_json = _json(list(reasons)) if reasons else "[]"
         if outcome is None and reserve_until is not None:  # a reserved intent
             append_row(

@@ -31,7 +31,6 @@ from botkit.intents import OrderIntent
 from botkit.pipeline.batching import MAX_BATCH, make_batches, order_key
 from botkit.pipeline.risk import (
     NO_POLICY,
-    Candidate,
     GuardTrip,
     RiskBook,
     RiskLimits,
@@ -383,11 +382,10 @@ def build_plan(
             if nothing is not None:
                 refused.append(Refusal(intent, (nothing,), checked.notes, checked.px, checked.sz))
                 continue
-            candidate = Candidate.of(intent, sz=checked.sz, px=checked.px)
             valuation = market.valuation
             if valuation is None:
                 valuation = market.valuation = Valuation(mark, instrument.ctVal)
-            order_trips, value = book.admit_valued(candidate, valuation)
+            order_trips, value = book.admit_order(intent, checked.sz, checked.px, valuation)
             if order_trips:
                 trips.extend(order_trips)
                 reasons = tuple(Reason(f"guard_{t.guard}", t.message) for t in order_trips)

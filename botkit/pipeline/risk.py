@@ -307,6 +307,22 @@ class RiskBook:
             self._resting[(order.symbol, order.pos_side, order.side)] += sz
         return (), value
 
+    def admit_order(
+        self, intent: OrderIntent, sz: Decimal, px: Decimal | None, valuation: Valuation
+    ) -> tuple[tuple[GuardTrip, ...], Decimal | None]:
+        """``admit_valued(Candidate.of(intent, sz=sz, px=px), valuation)``, without the
+        candidate when no guard applies to the order (the plan's usual order: nothing to
+        judge, only its value and what it adds to the resting exposure)."""
+        _own, per_order, wants_notional, counts = self._limits_of(intent.strategy)
+        reduce_only = intent.reduce_only
+        if counts or wants_notional or (per_order.max_position is not None and not reduce_only):
+            return self.admit_valued(Candidate.of(intent, sz=sz, px=px), valuation)
+        price = valuation.mark if intent.type is OrderType.MARKET else px  # Valuation.price
+        value = None if price is None else notional(sz, valuation.ct_val, price)
+        if not reduce_only:  # what rests is read by every position limit on the symbol
+            self._resting[(intent.symbol, intent.pos_side, intent.side)] += sz
+        return (), value
+
     def _trips(
         self,
         order: Candidate,

@@ -34,6 +34,7 @@ from botkit.exchange.models import (
     PositionMode,
     PosSide,
     only_cl_ord_id_chars,
+    order_request_as,
 )
 from botkit.frozen import quick_init
 from botkit.intents import AMOUNT_LIMIT, OffTick, OrderIntent
@@ -598,23 +599,41 @@ class CheckMemo:
         done = self._done
         assert done is not None
         try:
-            done[key] = (checked.px, checked.sz, px_after, sz_after)
+            done[key] = (checked.px, checked.sz, px_after, sz_after, checked.request)
         except TypeError:  # a signalling NaN does not hash
             return
 
     def _again(self, intent: OrderIntent, known: _Known) -> Checked | None:
         """The order checked as an earlier one of the same values was (None: check it in
         full — its client order id or its request is refused). The id is checked by the
-        request's build (:func:`~botkit.exchange.models.order_request` refuses what
-        :func:`check_cl_ord_id` refuses, as a ``ValidationError``), once only a text: an id
-        of no text (``None``) would make a request without one."""
-        if type(intent.cl_ord_id) is not str:
+        request's build, once only a text (an id of no text, ``None``, would make a request
+        without one): the earlier order's request with this id when every other field of it
+        is this order's own (:func:`~botkit.exchange.models.order_request_as`, which refuses
+        what :func:`check_cl_ord_id` refuses, as ``None``), else
+        :func:`~botkit.exchange.models.order_request` (likewise, as a ``ValidationError``)."""
+        cid = intent.cl_ord_id
+        if type(cid) is not str:
             return None
-        px, sz, px_after, sz_after = known
-        try:
-            request = intent.to_request(px=px, sz=sz)
-        except ValidationError:
-            return None
+        px, sz, px_after, sz_after, first = known
+        request = None
+        kept = first.__dict__
+        if (  # the fields the key leaves out, and those it keys by identity, the same objects
+            kept["side"] is intent.side
+            and kept["type"] is intent.type
+            and kept["posSide"] is intent.pos_side
+            and kept["reduceOnly"] is intent.reduce_only
+            and kept["mgnMode"] is intent.mgn_mode
+            and kept["timeInForce"] is intent.time_in_force
+            and kept["stpMode"] is intent.stp_mode
+            and type(intent.symbol) is str
+            and kept["symbol"] == intent.symbol
+        ):  # the first order's request with this id (None: an id the model refuses)
+            request = order_request_as(first, cid)
+        if request is None:
+            try:
+                request = intent.to_request(px=px, sz=sz)
+            except ValidationError:
+                return None
         instrument = self.instrument
         assert instrument is not None  # a known result is an accepted order's
         notes: tuple[RoundingNote, ...] = ()
@@ -626,9 +645,10 @@ class CheckMemo:
         return Checked(intent, request, px, sz, notes, ())
 
 
-_Known = tuple[Decimal | None, Decimal, Decimal | None, Decimal | None]
-"""An accepted order's price and size in their wire form, and each amount as rounded when it
-was (None: it was not)."""
+_Known = tuple[Decimal | None, Decimal, Decimal | None, Decimal | None, OrderRequest]
+"""An accepted order's price and size in their wire form, each amount as rounded when it
+was (None: it was not), and its request (a later order of the same values and fields takes
+it with its own id: :func:`~botkit.exchange.models.order_request_as`)."""
 
 
 def _key(intent: OrderIntent, off_tick: OffTick) -> tuple[object, ...] | None:

@@ -105,10 +105,14 @@ class NewOrder:
     """How the pipeline rounded it (``px 100.05 -> 100.0 (step 0.1)``)."""
     wire: Mapping[str, Any] | None = None
     """The order as it goes into the request body (no headers, no secrets): read, never
-    changed (the executor hands over the request's own, :meth:`OrderRequest.kept_wire`)."""
+    changed; ``None`` with ``request`` given (the executor's orders) or without a request."""
     reasons: tuple[str, ...] = ()
     outcome: Outcome | None = None
     """Set for orders settled at once (refused locally, dry run)."""
+    request: str | None = None
+    """``wire`` as the journal stores it (JSON, compact, keys sorted), when the caller has it
+    written already (the executor: :meth:`OrderRequest.journal_text`, made with the request's
+    body text): the journal stores it as it is, and ``wire`` is not read (it may be ``None``)."""
 
 
 @quick_init

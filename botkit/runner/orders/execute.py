@@ -100,9 +100,10 @@ def _order_row(order: PlannedOrder, outcome: Outcome | None) -> NewOrder:
         request.px,  # px
         request.sz,  # sz
         tuple(map(str, notes)) if notes else (),  # notes
-        request.kept_wire(),  # wire: the body the client sends, read by the journal
+        None,  # wire: not needed, the journal's text of it is given (no mapping built)
         (),  # reasons
         outcome,  # outcome
+        request.journal_text(),  # request: the body's text as the journal stores it
     )
 
 
