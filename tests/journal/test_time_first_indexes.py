@@ -83,6 +83,23 @@ def test_the_activity_searches_its_window_by_time(tmp_path: Path, include_dry: b
     assert not [p for p in plans if p.startswith("SCAN")], plans
 
 
+@pytest.mark.parametrize(
+    "flt",
+    [
+        OrderFilter(since_ms=5),
+        OrderFilter(strategy="s1", since_ms=5, include_dry=False),
+        OrderFilter(outcome="failed", since_ms=5, include_dry=False),  # the rechecker's
+        OrderFilter(symbol="BTC_USDT_PERP", since_ms=5, until_ms=9),
+    ],
+    ids=repr,
+)
+def test_a_read_since_a_time_searches_the_time_index(tmp_path: Path, flt: OrderFilter) -> None:
+    with Journal(tmp_path / "j.sqlite", clock=ManualClock(1)) as journal:
+        sql, args = queries._orders_sql(flt)
+        plans = [row[3] for row in journal._conn.execute(f"EXPLAIN QUERY PLAN {sql}", args)]
+    assert plans[0].startswith("SEARCH orders USING INDEX orders_by_time_strategy (ts_ms>?"), plans
+
+
 def _order(n: int, strategy: str, rule: str, **kw: Any) -> NewOrder:
     i = intent(n, strategy=strategy, rule=rule, inputs={"mark": str(n)})
     return NewOrder(i, i.px, i.sz, wire={"clOrdId": i.cl_ord_id}, **kw)
