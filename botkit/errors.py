@@ -31,6 +31,8 @@
     │   │                         the service stops (trading on could send an order twice)
     │   ├── JournalLocked         another process holds the journal (its pid, host, since
     │   │                         when): this one refuses to start
+    │   ├── DuplicateOrderId      a live client order id the journal already holds: nothing
+    │   │                         of that write was written (the executor skips those ids)
     │   └── JournalUntrusted      the journal is corrupt, or no longer the file this process
     │                             opened (deleted, replaced): stop, never read or write on
     ├── PaperStateError           the paper account's state file (exchange = sim) cannot be
@@ -61,6 +63,7 @@ __all__ = [
     "ConfigError",
     "ConnectFailed",
     "DataFileError",
+    "DuplicateOrderId",
     "ExchangeError",
     "ExchangeRejected",
     "JournalError",
@@ -294,6 +297,12 @@ class ReadFailed(ExchangeError):
 
 class JournalError(BotkitError):
     """The journal database cannot be opened, migrated or written."""
+
+
+class DuplicateOrderId(JournalError):
+    """An intent named a live client order id the journal already holds (or one twice): the
+    write was refused whole, nothing of it written. The executor then asks which ids are
+    known and journals the rest (a decision taken again is never journaled or sent twice)."""
 
 
 class JournalLocked(JournalError):

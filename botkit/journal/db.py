@@ -31,7 +31,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
 
-from botkit.errors import JournalError, JournalUntrusted, printable
+from botkit.errors import DuplicateOrderId, JournalError, JournalUntrusted, printable
 from botkit.intents import Activity
 from botkit.journal import queries, strategies, views, writes
 from botkit.journal.conn import RedactingConnection, is_corrupt, journal_failure, untrusted
@@ -463,7 +463,9 @@ class Journal:
         """Write intents (and orders settled at once: refused locally, dry run) in one commit.
 
         Call this *before* the request leaves. A live client order id the journal already holds
-        is a :class:`~botkit.errors.JournalError` (the planner skips known ids).
+        (or one named twice) is a :class:`~botkit.errors.DuplicateOrderId`, and nothing of the
+        call is written: the executor inserts first and asks :meth:`known_ids` only then (a
+        decision taken again is rare; the question cost every cycle a read).
 
         ``reserve_ms`` > 0 (live): the intents are also *reserved* in that commit — written as
         sent (one attempt), their ``sent_ms`` the end of the reservation, ``reserve_ms`` from
@@ -486,13 +488,19 @@ class Journal:
                 )
                 reserved = [o.intent.cl_ord_id for o in orders if o.outcome is None]
                 with self._lock, self._tx(events) as conn:
-                    writes.insert_reserved(conn, rows)
+                    try:
+                        writes.insert_reserved(conn, rows)
+                    except sqlite3.IntegrityError as exc:
+                        raise _refused(self.path, exc) from exc
                     if self._reserved:  # one end for every reservation: the earlier extended
                         writes.resend_reserved(conn, sorted(self._reserved), now + reserve_ms)
             else:
                 rows, events = writes.order_rows(cycle_id, orders, dry=dry, now=now)
                 with self._tx(events) as conn:  # the events with those waiting: one statement
-                    writes.insert_values(conn, writes.ORDER_INSERT, rows)
+                    try:
+                        writes.insert_values(conn, writes.ORDER_INSERT, rows)
+                    except sqlite3.IntegrityError as exc:
+                        raise _refused(self.path, exc) from exc
         with self._lock:  # counted once committed
             if reserved:
                 self._reserved.update(reserved)
@@ -529,7 +537,7 @@ class Journal:
                 taken = self._live_ids.intersection(ids)
                 if taken or len(set(ids)) != len(ids):
                     duplicate = min(taken) if taken else next(c for c in ids if ids.count(c) > 1)
-                    raise JournalError(
+                    raise DuplicateOrderId(
                         f"journal {self.path}: cannot write (UNIQUE constraint failed:"
                         f" orders.cl_ord_id {duplicate}) — a live order has one client order id"
                     )
@@ -921,6 +929,17 @@ class Journal:
             except sqlite3.Error as exc:
                 raise journal_failure(self.path, exc, "vacuum", "") from exc
         return PruneReport(*counts)
+
+
+def _refused(path: str, exc: sqlite3.IntegrityError) -> JournalError:
+    """The error of an intents' ``INSERT`` that broke a constraint: the unique live client order
+    id's is a :class:`DuplicateOrderId` (the only unique key of ``orders``), any other a failed
+    write."""
+    if exc.sqlite_errorcode == sqlite3.SQLITE_CONSTRAINT_UNIQUE:
+        return DuplicateOrderId(
+            f"journal {path}: cannot write ({exc}) — a live order has one client order id"
+        )
+    return write_failed(path, exc)
 
 
 _COUNTED = frozenset({Outcome.ACCEPTED, Outcome.DRY_RUN})

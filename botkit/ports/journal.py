@@ -396,7 +396,8 @@ class JournalPort(EventLog, Protocol):
     ) -> None:
         """Write intents (and orders settled at once) in one commit, before any request
         (``reserve_ms``: the intents' sends reserved in it for that long, their marks then
-        held; see :meth:`release_sends`)."""
+        held; see :meth:`release_sends`). A live client order id already held, or named twice,
+        is a :class:`~botkit.errors.DuplicateOrderId` and nothing is written."""
         ...
 
     def record_trips(

@@ -34,7 +34,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import suppress
 from dataclasses import dataclass, field, replace
 
-from botkit.errors import JournalError, StopRequested
+from botkit.errors import DuplicateOrderId, JournalError, StopRequested
 from botkit.exchange.port import OrderSending
 from botkit.frozen import quick_init
 from botkit.pipeline.band import BAND_CODE, BandCheck
@@ -242,6 +242,23 @@ class Executor:
         )
         return replace(report, repaired=report.repaired + found) if found else report
 
+    def _journal_intents(
+        self,
+        cycle_id: int | None,
+        refusals: tuple[Refusal, ...],
+        fresh: tuple[PlannedOrder, ...],
+        batches: int,
+    ) -> None:
+        """One commit: the refusals' rows, then the intents' (the rows and ids of two calls),
+        the intents reserved for their sends when the ``batches`` go one after another."""
+        one_by_one = self._concurrency == 1 or batches <= 1
+        self.journal.add_orders(
+            cycle_id,
+            [*(_refusal_row(r) for r in refusals), *(_order_row(o, None) for o in fresh)],
+            dry=False,
+            reserve_ms=SEND_RESERVE_MS if one_by_one and fresh else 0,
+        )
+
     def run(self, plan: Plan, *, cycle_id: int | None = None) -> ExecutionReport:
         """Journal ``plan`` and send its batches. Returns what happened."""
         journal = self.journal
@@ -258,8 +275,16 @@ class Executor:
         fresh = plan.accepted
         planned = plan.batches
         refusals = plan.refused
-        known = journal.known_ids([o.cl_ord_id for o in plan.accepted + plan.refused])
-        if known:  # the same decision again: never journal or send twice
+        known: set[str] = set()
+        try:
+            self._journal_intents(cycle_id, refusals, fresh, len(planned))
+        except DuplicateOrderId:
+            # the same decision again: never journal or send twice. The journal refused the
+            # whole write (nothing of it is written); the ids it holds are skipped and the
+            # rest written as the first try would have (asking first cost every cycle a read)
+            known = journal.known_ids([o.cl_ord_id for o in plan.accepted + plan.refused])
+            if not known:  # an id named twice in the plan: refused as it is
+                raise
             fresh = tuple(o for o in fresh if o.cl_ord_id not in known)
             planned = tuple(
                 kept
@@ -267,17 +292,10 @@ class Executor:
                 if kept
             )
             refusals = tuple(r for r in refusals if r.cl_ord_id not in known)
+            self._journal_intents(cycle_id, refusals, fresh, len(planned))
         skipped = tuple(sorted(known))
         batches = [tuple([o.request for o in batch]) for batch in planned]
         one_by_one = self._concurrency == 1 or len(batches) <= 1
-        # one commit: the refusals' rows, then the intents' (the rows and ids of two calls),
-        # the intents reserved for their sends when the batches go one after another
-        journal.add_orders(
-            cycle_id,
-            [*(_refusal_row(r) for r in refusals), *(_order_row(o, None) for o in fresh)],
-            dry=False,
-            reserve_ms=SEND_RESERVE_MS if one_by_one and fresh else 0,
-        )
         self._unknown = []
         reports: list[tuple[int, BatchReport]] = []
         gate = None
