@@ -201,13 +201,17 @@ class Book:
 
     @property
     def mmr(self) -> Decimal:
+        """The maintenance margin ratio, divided when first read (the margin checks of a
+        ladder's rungs never read it, and each rung's totals would divide it again)."""
         return self._margin_ratios()[0]
 
     @property
     def imr(self) -> Decimal:
+        """The initial margin ratio, divided when first read (as :attr:`mmr`)."""
         return self._margin_ratios()[1]
 
     def _margin_ratios(self) -> tuple[Decimal, Decimal]:
+        """Both ratios, kept until the totals change (``sum_totals`` resets them)."""
         ratios = self._ratios
         if ratios is None:
             ratios = self._ratios = margin_ratios(self.mm, self.im, self.eq)

@@ -189,7 +189,26 @@ def test_rule_errors_are_counted_by_rule_with_the_first_message() -> None:
 def test_the_garbage_collector_settings_are_restored_after_a_replay() -> None:
     import gc
 
+    # a test run earlier in this process may have frozen its heap (the runner's start-up
+    # freeze): thaw it, so this checks the usual case, nothing frozen before the replay
+    gc.unfreeze()
     before = (gc.get_threshold(), gc.get_freeze_count(), gc.isenabled())
     data = series(("60000", "60050", "59950", "60000"), ("60000", "60050", "59950", "60000"))
     backtest(data, one_order("BUY", "59950"))
     assert (gc.get_threshold(), gc.get_freeze_count(), gc.isenabled()) == before
+
+
+def test_a_replay_never_thaws_what_its_caller_had_frozen() -> None:
+    import gc
+
+    gc.unfreeze()
+    kept = [[n] for n in range(1000)]  # container objects the caller freezes
+    gc.freeze()
+    frozen = gc.get_freeze_count()
+    assert frozen >= len(kept)
+    try:
+        data = series(("60000", "60050", "59950", "60000"), ("60000", "60050", "59950", "60000"))
+        backtest(data, one_order("BUY", "59950"))
+        assert gc.get_freeze_count() >= frozen
+    finally:
+        gc.unfreeze()
