@@ -131,17 +131,13 @@ class KeepCheck:
     its tolerance once its ``min_rest`` is over, a rung gone, a value that fails or is not
     known, is a cycle to run."""
 
-    __slots__ = ("_resting", "known", "quiet", "rule", "strategy")
+    __slots__ = ("known", "quiet", "rule", "strategy")
 
     def __init__(self, strategy: Strategy, rule: Rule, known: dict[str, Any], quiet: Quiet) -> None:
         self.strategy = strategy
         self.rule = rule
         self.known = known
         self.quiet = quiet
-        self._resting: tuple[tuple[OpenOrder, ...], tuple[OpenOrder, ...]] = ((), ())
-        """The open orders of the last check and the rule's among them: the check waits for
-        the book, so its checks see the same orders (the same objects: the port keeps its
-        order models while the book stays) and pick the same ones."""
 
     @classmethod
     def of(cls, strategy: Strategy, rule: Rule, values: dict[str, Any]) -> KeepCheck:
@@ -184,22 +180,17 @@ class KeepCheck:
         intent = next((i for i in intents if isinstance(i, KeepIntent)), None)
         if intent is None:
             return False
-        symbol = strategy.symbol
-        seen, resting = self._resting
-        if len(seen) != len(orders) or not all(map(operator.is_, seen, orders)):
-            tag, rule_tag = strategy.tag, rule.tag
-            picked = []
-            for order in orders:
-                parsed = parse_client_order_id(order.clOrdId)
-                if (
-                    parsed is not None
-                    and parsed.strategy_tag == tag
-                    and parsed.rule_tag == rule_tag
-                    and order.symbol == symbol
-                ):
-                    picked.append(order)
-            resting = tuple(picked)
-            self._resting = (tuple(orders), resting)
+        tag, rule_tag, symbol = strategy.tag, rule.tag, strategy.symbol
+        resting = []
+        for order in orders:
+            parsed = parse_client_order_id(order.clOrdId)
+            if (
+                parsed is not None
+                and parsed.strategy_tag == tag
+                and parsed.rule_tag == rule_tag
+                and order.symbol == symbol
+            ):
+                resting.append(order)
         instrument = env.ctx.snapshot.instruments.get(symbol)
         known = keeps_all(intent.orders, intent.policy, resting, now_ms, instrument)
         if known is not None:
@@ -537,7 +528,7 @@ class QuietCycles:
         strategy: Strategy,
         evaluation: Evaluation,
         now_ms: int,
-        read: dict[tuple[str, ...], Snapshot] | None = None,
+        read: dict[tuple[str, ...], Snapshot],
     ) -> bool:
         """Whether every ``book`` value the rules of ``evaluation`` read (before the cycle
         acted) is the same, value and representation, after it: then the verdict, a function
@@ -565,11 +556,9 @@ class QuietCycles:
             return True
         try:
             symbols = strategy.symbols
-            snapshot = None if read is None else read.get(symbols)
+            snapshot = read.get(symbols)
             if snapshot is None:
-                snapshot = reads(now_ms, symbols)
-                if read is not None:
-                    read[symbols] = snapshot
+                snapshot = read[symbols] = reads(now_ms, symbols)
             ctx = Ctx(
                 snapshot, strategy.name, strategy.symbol, _NO_ACTIVITY, now_ms, strategy.mgn_mode
             )  # a book value reads no rule activity (a ``rule.*`` value that does is a time one)

@@ -158,20 +158,12 @@ class PriceSeries:
             for t, o, h, lo, c in zip(times, opens, highs, lows, closes, strict=True)
         ]
         self._history.extend(minutes)
-        # every minute but the last (the current one now) is closed: :meth:`_add_minute` of
-        # each, inlined (no trades: the day's traded sums do not move)
-        day, day_max, day_min = self._day, self._day_max, self._day_min
+        # every minute but the last (the current one now) is closed
+        add = self._add_minute
         done = cur
         for done in minutes[:-1]:
-            day.append(done)
-            high = done.h
-            while day_max and day_max[-1].h <= high:
-                day_max.pop()
-            day_max.append(done)
-            low = done.l
-            while day_min and day_min[-1].l >= low:
-                day_min.pop()
-            day_min.append(done)
+            add(done)
+        day = self._day
         if day and day[0].sT <= done.sT - DAY_MS:
             self._expire(done.sT - DAY_MS)
         cur = minutes[-1]

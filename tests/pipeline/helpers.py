@@ -16,11 +16,21 @@ from botkit.exchange.models import (
     PositionMode,
     Ticker,
 )
-from botkit.intents import OrderIntent
+from botkit.intents import OrderIntent, RiskLimits
 from botkit.snapshot import Snapshot
 
 D = Decimal
 SYMBOL = "BTC_USDT_PERP"
+
+LIMIT_SETS = [
+    RiskLimits(),
+    RiskLimits(),
+    RiskLimits(max_position=D("5")),
+    RiskLimits(max_orders_per_cycle=3),
+    RiskLimits(max_notional_per_order=D("300"), max_notional_per_cycle=D("900")),
+]
+"""Risk limits to draw a strategy's or the global ones from: none (twice as likely), a
+position limit, an order count, notional limits."""
 
 
 def instrument(**overrides: Any) -> Instrument:

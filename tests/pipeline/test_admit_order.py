@@ -14,16 +14,9 @@ from hypothesis import strategies as st
 from botkit.exchange.models import OrderSide, OrderType, Position, PosSide
 from botkit.intents import OrderIntent, RiskLimits
 from botkit.pipeline.risk import Candidate, RiskBook, StrategyPolicy, Valuation
+from tests.pipeline.helpers import LIMIT_SETS
 
 D = Decimal
-
-_LIMITS = [
-    RiskLimits(),
-    RiskLimits(),
-    RiskLimits(max_position=D("5")),
-    RiskLimits(max_orders_per_cycle=3),
-    RiskLimits(max_notional_per_order=D("300"), max_notional_per_cycle=D("900")),
-]
 
 
 @st.composite
@@ -54,8 +47,8 @@ def _order(draw: st.DrawFn, n: int) -> tuple[OrderIntent, Decimal, Decimal | Non
     orders=st.integers(min_value=1, max_value=25).flatmap(
         lambda k: st.tuples(*[_order(n) for n in range(k)])
     ),
-    own=st.tuples(*[st.sampled_from(_LIMITS) for _ in range(3)]),
-    global_limits=st.sampled_from([RiskLimits(), RiskLimits(), *_LIMITS[2:]]),
+    own=st.tuples(*[st.sampled_from(LIMIT_SETS) for _ in range(3)]),
+    global_limits=st.sampled_from([RiskLimits(), RiskLimits(), *LIMIT_SETS[2:]]),
     mark=st.sampled_from([D("100"), None]),
 )
 def test_an_order_is_admitted_from_its_intent_as_its_candidate_is(

@@ -36,7 +36,7 @@ from botkit.pipeline.batching import order_key
 from botkit.pipeline.risk import Candidate, GuardTrip, RiskBook, Valuation
 from botkit.pipeline.validate import band_reason, on_step, step_decimals, validate_intent
 from botkit.snapshot import Snapshot
-from tests.pipeline.helpers import instrument
+from tests.pipeline.helpers import LIMIT_SETS, instrument
 
 D = Decimal
 
@@ -399,15 +399,6 @@ class _AlwaysJudged(RiskBook):
         return own, per_order, wants_notional, True
 
 
-_LIMITS = [
-    RiskLimits(),
-    RiskLimits(),
-    RiskLimits(max_position=D("5")),
-    RiskLimits(max_orders_per_cycle=3),
-    RiskLimits(max_notional_per_order=D("300"), max_notional_per_cycle=D("900")),
-]
-
-
 @st.composite
 def _candidate(draw: st.DrawFn, n: int) -> Candidate:
     order_type = draw(st.sampled_from([OrderType.LIMIT, OrderType.MARKET]))
@@ -429,8 +420,8 @@ def _candidate(draw: st.DrawFn, n: int) -> Candidate:
     orders=st.integers(min_value=1, max_value=25).flatmap(
         lambda k: st.tuples(*[_candidate(n) for n in range(k)])
     ),
-    own=st.tuples(*[st.sampled_from(_LIMITS) for _ in range(3)]),
-    global_limits=st.sampled_from([RiskLimits(), RiskLimits(), *_LIMITS[2:]]),
+    own=st.tuples(*[st.sampled_from(LIMIT_SETS) for _ in range(3)]),
+    global_limits=st.sampled_from([RiskLimits(), RiskLimits(), *LIMIT_SETS[2:]]),
     mark=st.sampled_from([D("100"), None]),
 )
 def test_an_order_no_guard_applies_to_is_admitted_and_counted_as_the_guards_would(
