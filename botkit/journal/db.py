@@ -35,6 +35,7 @@ from botkit.errors import DuplicateOrderId, JournalError, JournalUntrusted, prin
 from botkit.intents import Activity
 from botkit.journal import queries, strategies, views, writes
 from botkit.journal.conn import RedactingConnection, is_corrupt, journal_failure, untrusted
+from botkit.journal.deferred import DeferredIndexes
 from botkit.journal.lock import JournalLock, create_private, identity
 from botkit.journal.pending import Pending
 from botkit.journal.records import (
@@ -100,7 +101,8 @@ class Journal:
     :meth:`release_sends` writes the orders never sent back as never sent.
     ``transient=True`` (group commit only; a journal nothing outlives and nothing else writes:
     the backtest's temporary database) keeps the orders in memory too, sent and settled there,
-    each written once in its final form.
+    each written once in its final form; held in no file (``""``, ``":memory:"``) it also
+    leaves its secondary indexes out until a read needs them (:mod:`botkit.journal.deferred`).
 
     ``secrets`` (the API key, secret and passphrase): every text the journal stores passes
     through the log sink's :class:`~botkit.redaction.Redactor` first, so a credential an exchange
@@ -176,6 +178,11 @@ class Journal:
                 "SELECT COUNT(*) FROM orders WHERE outcome IS NULL AND dry = 0"
             ).fetchone()
             self._unsettled = int(count)
+            self._deferred: DeferredIndexes | None = (
+                DeferredIndexes(self._conn) if transient and self.path in _NO_FILE else None
+            )
+            """A transient journal in no file: its secondary indexes, dropped until a read
+            needs them (:mod:`botkit.journal.deferred`)."""
             self._activity_rev = 0
             self._sinks: list[ActivitySink] = []
             self._live_ids: set[str] = self._written_live_ids() if transient else set()
@@ -331,15 +338,32 @@ class Journal:
         return Transaction(self._conn, self._lock, self._pending, self.path, events)
 
     @contextmanager
-    def _read(self) -> Iterator[sqlite3.Connection]:
-        """A read: the pending rows are written first (read-your-writes)."""
+    def _read(self, *, indexed: bool = True) -> Iterator[sqlite3.Connection]:
+        """A read: the pending rows are written first (read-your-writes). ``indexed``: the read
+        may search the secondary indexes (a transient journal builds those it left out first,
+        :meth:`_build_indexes`); False for a read that scans the table anyway."""
         with self._lock:
             if self._pending.rows:
                 self.flush()
+            if indexed and self._deferred is not None:
+                self._build_indexes()
             try:
                 yield self._conn
             except sqlite3.Error as exc:
                 raise journal_failure(self.path, exc, "read", "") from exc
+
+    def _build_indexes(self) -> None:
+        """A transient journal's indexes left out at open, built now if a table they index holds
+        a row (over empty tables a read is as quick without them); then kept as usual."""
+        deferred = self._deferred
+        if deferred is None:
+            return
+        try:
+            if deferred.needed(self._conn):
+                deferred.restore(self._conn)
+                self._deferred = None
+        except sqlite3.Error as exc:
+            raise write_failed(self.path, exc) from exc
 
     @contextmanager
     def _read_orders(self) -> Iterator[sqlite3.Connection]:
@@ -846,8 +870,9 @@ class Journal:
         return chosen[-1] if chosen else None
 
     def orders(self, flt: OrderFilter | None = None) -> list[OrderRecord]:
-        with self._read() as conn:
-            return queries.select_orders(conn, flt or OrderFilter())
+        flt = flt or OrderFilter()
+        with self._read(indexed=not queries.kept_index(flt)) as conn:
+            return queries.select_orders(conn, flt)
 
     def iter_order_briefs(self, flt: OrderFilter | None = None) -> Iterator[OrderBrief]:
         """:meth:`orders` one at a time as :class:`OrderBrief` records (the columns a
@@ -855,7 +880,7 @@ class Journal:
         reader that keeps only what it makes of each (a backtest's result over a year of
         orders). The journal is held (its lock) until the iteration ends: write nothing to it
         meanwhile."""
-        with self._read() as conn:
+        with self._read(indexed=False) as conn:  # every order in id order: a scan
             yield from queries.iter_order_briefs(conn, flt or OrderFilter())
 
     def trips(
@@ -917,6 +942,7 @@ class Journal:
         """Delete records older than ``before_ms``; unsettled orders and their events are kept
         whatever their age (reconcile still needs them). Frees the space incrementally."""
         with self._lock:
+            self._build_indexes()  # the deletes search the time indexes
             with self._tx() as conn:
                 counts = writes.delete_before(conn, before_ms)
                 last_cycle_id = self._max_cycle_id()  # as SQLite numbers the next one

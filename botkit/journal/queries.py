@@ -134,6 +134,16 @@ def iter_order_briefs(conn: sqlite3.Connection, flt: OrderFilter) -> Iterator[Or
             )
 
 
+def kept_index(flt: OrderFilter) -> bool:
+    """Whether :func:`select_orders` of ``flt`` searches an index a transient journal keeps
+    (:mod:`botkit.journal.deferred`): a live order by its client order id (the live unique
+    index), or live orders since a time (``orders_by_time_strategy``; the rechecker's read of
+    recent failures) — not the unsettled ones (``orders_unsettled``)."""
+    if flt.include_dry or flt.outcome == "unsettled":
+        return False
+    return flt.cl_ord_id is not None or flt.since_ms is not None
+
+
 def _orders_sql(flt: OrderFilter, columns: str = _ORDER_COLUMNS) -> tuple[str, list[Any]]:
     where: list[str] = []
     args: list[Any] = []
