@@ -377,7 +377,7 @@ class SimEngine:
             inst,
             mark,
             mode,
-            self.find(cl_ord_id=cl_ord_id) if cl_ord_id and self.duplicate_check else None,
+            self._known(cl_ord_id),
             self.account.positions.get((symbol, order.pos_side or PosSide.BOTH)),
             (book.bids, book.asks),
             venue.lever_of,
@@ -415,6 +415,13 @@ class SimEngine:
         if self._placed_since_prune >= 1000 and self._placed_since_prune >= len(self._orders) // 4:
             self._prune(now)
         return sim
+
+    def _known(self, cl_ord_id: str | None) -> SimOrder | None:
+        """The order that already holds ``cl_ord_id`` (:meth:`find`, asked only when one
+        does), or None; always None without the duplicate check."""
+        if not cl_ord_id or not self.duplicate_check or cl_ord_id not in self._by_cl:
+            return None
+        return self.find(cl_ord_id=cl_ord_id)
 
     def _available(self) -> Decimal:
         """The margin available now (``balance().avail``, without building the balance)."""
