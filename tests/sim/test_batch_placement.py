@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -19,6 +20,7 @@ from botkit.sim.codes import SimError
 from botkit.sim.orders import OrderInput, text_on_step
 from botkit.sim.port import SimPort
 from tests.sim.conftest import BTC, Sim, sim_config
+from tests.sim.test_read_caches import reference_balance
 
 _ORDER = st.fixed_dictionaries(
     {
@@ -171,3 +173,21 @@ def test_a_text_asked_again_gets_the_same_answer(texts: list[str]) -> None:
     for step in (Decimal(1), Decimal("0.01")):
         first = [text_on_step("px", t, step, "tSz") for t in texts]
         assert [text_on_step("px", t, step, "tSz") for t in texts] == first
+
+
+@pytest.mark.parametrize("side", ["BUY", "SELL"])
+def test_equity_at_of_one_position_is_equity_after_each_mark(side: str) -> None:
+    """The one leg's upl at each mark (its own mark object too, a mark twice, a mark at its
+    entry): the equity a read gives after moving the mark there, value and exponent."""
+    sim = Sim(sim_config())
+    entry = sim.engine.mark(BTC)
+    assert sim.place(side=side, type="MARKET", sz="3")["code"] == codes.SUCCESS
+    sim.mark(str(entry + 7))
+    sim.engine.positions()  # the leg's figures at this very mark object
+    own = sim.engine.prices[BTC].mark
+    marks = [own, Decimal(entry), entry - Decimal("12.5"), own, Decimal(str(entry + 7))]
+    got = sim.engine.equity_at(BTC, marks)
+    for mark, equity in zip(marks, got, strict=True):
+        sim.mark(str(mark))
+        assert repr(equity) == repr(sim.engine.equity())
+        assert repr(equity) == repr(reference_balance(sim.engine).eq)
