@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from botkit.exchange.models import OpenOrder
+from botkit.frozen import quick_init
 from botkit.intents import Activity, KeepIntent
 from botkit.pipeline.desired import FillFact, keeps_all, reconcile
 from botkit.rules import (
@@ -238,6 +239,7 @@ class _FreshEnv(Env):
         return value
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class _Verdict:
     strategy: Strategy
@@ -586,6 +588,7 @@ class _Now:
         self.snapshot: Snapshot | None = None
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class _Revs:
     """What :meth:`QuietCycles.mark` gives: the whole book's revision and the positions' (None

@@ -15,8 +15,8 @@ to self-trade with.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from decimal import Decimal
 
 from botkit.clock import Clock
@@ -27,9 +27,10 @@ from botkit.exchange.models import (
     PositionMode,
     PosSide,
 )
+from botkit.frozen import quick_init
 from botkit.sim import codes
 from botkit.sim.accounts import Account, BalanceFigures
-from botkit.sim.book import OrderState, SimOrder
+from botkit.sim.book import OrderState, RestingBook, SimOrder
 from botkit.sim.codes import SimError
 from botkit.sim.config import InstrumentConfig, SimConfig
 from botkit.sim.figures import AccountFigures, MarkBounds, OpenPosition
@@ -45,6 +46,20 @@ __all__ = ["MAX_BATCH", "OpenPosition", "PlaceOutcome", "Rejected", "SimEngine"]
 MAX_BATCH = 10
 _MAX_STEPS = 3600  # random-walk steps replayed one by one after an idle gap; older ones jump
 _ZERO = Decimal(0)
+
+
+@quick_init
+@dataclass(frozen=True, slots=True)
+class _Venue:
+    """What every order of one batch on one symbol meets (see :meth:`SimEngine._venue`)."""
+
+    inst: InstrumentConfig
+    status: InstrumentStatus
+    mark: Decimal
+    book: RestingBook
+    mode: PositionMode
+    strict_text: bool
+    lever_of: Callable[[MarginMode, PosSide], Decimal]
 
 
 class SimEngine:
@@ -307,12 +322,13 @@ class SimEngine:
         if not items:
             raise SimError.param("the batch holds no order")
         out: list[PlaceOutcome] = []
+        venues: dict[str, _Venue] = {}  # per symbol: what every order of the batch meets
         for item in items:
             if isinstance(item, Rejected):
                 out.append(PlaceOutcome(item.cl_ord_id, "", item.code, item.msg))
                 continue
             try:
-                order = self.place(item)
+                order = self._place(item, venues)
             except SimError as exc:
                 out.append(PlaceOutcome(item.cl_ord_id or "", "", exc.code, exc.msg))
             else:
@@ -323,42 +339,56 @@ class SimEngine:
 
     def place(self, order: OrderInput) -> SimOrder:
         """Check and place one order; raises :class:`SimError` when a rule refuses it."""
-        inst = self.instrument(order.symbol)
+        return self._place(order, {})
+
+    def _venue(self, symbol: str) -> _Venue:
+        """What an order on ``symbol`` meets that no order of one batch changes: the
+        instrument, its status, its mark (an order's fills move no mark), its book, the
+        position mode, the strictness of text checks and the leverage lookup."""
+        inst = self.instrument(symbol)
         symbol = inst.symbol
-        mark = self.prices[symbol].mark
-        reason = check_static(
-            order,
+        return _Venue(
             inst,
             self.status[symbol],
-            mark,
+            self.prices[symbol].mark,
+            self.matcher.books[symbol],
             self.position_mode,
-            strict_text=self.config.orders.strict_text,
-            band_of=self._band,
+            self.config.orders.strict_text,
+            lambda mgn, side: self.lever(symbol, mgn, side),
+        )
+
+    def _place(self, order: OrderInput, venues: dict[str, _Venue]) -> SimOrder:
+        """:meth:`place`, with the venues the batch's earlier orders looked up (a batch's
+        orders share them: nothing placing an order does changes one)."""
+        venue = venues.get(order.symbol)
+        if venue is None:
+            venue = venues[order.symbol] = self._venue(order.symbol)
+        inst, mark, mode = venue.inst, venue.mark, venue.mode
+        symbol = inst.symbol
+        reason = check_static(
+            order, inst, venue.status, mark, mode, strict_text=venue.strict_text, band_of=self._band
         )
         if reason is not None:
             raise SimError(*reason)
-        pos_side = order.pos_side or PosSide.BOTH
+        cl_ord_id = order.cl_ord_id
+        book = venue.book
         ok = account_rules(
             order,
-            inst=inst,
-            mark=mark,
-            mode=self.position_mode,
-            known_order=(
-                self.find(cl_ord_id=order.cl_ord_id)
-                if order.cl_ord_id and self.duplicate_check
-                else None
-            ),
-            position=self.account.positions.get((symbol, pos_side)),
-            resting=self.matcher.books[symbol].orders(),
-            lever_of=lambda mgn, side: self.lever(symbol, mgn, side),
-            available=lambda: self.figures.current().avail,  # balance().avail, unbuilt
-            currency=self.account.currency,
+            inst,
+            mark,
+            mode,
+            self._known(cl_ord_id),
+            self.account.positions.get((symbol, order.pos_side or PosSide.BOTH)),
+            (book.bids, book.asks),
+            venue.lever_of,
+            self._available,  # balance().avail, unbuilt
+            self.account.currency,
         )
         now = self.clock.now_ms()
         ord_id = self.ids.next()
         sim = SimOrder(  # positionally, in SimOrder's field order (one per order placed)
             ord_id,  # ord_id
-            order.cl_ord_id if order.cl_ord_id is not None else str(ord_id),  # cl_ord_id
+            cl_ord_id if cl_ord_id is not None else str(ord_id),  # cl_ord_id
             symbol,  # symbol
             order.side,  # side
             order.type,  # type
@@ -377,13 +407,25 @@ class SimEngine:
         self._orders[ord_id] = sim
         self._by_cl[sim.cl_ord_id] = sim
         self.history.orders.add(sim)
-        rev = self.matcher.rev
-        self.matcher.arrive(sim, mark, now)
+        matcher = self.matcher
+        rev = matcher.rev
+        matcher.arrive(sim, mark, now)
         self.figures.rested(sim, rev, ok.margin)
         self._placed_since_prune += 1
-        if self._placed_since_prune >= max(1000, len(self._orders) // 4):
+        if self._placed_since_prune >= 1000 and self._placed_since_prune >= len(self._orders) // 4:
             self._prune(now)
         return sim
+
+    def _known(self, cl_ord_id: str | None) -> SimOrder | None:
+        """The order that already holds ``cl_ord_id`` (:meth:`find`, asked only when one
+        does), or None; always None without the duplicate check."""
+        if not cl_ord_id or not self.duplicate_check or cl_ord_id not in self._by_cl:
+            return None
+        return self.find(cl_ord_id=cl_ord_id)
+
+    def _available(self) -> Decimal:
+        """The margin available now (``balance().avail``, without building the balance)."""
+        return self.figures.current().avail
 
     def _prune(self, now: int) -> None:
         self._placed_since_prune = 0

@@ -174,6 +174,9 @@ def text_on_step(field: str, text: str | None, step: Decimal, name: str) -> Reas
     one); no sign, no exponent, no spaces. ``"2.0"`` on a lot of 1 is refused."""
     if text is None:
         return None
+    key = (text, step)
+    if key in _ON_STEP:
+        return None
     whole, point, fraction = text.partition(".")
     # the whole text is [0-9]+(\.[0-9]+)?, by str methods (no regex: every order asks twice);
     # isdigit alone would take other scripts' digits and "²", hence isascii
@@ -193,6 +196,9 @@ def text_on_step(field: str, text: str | None, step: Decimal, name: str) -> Reas
             f"Param error: {field} {text!r} has {decimals} decimal(s); {name} {_fmt(step)}"
             f" allows {allowed}",
         )
+    if len(_ON_STEP) >= _ON_STEP_MAX:
+        _ON_STEP.clear()
+    _ON_STEP[key] = None
     return None
 
 
@@ -200,6 +206,12 @@ def _allowed_decimals(step: Decimal) -> int:
     exponent = step.normalize().as_tuple().exponent
     return -exponent if isinstance(exponent, int) and exponent < 0 else 0
 
+
+_ON_STEP: dict[tuple[str, Decimal], None] = {}
+"""The texts found plain and on their step, per step (the same size text every order, a ladder's
+prices again at each of its re-placements): checked once. Emptied when it holds
+:data:`_ON_STEP_MAX`."""
+_ON_STEP_MAX = 4096
 
 _ALLOWED: dict[Decimal, int] = {}
 """The decimals each step allows, per step (equal steps, ``0.1`` and ``0.10``, allow the same:

@@ -67,18 +67,19 @@ class Accepted:
 
 def account_rules(
     order: OrderInput,
-    *,
     inst: InstrumentConfig,
     mark: Decimal,
     mode: PositionMode,
     known_order: SimOrder | None,
     position: SimPosition | None,
-    resting: Iterable[SimOrder],
+    resting: Iterable[Iterable[SimOrder]],
     lever_of: Callable[[MarginMode, PosSide], Decimal],
     available: Callable[[], Decimal],
     currency: str,
 ) -> Accepted:
-    """Check ``order`` against the account; ``known_order`` holds its ``clOrdId``, if taken."""
+    """Check ``order`` against the account; ``known_order`` holds its ``clOrdId``, if taken;
+    ``resting``: the orders resting on its symbol, in groups (a book's bids and asks, as they
+    stand: no list of them all is built per order)."""
     cl = order.cl_ord_id
     if cl is not None:
         if not _CL_ORD_ID.match(cl):
@@ -98,12 +99,13 @@ def account_rules(
             f"mgnMode {mgn_mode.value} differs from the open {position.mgn_mode.value} "
             f"position on {symbol}; use {position.mgn_mode.value} or close the position"
         )
-    for other in resting:
-        if other.mgn_mode is not mgn_mode:
-            raise SimError.param(
-                f"mgnMode {mgn_mode.value} differs from the open {other.mgn_mode.value} "
-                f"orders on {symbol}; use {other.mgn_mode.value} or cancel them"
-            )
+    for group in resting:
+        for other in group:
+            if other.mgn_mode is not mgn_mode:
+                raise SimError.param(
+                    f"mgnMode {mgn_mode.value} differs from the open {other.mgn_mode.value} "
+                    f"orders on {symbol}; use {other.mgn_mode.value} or cancel them"
+                )
     closing = is_closing(order, mode)
     pos_qty = position.qty if position is not None else _ZERO
     is_buy = order.side is OrderSide.BUY

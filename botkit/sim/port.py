@@ -247,10 +247,10 @@ class SimPort(PortReads):
                 f"place_orders takes 1 to {MAX_BATCH} orders, got {len(orders)}"
             )
         items: list[OrderInput | Rejected] = [_order_input(o) for o in orders]
-        ids = [o.clOrdId for o in orders if o.clOrdId]
-        results = self._call(
-            "POST", "/v3/trade/orders", lambda: self.engine.place_batch(items), ids
-        )
+        try:
+            results = self.engine.place_batch(items)
+        except SimError as exc:  # the ids of the refusal's context, only when refused
+            reject(exc, "POST", "/v3/trade/orders", [o.clOrdId for o in orders if o.clOrdId])
         exact = _PLACE.exact  # every field of the model, each of its type: nothing to sort
         return [
             exact({"clOrdId": r.cl_ord_id, "ordId": r.ord_id, "code": r.code, "msg": r.msg})
