@@ -170,9 +170,24 @@ def _passive(px: Decimal, side: OrderSide, instrument: Instrument | None) -> Dec
 
 
 def _size(sz: Decimal, instrument: Instrument | None) -> Decimal:
+    """``sz`` floored to the instrument's lot: the last answer kept by the identity of the two
+    amounts (a ladder's rungs share one size, a constant, and every keep check of a strategy
+    asks its rungs again with it: one division for all of them)."""
+    global _SIZED
     if instrument is None:
         return sz
-    return (sz / instrument.lotSz).to_integral_value(ROUND_FLOOR) * instrument.lotSz
+    lot = instrument.lotSz
+    last = _SIZED
+    if last[0] is sz and last[1] is lot:
+        return last[2]
+    sized = (sz / lot).to_integral_value(ROUND_FLOOR) * lot
+    _SIZED = (sz, lot, sized)
+    return sized
+
+
+_SIZED: tuple[object, object, Decimal] = (None, None, Decimal(0))
+"""(size, lot, the size floored to the lot) of :func:`_size`'s last answer (a new tuple each
+time: a reader sees one whole answer)."""
 
 
 def drift(

@@ -245,13 +245,15 @@ class _Closing:
                 )
         return kept
 
-    def refusal(self, intent: OrderIntent) -> Reason | None:
+    def refusal(self, intent: OrderIntent, closes: bool | None = None) -> Reason | None:
         """Why ``intent``, a closing order, has nothing to close; ``None`` when it has or when
-        it is not a closing order."""
+        it is not a closing order (``closes``: :func:`reduces_only` of it, when known)."""
+        if closes is None:
+            closes = reduces_only(intent.side, intent.pos_side, intent.reduce_only)
+        if not closes:  # an order that opens has nothing to find
+            return None
         key = (intent.symbol, intent.pos_side)
-        if key in self._opened or not reduces_only(
-            intent.side, intent.pos_side, intent.reduce_only
-        ):
+        if key in self._opened:
             return None
         left = self._left.get(key, _ZERO)
         if left > 0 if intent.side is OrderSide.SELL else left < 0:
@@ -275,10 +277,13 @@ class _Closing:
             " once the position is open, e.g. when: position.qty != 0",
         )
 
-    def admit(self, intent: OrderIntent, sz: Decimal) -> None:
-        """Count ``intent`` (admitted, of size ``sz``) in what its leg has left to close."""
+    def admit(self, intent: OrderIntent, sz: Decimal, closes: bool | None = None) -> None:
+        """Count ``intent`` (admitted, of size ``sz``) in what its leg has left to close
+        (``closes``: :func:`reduces_only` of it, when known)."""
         key = (intent.symbol, intent.pos_side)
-        if not reduces_only(intent.side, intent.pos_side, intent.reduce_only):
+        if closes is None:
+            closes = reduces_only(intent.side, intent.pos_side, intent.reduce_only)
+        if not closes:
             self._opened.add(key)
         elif intent.type is OrderType.MARKET and key not in self._opened:
             self.market_closes += 1
@@ -289,6 +294,11 @@ class _Closing:
             self._by.setdefault(key, []).append(
                 f"{intent.strategy}/{intent.rule} ({intent.cl_ord_id})"
             )
+
+
+_NO_LIMITS = RiskLimits()
+"""The global limits of a plan given none (frozen: one instance, so the book's limits kept by
+identity, :func:`~botkit.pipeline.risk.limits_in_force`, find it again)."""
 
 
 def build_plan(
@@ -315,7 +325,7 @@ def build_plan(
         return Plan(now_ms=snapshot.now_ms, kill_switch=kill_switch, hold=hold)
     policies = policies or {}
     book = RiskBook(
-        global_limits=limits or RiskLimits(),
+        global_limits=limits or _NO_LIMITS,
         policies=policies,
         positions=snapshot.positions,
         open_orders=snapshot.open_orders,
@@ -366,19 +376,18 @@ def build_plan(
             )
         try:
             checked = checks.check(intent, policy.off_tick)
-            if not checked.ok or checked.request is None or instrument is None:
+            if checked.reasons or checked.request is None or instrument is None:  # not .ok
                 refused.append(
                     Refusal(intent, checked.reasons, checked.notes, checked.px, checked.sz)
                 )
                 continue
-            if kill_switch is not None and not reduces_only(
-                intent.side, intent.pos_side, intent.reduce_only
-            ):
+            closes = reduces_only(intent.side, intent.pos_side, intent.reduce_only)
+            if kill_switch is not None and not closes:
                 stopped += 1
                 reason = Reason("kill_switch", kill_switch)
                 refused.append(Refusal(intent, (reason,), checked.notes, checked.px, checked.sz))
                 continue
-            nothing = closing.refusal(intent)
+            nothing = closing.refusal(intent, closes)
             if nothing is not None:
                 refused.append(Refusal(intent, (nothing,), checked.notes, checked.px, checked.sz))
                 continue
@@ -405,7 +414,7 @@ def build_plan(
             )
             refused.append(Refusal(intent, (why,), (), intent.px, intent.sz))
             continue
-        closing.admit(intent, checked.sz)
+        closing.admit(intent, checked.sz, closes)
         accepted.append(PlannedOrder(intent, checked.request, checked.notes, value))
     accepted = closing.final(accepted, refused, book.positions)
     if stopped:

@@ -33,6 +33,8 @@ __all__ = [
     "RiskLimits",
     "StrategyPolicy",
     "Valuation",
+    "judged_limits",
+    "limits_in_force",
     "notional",
     "reduces_only",
     "signed_position",
@@ -212,6 +214,46 @@ def _delta(side: OrderSide, sz: Decimal) -> Decimal:
     return sz if side is OrderSide.BUY else -sz
 
 
+_InForce = tuple[RiskLimits, RiskLimits, bool, bool]
+"""A strategy's limits as a book judges its orders (:func:`judged_limits`)."""
+
+
+def judged_limits(own: RiskLimits, global_limits: RiskLimits) -> _InForce:
+    """What a book judges a strategy's orders by: its own limits, the stricter of them and the
+    global ones (per order), whether any notional limit applies, whether any order count
+    limit does."""
+    per_order = own.stricter(global_limits)
+    wants_notional = (
+        per_order.max_notional_per_order is not None
+        or own.max_notional_per_cycle is not None
+        or global_limits.max_notional_per_cycle is not None
+    )
+    counts = own.max_orders_per_cycle is not None or global_limits.max_orders_per_cycle is not None
+    return own, per_order, wants_notional, counts
+
+
+_IN_FORCE: dict[tuple[int, int], tuple[RiskLimits, RiskLimits, _InForce]] = {}
+_IN_FORCE_MAX = 1024
+
+
+def limits_in_force(own: RiskLimits, global_limits: RiskLimits) -> _InForce:
+    """:func:`judged_limits` of these two, kept by their identity across books: a plan's book
+    asks once per strategy, and the same (loaded) strategy's limits and the global ones come
+    back every cycle (the runner keeps each strategy's policy per loaded version), so their
+    stricter limits are built once, not once per plan (a cycle of 20 strategies built 20).
+    Each entry holds the two objects it was made of: an identity is never reused while kept.
+    ``tests/pipeline/test_risk_limits_kept.py`` compares it with :func:`judged_limits`."""
+    key = (id(own), id(global_limits))
+    kept = _IN_FORCE.get(key)
+    if kept is not None and kept[0] is own and kept[1] is global_limits:
+        return kept[2]
+    found = judged_limits(own, global_limits)
+    if len(_IN_FORCE) >= _IN_FORCE_MAX:  # strategies reloaded many times: start again
+        _IN_FORCE.clear()
+    _IN_FORCE[key] = (own, global_limits, found)
+    return found
+
+
 class RiskBook:
     """Applies the guards to a cycle's orders one by one, in the plan's order.
 
@@ -243,7 +285,7 @@ class RiskBook:
                 self._resting[key] += left
         self._count: dict[str | None, int] = defaultdict(int)
         self._notional: dict[str | None, Decimal] = defaultdict(Decimal)
-        self._limits: dict[str, tuple[RiskLimits, RiskLimits, bool, bool]] = {}
+        self._limits: dict[str, _InForce] = {}
 
     @property
     def positions(self) -> dict[tuple[str, PosSide], Decimal]:
@@ -251,24 +293,14 @@ class RiskBook:
         every leg it was given, and any it was asked about since, at zero)."""
         return dict(self._position)
 
-    def _limits_of(self, strategy: str) -> tuple[RiskLimits, RiskLimits, bool, bool]:
+    def _limits_of(self, strategy: str) -> _InForce:
         """The strategy's own limits, the stricter of them and the global ones (per order),
         whether any notional limit applies, whether any order count limit does: read once
         per strategy (the policies do not change while the book lives)."""
         cached = self._limits.get(strategy)
         if cached is None:
             own = self._policies.get(strategy, NO_POLICY).limits
-            per_order = own.stricter(self._global)
-            wants_notional = (
-                per_order.max_notional_per_order is not None
-                or own.max_notional_per_cycle is not None
-                or self._global.max_notional_per_cycle is not None
-            )
-            counts = (
-                own.max_orders_per_cycle is not None
-                or self._global.max_orders_per_cycle is not None
-            )
-            cached = self._limits[strategy] = (own, per_order, wants_notional, counts)
+            cached = self._limits[strategy] = limits_in_force(own, self._global)
         return cached
 
     def admit(self, order: Candidate, valuation: Valuation) -> tuple[GuardTrip, ...]:
@@ -313,21 +345,77 @@ class RiskBook:
         """``admit_valued(Candidate.of(intent, sz=sz, px=px), valuation)``, without the
         candidate when no guard applies to the order (the plan's usual order: nothing to
         judge, only its value and what it adds to the resting exposure)."""
-        _own, per_order, wants_notional, counts = self._limits_of(intent.strategy)
+        strategy = intent.strategy
+        limits = self._limits_of(strategy)
+        _own, per_order, wants_notional, counts = limits
         reduce_only = intent.reduce_only
-        if counts or wants_notional or (per_order.max_position is not None and not reduce_only):
-            return self.admit_valued(Candidate.of(intent, sz=sz, px=px), valuation)
         price = valuation.mark if intent.type is OrderType.MARKET else px  # Valuation.price
         value = None if price is None else notional(sz, valuation.ct_val, price)
+        if counts or wants_notional:  # judged, then counted (as admit_valued does)
+            if not self._clear(intent, sz, value, limits):  # the trips, as the candidate's
+                return self.admit_valued(Candidate.of(intent, sz=sz, px=px), valuation)
+            count, total = self._count, self._notional
+            count[strategy] += 1
+            count[None] += 1
+            if value is not None:
+                total[strategy] += value
+                total[None] += value
+        elif (
+            per_order.max_position is not None
+            and not reduce_only
+            and not self._clear(intent, sz, value, limits)
+        ):
+            return self.admit_valued(Candidate.of(intent, sz=sz, px=px), valuation)
         if not reduce_only:  # what rests is read by every position limit on the symbol
             self._resting[(intent.symbol, intent.pos_side, intent.side)] += sz
         return (), value
+
+    def _clear(
+        self, intent: OrderIntent, sz: Decimal, value: Decimal | None, found: _InForce
+    ) -> bool:
+        """Whether ``intent`` (of the checked size ``sz`` and value ``value``) trips no guard:
+        :meth:`_trips` of its candidate is empty — the same comparisons of the same sums, in
+        the same order, reading the same counts (a guarded plan's usual order trips nothing:
+        no candidate, no trip list, no closure built for it)."""
+        own, per_order, wants_notional, counts = found
+        glob = self._global
+        if counts:
+            cap = own.max_orders_per_cycle
+            if cap is not None and self._count[intent.strategy] + 1 > cap:
+                return False
+            cap = glob.max_orders_per_cycle
+            if cap is not None and self._count[None] + 1 > cap:
+                return False
+        if value is None:
+            if wants_notional:
+                return False
+        else:
+            cap_d = per_order.max_notional_per_order
+            if cap_d is not None and value > cap_d:
+                return False
+            if wants_notional:
+                cap_d = own.max_notional_per_cycle
+                if cap_d is not None and self._notional[intent.strategy] + value > cap_d:
+                    return False
+                cap_d = glob.max_notional_per_cycle
+                if cap_d is not None and self._notional[None] + value > cap_d:
+                    return False
+        max_position = per_order.max_position
+        if max_position is not None and not intent.reduce_only:
+            symbol, pos_side, side = intent.symbol, intent.pos_side, intent.side
+            resting = self._resting[(symbol, pos_side, side)]
+            worst = abs(
+                self._position[(symbol, pos_side)] + _delta(side, resting) + _delta(side, sz)
+            )
+            if worst > max_position:
+                return False
+        return True
 
     def _trips(
         self,
         order: Candidate,
         valuation: Valuation,
-        found: tuple[RiskLimits, RiskLimits, bool, bool],
+        found: _InForce,
         price: Decimal | None,
         value: Decimal | None,
     ) -> tuple[GuardTrip, ...]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, DecimalException
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -575,6 +576,9 @@ class CheckMemo:
         return checked
 
     def _validate(self, intent: OrderIntent, off_tick: OffTick) -> Checked:
+        quick = self._passes(intent, off_tick)
+        if quick is not None:
+            return quick
         return validate_intent(
             intent,
             self.instrument,
@@ -585,6 +589,68 @@ class CheckMemo:
             band_margin=self.band_margin,
             band=self.band,
         )
+
+    def _passes(self, intent: OrderIntent, off_tick: OffTick) -> Checked | None:
+        """What :func:`validate_intent` gives an order every check lets through, or ``None``
+        (then it is validated in full, which words every refusal). The checks are its own, in
+        its order, but those that read only the instrument, the position mode and the order's
+        side, type, position side and reduce-only flag (the instrument's status, the position
+        mode) are asked once per such shape (:data:`_SHAPES`), and the size's (its lot, its
+        bounds for the type, its wire form) once per size object (:data:`_SIZES`: a ladder's
+        rungs share one constant size, cycle after cycle), each kept by the instrument's
+        identity across plans (an instrument read is a new object; the same one while the
+        limits are cached); the price's, the id's and the request are each order's own."""
+        instrument = self.instrument
+        side, kind, pos_side, reduce_only = (
+            intent.side, intent.type, intent.pos_side, intent.reduce_only
+        )  # fmt: skip
+        sz, px = intent.sz, intent.px
+        if (
+            instrument is None
+            or (px is not None and type(px) is not Decimal)
+            or type(side) is not OrderSide
+            or type(kind) is not OrderType
+            or type(pos_side) is not PosSide
+            or type(reduce_only) is not bool
+            or type(sz) is not Decimal
+            or type(self.position_mode) is not PositionMode
+        ):
+            return None
+        try:
+            mode = self.position_mode
+            shape = (id(instrument), mode, side, kind, pos_side, reduce_only)
+            seen = _SHAPES.get(shape)
+            if seen is None or seen is not instrument:
+                if (
+                    check_status(intent, instrument) is not None
+                    or check_position_mode(intent, mode) is not None
+                ):
+                    return None
+                _keep(_SHAPES, shape, instrument)  # the instrument held: its id stays its own
+            if check_price_presence(intent) is not None or check_cl_ord_id(intent) is not None:
+                return None
+            px_notes: list[RoundingNote] = []
+            if kind is not OrderType.MARKET:
+                px, px_notes, px_reasons = _check_price(
+                    intent, instrument, off_tick, self.mark, self.limit_price,
+                    self.band_margin, self.band,
+                )  # fmt: skip
+                if px_reasons:
+                    return None
+            sized = _SIZES.get((id(instrument), id(sz), kind))
+            if sized is None or sized[0] is not instrument or sized[1] is not sz:
+                checked_sz, sz_notes, sz_reasons = _check_size(intent, instrument)
+                if sz_reasons:
+                    return None
+                sized = (instrument, sz, on_step(checked_sz, instrument.lotSz), tuple(sz_notes))
+                _keep(_SIZES, (id(instrument), id(sz), kind), sized)  # both held (their ids)
+            if px is not None:
+                px = on_step(px, instrument.tSz)
+            request = intent.to_request(px=px, sz=sized[2])
+        except (DecimalException, ValidationError):  # worded by the full validation
+            return None
+        notes = tuple(px_notes) + sized[3] if px_notes else sized[3]
+        return Checked(intent, request, px, sized[2], notes, ())
 
     def _remember(self, key: tuple[object, ...] | None, checked: Checked) -> None:
         """Keep an accepted order's result under its values (``key``; None: not kept)."""
@@ -643,6 +709,27 @@ class CheckMemo:
         if sz_after is not None:
             notes += (RoundingNote("sz", intent.sz, sz_after, instrument.lotSz),)
         return Checked(intent, request, px, sz, notes, ())
+
+
+_Sized = tuple[Instrument, Decimal, Decimal, tuple[RoundingNote, ...]]
+"""An instrument, a size that passed its checks on it, its wire form and its rounding's notes."""
+
+_SHAPES: dict[tuple[object, ...], Instrument] = {}
+"""(the instrument's id, the position mode, side, type, position side, reduce-only) of the
+order shapes the instrument's status and the position mode let through, each with its
+instrument (:meth:`CheckMemo._passes`)."""
+_SIZES: dict[tuple[int, int, OrderType], _Sized] = {}
+"""The sizes that passed their checks, by the instrument's and the size's identity and the
+order's type (:meth:`CheckMemo._passes`)."""
+_KEPT_MAX = 256
+
+
+def _keep(kept: dict[Any, Any], key: Any, value: Any) -> None:
+    """``kept[key] = value``, starting again when ``kept`` is full (instruments read again
+    over a long run: each read a new object, which an entry holds: a few hundred at most)."""
+    if len(kept) >= _KEPT_MAX:
+        kept.clear()
+    kept[key] = value
 
 
 _Known = tuple[Decimal | None, Decimal, Decimal | None, Decimal | None, OrderRequest]
