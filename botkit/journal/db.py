@@ -54,7 +54,13 @@ from botkit.journal.records import (
     StrategyRecord,
     TripRecord,
 )
-from botkit.journal.schema import MIGRATIONS, ORDER_ROW_KINDS, SCHEMA_VERSION
+from botkit.journal.schema import (
+    LIVE_KEY,
+    MIGRATIONS,
+    ORDER_ROW_KINDS,
+    SCHEMA_VERSION,
+    rotated,
+)
 from botkit.journal.tx import Transaction, write_failed
 from botkit.journal.views import EvaluationRecord
 from botkit.journal.writes import TripLike
@@ -638,8 +644,8 @@ class Journal:
         now = self._clock()
         with self._tx() as conn:
             conn.executemany(
-                "UPDATE orders SET state = 'unknown', error = ? WHERE cl_ord_id = ? AND dry = 0"
-                " AND outcome IS NULL",
+                "UPDATE orders SET state = 'unknown', error = ?"  # noqa: S608
+                f" WHERE {LIVE_KEY} = {rotated('?2')} AND dry = 0 AND outcome IS NULL",
                 [(error, cid) for cid in cl_ord_ids],
             )
             writes.event(
@@ -763,8 +769,9 @@ class Journal:
         now = self._clock()
         with self._tx() as conn:
             row = conn.execute(
-                "SELECT outcome, error, msg, strategy, rule, ts_ms FROM orders"
-                " WHERE cl_ord_id = ? AND dry = 0 AND outcome IN ('failed', 'rejected')",
+                "SELECT outcome, error, msg, strategy, rule, ts_ms FROM orders"  # noqa: S608
+                f" WHERE {LIVE_KEY} = {rotated('?1')} AND dry = 0"
+                " AND outcome IN ('failed', 'rejected')",
                 (cl_ord_id,),
             ).fetchone()
             if row is None:
@@ -772,8 +779,8 @@ class Journal:
             was, error, msg, strategy, rule, ts_ms = row
             text = f"was {was}" + (f" ({error or msg})" if error or msg else "")
             conn.execute(
-                "UPDATE orders SET outcome = 'accepted', ord_id = ?, resolved = 1, error = ?,"
-                " outcome_ms = ? WHERE cl_ord_id = ? AND dry = 0",
+                "UPDATE orders SET outcome = 'accepted', ord_id = ?, resolved = 1, error = ?,"  # noqa: S608
+                f" outcome_ms = ? WHERE {LIVE_KEY} = {rotated('?4')} AND dry = 0",
                 (ord_id, f"repaired: {why}; {text}", now, cl_ord_id),
             )
             writes.event(

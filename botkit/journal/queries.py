@@ -23,6 +23,7 @@ from botkit.journal.records import (
     Outcome,
     TripRecord,
 )
+from botkit.journal.schema import LIVE_KEY, live_key, rotated
 
 __all__ = [
     "NOT_ROW_KINDS",
@@ -159,11 +160,11 @@ def _orders_sql(flt: OrderFilter, columns: str = _ORDER_COLUMNS) -> tuple[str, l
     if flt.cl_ord_id is not None:
         if flt.include_dry and flt.outcome != "unsettled":
             # live rows by their unique index, dry-run rows by theirs (schema version 5)
-            where.append("((cl_ord_id = ? AND dry = 0) OR (cl_ord_id = ? AND dry <> 0))")
-            args += (flt.cl_ord_id, flt.cl_ord_id)
-        else:  # dry = 0 below: the live unique index
-            where.append("cl_ord_id = ?")
-            args.append(flt.cl_ord_id)
+            where.append(f"(({LIVE_KEY} = ? AND dry = 0) OR (cl_ord_id = ? AND dry <> 0))")
+            args += (live_key(flt.cl_ord_id), flt.cl_ord_id)
+        else:  # dry = 0 below: the live unique index (schema version 8: by its key)
+            where.append(f"{LIVE_KEY} = ?")
+            args.append(live_key(flt.cl_ord_id))
     if flt.outcome == "unsettled":
         where.append("outcome IS NULL AND dry = 0")
     elif flt.outcome is not None:
@@ -199,8 +200,8 @@ def known_ids(conn: sqlite3.Connection, ids: Collection[str]) -> set[str]:
     for start in range(0, len(items), 500):
         chunk = items[start : start + 500]
         marks = ",".join("?" * len(chunk))
-        sql = f"SELECT cl_ord_id FROM orders WHERE dry = 0 AND cl_ord_id IN ({marks})"  # noqa: S608
-        found.update(row[0] for row in conn.execute(sql, chunk))
+        sql = f"SELECT cl_ord_id FROM orders WHERE dry = 0 AND {LIVE_KEY} IN ({marks})"  # noqa: S608
+        found.update(row[0] for row in conn.execute(sql, [live_key(c) for c in chunk]))
     return found
 
 
@@ -212,8 +213,10 @@ def ord_ids(conn: sqlite3.Connection, ids: Collection[str]) -> dict[str, str]:
     for start in range(0, len(items), 500):
         chunk = items[start : start + 500]
         marks = ",".join("?" * len(chunk))
-        sql = f"SELECT cl_ord_id, ord_id FROM orders WHERE dry = 0 AND cl_ord_id IN ({marks})"  # noqa: S608
-        found.update((row[0], row[1] or "") for row in conn.execute(sql, chunk))
+        sql = f"SELECT cl_ord_id, ord_id FROM orders WHERE dry = 0 AND {LIVE_KEY} IN ({marks})"  # noqa: S608
+        found.update(
+            (row[0], row[1] or "") for row in conn.execute(sql, [live_key(c) for c in chunk])
+        )
     return found
 
 
@@ -254,6 +257,12 @@ _ROW_LINES_ANY_TIME = (
 )
 
 
+_ORDER_TIMES = (
+    "SELECT ts_ms, outcome_ms FROM orders"  # noqa: S608
+    f" WHERE ({LIVE_KEY} = {rotated('?1')} AND dry = 0) OR (cl_ord_id = ?1 AND dry <> 0)"
+)
+
+
 def events_for(conn: sqlite3.Connection, cl_ord_id: str) -> list[EventRecord]:
     """Every event of one order, oldest first (its history).
 
@@ -270,9 +279,8 @@ def events_for(conn: sqlite3.Connection, cl_ord_id: str) -> list[EventRecord]:
     else:
         times: set[int] = set()
         for ts_ms, outcome_ms in conn.execute(
-            "SELECT ts_ms, outcome_ms FROM orders"
-            " WHERE (cl_ord_id = ? AND dry = 0) OR (cl_ord_id = ? AND dry <> 0)",
-            (cl_ord_id, cl_ord_id),
+            _ORDER_TIMES,
+            (cl_ord_id,),
         ):
             times.add(ts_ms)
             if outcome_ms is not None:

@@ -19,6 +19,7 @@ from typing import Any
 
 from botkit.errors import JournalError
 from botkit.journal.records import Evaluated, NewOrder, OrderOutcome, OrderState, Outcome
+from botkit.journal.schema import LIVE_KEY, live_key, rotated
 from botkit.ports.journal import TripLike
 
 __all__ = [
@@ -312,23 +313,32 @@ ORDER_INSERT = (
     " type, pos_side, mgn_mode, reduce_only, intent_px, intent_sz, px, sz, notes, inputs, request,"
     " state, outcome, reasons, outcome_ms)"
 )
+_ORDERS_KEY = rotated("orders.cl_ord_id")
+""":data:`~botkit.journal.schema.LIVE_KEY` in a statement of several tables."""
 SETTLE = (
-    "UPDATE orders SET state = 'final', outcome = ?, ord_id = ?, code = ?, msg = ?, error = ?,"
-    " resolved = ?, reasons = ?, outcome_ms = ? WHERE cl_ord_id = ? AND dry = 0 AND outcome IS NULL"
+    "UPDATE orders SET state = 'final', outcome = ?, ord_id = ?, code = ?, msg = ?, error = ?,"  # noqa: S608
+    " resolved = ?, reasons = ?, outcome_ms = ?"
+    f" WHERE {LIVE_KEY} = {rotated('?9')} AND dry = 0 AND outcome IS NULL"
 )
 
 
 SENT = (
-    "UPDATE orders SET state = CASE WHEN outcome IS NULL THEN 'sent' ELSE state END,"
-    " attempts = attempts + 1, sent_ms = ? WHERE cl_ord_id = ? AND dry = 0"
+    "UPDATE orders SET state = CASE WHEN outcome IS NULL THEN 'sent' ELSE state END,"  # noqa: S608
+    f" attempts = attempts + 1, sent_ms = ? WHERE {LIVE_KEY} = {rotated('?2')} AND dry = 0"
 )
 """A send mark, one order (``now``, client order id)."""
+_SENT_IN = (
+    "UPDATE orders SET state = CASE WHEN outcome IS NULL THEN 'sent' ELSE state END,"  # noqa: S608
+    f" attempts = attempts + 1, sent_ms = ? WHERE {LIVE_KEY} IN ({{marks}}) AND dry = 0"
+)
+""":data:`SENT` of several orders, each named once (their keys, :func:`live_key`)."""
 _SENT_SQL: dict[int, str] = {}
 _SETTLE_FROM = (
-    "UPDATE orders SET state = 'final', outcome = v.column1, ord_id = v.column2,"
+    "UPDATE orders SET state = 'final', outcome = v.column1, ord_id = v.column2,"  # noqa: S608
     " code = v.column3, msg = v.column4, error = v.column5, resolved = v.column6,"
     " reasons = v.column7, outcome_ms = v.column8 FROM (VALUES {values}) AS v"
-    " WHERE orders.cl_ord_id = v.column9 AND orders.dry = 0 AND orders.outcome IS NULL"
+    f" WHERE {_ORDERS_KEY} = {rotated('v.column9')} AND orders.dry = 0"
+    " AND orders.outcome IS NULL"
 )
 """:data:`SETTLE` for several orders at once (``values``: a row of 9 placeholders each)."""
 _SETTLE_SQL: dict[int, str] = {}
@@ -348,20 +358,19 @@ def mark_sent(conn: sqlite3.Connection, ids: Sequence[str], now: int) -> None:
         chunk = ids[start : start + _CHUNK_MAX]
         sql = _SENT_SQL.get(len(chunk))
         if sql is None:
-            sql = _SENT_SQL[len(chunk)] = SENT.replace(
-                "cl_ord_id = ?", f"cl_ord_id IN ({', '.join('?' * len(chunk))})"
-            )
-        conn.execute(sql, [now, *chunk])
+            sql = _SENT_SQL[len(chunk)] = _SENT_IN.format(marks=", ".join("?" * len(chunk)))
+        conn.execute(sql, [now, *map(live_key, chunk)])
 
 
 def _in_chunks(conn: sqlite3.Connection, sql: str, head: Sequence[Any], ids: Sequence[str]) -> int:
-    """Run ``sql`` (its ``{marks}`` the placeholders of an ``IN (...)``) once per up to 128
-    of ``ids``, ``head`` bound first; the rows changed."""
+    """Run ``sql`` (its ``{marks}`` the placeholders of an ``IN (...)`` of the live unique
+    index's keys) once per up to 128 of ``ids`` (their keys, :func:`live_key`), ``head`` bound
+    first; the rows changed."""
     changed = 0
     for start in range(0, len(ids), _CHUNK_MAX):
         chunk = ids[start : start + _CHUNK_MAX]
         changed += conn.execute(
-            sql.format(marks=", ".join("?" * len(chunk))), [*head, *chunk]
+            sql.format(marks=", ".join("?" * len(chunk))), [*head, *map(live_key, chunk)]
         ).rowcount
     return changed
 
@@ -403,7 +412,7 @@ def resend_reserved(conn: sqlite3.Connection, ids: Sequence[str], until_ms: int)
     """Extend the reservation of ``ids`` (still unsent) until ``until_ms``."""
     _in_chunks(
         conn,
-        "UPDATE orders SET sent_ms = ? WHERE dry = 0 AND cl_ord_id IN ({marks})",
+        f"UPDATE orders SET sent_ms = ? WHERE dry = 0 AND {LIVE_KEY} IN ({{marks}})",  # noqa: S608
         (until_ms,),
         ids,
     )
@@ -415,8 +424,9 @@ def release_sends(conn: sqlite3.Connection, ids: Sequence[str]) -> None:
     reservation."""
     _in_chunks(
         conn,
-        "UPDATE orders SET state = CASE WHEN state = 'sent' THEN 'intent' ELSE state END,"
-        " attempts = attempts - 1, sent_ms = NULL WHERE dry = 0 AND cl_ord_id IN ({marks})",
+        "UPDATE orders SET state = CASE WHEN state = 'sent' THEN 'intent' ELSE state END,"  # noqa: S608
+        " attempts = attempts - 1, sent_ms = NULL"
+        f" WHERE dry = 0 AND {LIVE_KEY} IN ({{marks}})",
         (),
         ids,
     )
@@ -427,16 +437,16 @@ def unreserve_attempts(conn: sqlite3.Connection, ids: Sequence[str]) -> None:
     that is written at once counts its own)."""
     _in_chunks(
         conn,
-        "UPDATE orders SET attempts = attempts - 1 WHERE dry = 0 AND cl_ord_id IN ({marks})",
+        f"UPDATE orders SET attempts = attempts - 1 WHERE dry = 0 AND {LIVE_KEY} IN ({{marks}})",  # noqa: S608
         (),
         ids,
     )
 
 
 _SENT_FROM = (
-    "UPDATE orders SET state = CASE WHEN outcome IS NULL THEN 'sent' ELSE state END,"
+    "UPDATE orders SET state = CASE WHEN outcome IS NULL THEN 'sent' ELSE state END,"  # noqa: S608
     " sent_ms = v.column1 FROM (VALUES {values}) AS v"
-    " WHERE orders.cl_ord_id = v.column2 AND orders.dry = 0"
+    f" WHERE {_ORDERS_KEY} = {rotated('v.column2')} AND orders.dry = 0"
 )
 _SENT_FROM_SQL: dict[int, str] = {}
 
@@ -448,8 +458,8 @@ def update_sent(conn: sqlite3.Connection, rows: Sequence[Row]) -> None:
     (one ``UPDATE`` each with a SQLite before 3.33)."""
     if not UPDATE_FROM:
         conn.executemany(
-            "UPDATE orders SET state = CASE WHEN outcome IS NULL THEN 'sent' ELSE state END,"
-            " sent_ms = ? WHERE cl_ord_id = ? AND dry = 0",
+            "UPDATE orders SET state = CASE WHEN outcome IS NULL THEN 'sent' ELSE state END,"  # noqa: S608
+            f" sent_ms = ? WHERE {LIVE_KEY} = {rotated('?2')} AND dry = 0",
             rows,
         )
         return
@@ -679,8 +689,8 @@ def check_open(
             cid
             for (cid,) in conn.execute(
                 "SELECT cl_ord_id FROM orders WHERE dry = 0 AND outcome IS NULL"  # noqa: S608
-                f" AND cl_ord_id IN ({marks})",
-                chunk,
+                f" AND {LIVE_KEY} IN ({marks})",
+                [live_key(c) for c in chunk],
             )
         )
     if held:
