@@ -189,6 +189,9 @@ class Journal:
             )
             """A transient journal in no file: its secondary indexes, dropped until a read
             needs them (:mod:`botkit.journal.deferred`)."""
+            self._walks = 0
+            """:meth:`iter_order_briefs` walks under way: their statements are open, so the
+            indexes left out wait (SQLite refuses to create one under an open statement)."""
             self._activity_rev = 0
             self._sinks: list[ActivitySink] = []
             self._live_ids: set[str] = self._written_live_ids() if transient else set()
@@ -362,7 +365,7 @@ class Journal:
         """A transient journal's indexes left out at open, built now if a table they index holds
         a row (over empty tables a read is as quick without them); then kept as usual."""
         deferred = self._deferred
-        if deferred is None:
+        if deferred is None or self._walks:  # a walk's statement open: a read scans meanwhile
             return
         try:
             if deferred.needed(self._conn):
@@ -886,9 +889,13 @@ class Journal:
         backtest's table of orders shows, no JSON of notes, inputs or request decoded), for a
         reader that keeps only what it makes of each (a backtest's result over a year of
         orders). The journal is held (its lock) until the iteration ends: write nothing to it
-        meanwhile."""
+        meanwhile (a read answers as usual)."""
         with self._read(indexed=False) as conn:  # every order in id order: a scan
-            yield from queries.iter_order_briefs(conn, flt or OrderFilter())
+            self._walks += 1
+            try:
+                yield from queries.iter_order_briefs(conn, flt or OrderFilter())
+            finally:
+                self._walks -= 1
 
     def trips(
         self, *, cycle_id: int | None = None, since_ms: int | None = None

@@ -108,3 +108,31 @@ def test_once_built_the_journal_is_the_one_a_journal_keeping_its_indexes_leaves(
     assert answers[1] == answers[0]
     assert dumps[1] == dumps[0]
     assert any("orders_unsettled" in line for line in dumps[1])
+
+
+def test_a_read_while_every_order_is_read_one_at_a_time_answers_as_before() -> None:
+    """A read that would build the indexes left out, made while ``iter_order_briefs`` still
+    walks the orders (its statement open: more orders than one fetch), answers from the tables
+    as they are and builds them after the walk: SQLite refuses to create an index under an open
+    statement (locked). Fails if the read builds them meanwhile."""
+
+    def play(journal: Journal, clock: ManualClock) -> None:
+        _play(journal, clock)
+        journal.add_orders(one_cycle(journal), [new(n) for n in range(100, 2600)], dry=False)
+
+    clock = ManualClock(T0)
+    with _journal(False, clock) as plain:
+        play(plain, clock)
+        expected = _answers(plain)
+        briefs = list(plain.iter_order_briefs())
+    clock = ManualClock(T0)
+    with _journal(True, clock) as journal:
+        play(journal, clock)
+        walked = journal.iter_order_briefs()
+        seen = [next(walked)]
+        assert _answers(journal) == expected
+        assert not _indexes(journal) & DEFERRED  # left for after the walk
+        seen.extend(walked)
+        assert seen == briefs
+        assert _answers(journal) == expected
+        assert _indexes(journal) >= DEFERRED
