@@ -8,15 +8,12 @@ hang the reader), no symlink out of its folder unless allowed — and hands the 
 bytes (:class:`~botkit.rules.source.SourceText`) or the located reason it could not be read.
 The core parses, validates and compiles from the bytes.
 
-A file listed in a folder is opened every scan, and when the open file's status (device,
-inode, mode, size, modification and change times) is the one it had when it was last read, its
-bytes are not read again, once its last change lay :data:`SETTLED_NS` before that read began
-(the "racily clean" rule of git's index): every write changes the change time, and one made
-after the read is then stamped later than the change time kept, even where the file system's
-clock ticks coarsely. The status is taken from the open file, not by ``stat`` of the name: on
-NFS an open revalidates the attributes a ``stat`` may serve from its cache for seconds, and
-the client trusts its cached bytes on those same attributes, so the shortcut sees every edit a
-read would.
+A file listed in a folder whose status (device, inode, size, modification and change times)
+is the one it had when it was last read is not read again, once its last change lies
+:data:`SETTLED_NS` before that read began (the "racily clean" rule of git's index): every
+write changes the change time, and one made after the read is then stamped later than the
+change time kept, even where the file system's clock ticks coarsely. So a service reading a
+folder every cycle pays one ``stat`` for each unchanged file instead of opening and reading it.
 
 ``load`` and ``check_paths`` are the same reading for one file and for ``botkit check``.
 """
@@ -162,26 +159,6 @@ def _target(path: Path, file: str, outside_links: bool) -> Path:
     return target
 
 
-SETTLED_NS = 2_000_000_000
-"""How long before a read a file's last change must lie for its status to stand for its bytes
-at the next scan (2 s: the coarsest clock of a common file system, FAT's, ticks in 2 s)."""
-
-_Status = tuple[int, int, int, int, int, int]
-"""What a file's status must keep for its bytes to be taken as read: device, inode, mode,
-size, modification and change time (ns)."""
-
-
-def _status(info: os.stat_result) -> _Status:
-    return (
-        info.st_dev,
-        info.st_ino,
-        info.st_mode,
-        info.st_size,
-        info.st_mtime_ns,
-        info.st_ctime_ns,
-    )
-
-
 def read_strategy_file(path: Path, *, outside_links: bool = False) -> SourceText:
     """One strategy file's bytes and facts, the one way every command reads them.
 
@@ -200,11 +177,8 @@ def _read(file: str, target: str | Path) -> SourceText:
     return _read_with_status(file, target)[0]
 
 
-def _read_with_status(
-    file: str, target: str | Path, kept: tuple[_Status, SourceText] | None = None
-) -> tuple[SourceText, os.stat_result]:
-    """:func:`_read`, and the status of the open file before it was read; ``kept``'s bytes,
-    unread, when the open file's status is ``kept``'s."""
+def _read_with_status(file: str, target: str | Path) -> tuple[SourceText, os.stat_result]:
+    """:func:`_read`, and the status of the open file before it was read."""
     try:
         # O_NONBLOCK: a FIFO put in place of the file must not hang the reader
         fd = os.open(target, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
@@ -219,8 +193,6 @@ def _read_with_status(
             raise _file_error(file, "not a regular file", "name a *.yaml file")
         if info.st_size > MAX_FILE_BYTES:
             raise file_too_large(file, info.st_size)
-        if kept is not None and _status(info) == kept[0]:
-            return kept[1], info
         try:
             # the size the file has, and one byte more: a buffer of the cap for every file
             # every cycle cost more than the rest of the read; one that grew meanwhile is read
@@ -252,13 +224,33 @@ def _read_up_to(fd: int, size: int) -> bytes:
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
+SETTLED_NS = 2_000_000_000
+"""How long before a read a file's last change must lie for its status to stand for its bytes
+at the next scan (2 s: the coarsest clock of a common file system, FAT's, ticks in 2 s)."""
+
+_Status = tuple[int, int, int, int, int, int]
+"""What a file's status must keep for its bytes to be taken as read: device, inode, mode,
+size, modification and change time (ns)."""
+
+
+def _status(info: os.stat_result) -> _Status:
+    return (
+        info.st_dev,
+        info.st_ino,
+        info.st_mode,
+        info.st_size,
+        info.st_mtime_ns,
+        info.st_ctime_ns,
+    )
+
+
 class FileSource:
     """The strategy files of some files and folders, listed at each :meth:`scan` (a
     :class:`~botkit.rules.source.StrategySource`). ``outside_links``: follow symlinks out of a
     file's folder (the ``allow_strategy_symlinks`` setting). A folder's plain file (no
-    symlink) is opened every scan and read again only when its status changed or it changed
-    less than :data:`SETTLED_NS` before it was last read; ``now_ns`` is the wall clock the
-    file system stamps files with (a test's stand-in)."""
+    symlink) is read again only when its status changed or it changed less than
+    :data:`SETTLED_NS` before it was last read; ``now_ns`` is the wall clock the file system
+    stamps files with (a test's stand-in)."""
 
     __slots__ = ("_children", "_given", "_kept", "_now_ns", "outside_links", "paths")
 
@@ -299,13 +291,17 @@ class FileSource:
             return Unreadable(file, exc)
 
     def _plain(self, file: str) -> SourceText:
-        """A folder's plain file: its kept bytes while the open file's status stands for
-        them, else its bytes read."""
+        """A folder's plain file: its kept bytes while its status stands for them, else read."""
         kept = self._kept.get(file)
+        if kept is not None:
+            try:
+                now = os.stat(file)
+            except OSError:
+                now = None  # gone meanwhile: the read says how
+            if now is not None and _status(now) == kept[0]:
+                return kept[1]
         started = self._now_ns()
-        source, info = _read_with_status(file, file, kept)
-        if kept is not None and source is kept[1]:
-            return source
+        source, info = _read_with_status(file, file)
         if info.st_ctime_ns < started - SETTLED_NS:
             self._kept[file] = (_status(info), source)
         else:  # changed too lately for its status to tell a later write apart: read again
