@@ -53,7 +53,6 @@ from botkit.service.logs import configure_logging
 from botkit.sim.config import SimConfig, load_sim_config
 from botkit.sim.inprocess import make_sim
 from botkit.sources import FileSource
-from botkit.sources.files import SETTLED_NS
 from tests.pipeline.simharness import client_for
 
 MINUTE = 60_000
@@ -117,9 +116,6 @@ def _setup(folder: Path, strategies: int, legs: int) -> tuple[Runner, ManualCloc
     for n in range(strategies):
         text = IOC_LADDER.replace("NAME", f"probe-{n:02d}").replace("LEGS", str(legs))
         (folder / "strategies" / f"probe-{n:02d}.yaml").write_text(text)
-    # a running service's files were written long before its cycles: wait until these are
-    # settled (FileSource reads a file again while it changed less than SETTLED_NS before)
-    time.sleep(SETTLED_NS / 1e9)
     executor = Executor(client, journal, resync=client.resync_clock, batch_rate=None)
     runner = Runner(
         port=client,

@@ -8,13 +8,6 @@ hang the reader), no symlink out of its folder unless allowed — and hands the 
 bytes (:class:`~botkit.rules.source.SourceText`) or the located reason it could not be read.
 The core parses, validates and compiles from the bytes.
 
-A file listed in a folder whose status (device, inode, size, modification and change times)
-is the one it had when it was last read is not read again, once its last change lies
-:data:`SETTLED_NS` before that read began (the "racily clean" rule of git's index): every
-write changes the change time, and one made after the read is then stamped later than the
-change time kept, even where the file system's clock ticks coarsely. So a service reading a
-folder every cycle pays one ``stat`` for each unchanged file instead of opening and reading it.
-
 ``load`` and ``check_paths`` are the same reading for one file and for ``botkit check``.
 """
 
@@ -23,8 +16,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from botkit.errors import ConfigError, Location, StrategyFileError
@@ -174,11 +166,6 @@ def read_strategy_file(path: Path, *, outside_links: bool = False) -> SourceText
 
 def _read(file: str, target: str | Path) -> SourceText:
     """:func:`read_strategy_file` of ``file``, once ``target`` (what it names) is known."""
-    return _read_with_status(file, target)[0]
-
-
-def _read_with_status(file: str, target: str | Path) -> tuple[SourceText, os.stat_result]:
-    """:func:`_read`, and the status of the open file before it was read."""
     try:
         # O_NONBLOCK: a FIFO put in place of the file must not hang the reader
         fd = os.open(target, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
@@ -207,7 +194,7 @@ def _read_with_status(file: str, target: str | Path) -> tuple[SourceText, os.sta
         os.close(fd)
     if len(raw) > MAX_FILE_BYTES:
         raise file_too_large(file)
-    return SourceText(file, raw), info
+    return SourceText(file, raw)
 
 
 def _read_up_to(fd: int, size: int) -> bytes:
@@ -224,89 +211,37 @@ def _read_up_to(fd: int, size: int) -> bytes:
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
-SETTLED_NS = 2_000_000_000
-"""How long before a read a file's last change must lie for its status to stand for its bytes
-at the next scan (2 s: the coarsest clock of a common file system, FAT's, ticks in 2 s)."""
-
-_Status = tuple[int, int, int, int, int, int]
-"""What a file's status must keep for its bytes to be taken as read: device, inode, mode,
-size, modification and change time (ns)."""
-
-
-def _status(info: os.stat_result) -> _Status:
-    return (
-        info.st_dev,
-        info.st_ino,
-        info.st_mode,
-        info.st_size,
-        info.st_mtime_ns,
-        info.st_ctime_ns,
-    )
-
-
 class FileSource:
-    """The strategy files of some files and folders, listed at each :meth:`scan` (a
+    """The strategy files of some files and folders, read afresh at each :meth:`scan` (a
     :class:`~botkit.rules.source.StrategySource`). ``outside_links``: follow symlinks out of a
-    file's folder (the ``allow_strategy_symlinks`` setting). A folder's plain file (no
-    symlink) is read again only when its status changed or it changed less than
-    :data:`SETTLED_NS` before it was last read; ``now_ns`` is the wall clock the file system
-    stamps files with (a test's stand-in)."""
+    file's folder (the ``allow_strategy_symlinks`` setting)."""
 
-    __slots__ = ("_children", "_given", "_kept", "_now_ns", "outside_links", "paths")
+    __slots__ = ("_children", "_given", "outside_links", "paths")
 
     def __init__(
-        self,
-        paths: str | Path | Sequence[str | Path],
-        *,
-        outside_links: bool = False,
-        now_ns: Callable[[], int] = time.time_ns,
+        self, paths: str | Path | Sequence[str | Path], *, outside_links: bool = False
     ) -> None:
         self._given: list[str | Path] = [paths] if isinstance(paths, str | Path) else list(paths)
         self.paths: tuple[str, ...] = tuple(str(p) for p in self._given)
         self.outside_links = outside_links
         self._children: dict[tuple[str, str], str] = {}
-        self._kept: dict[str, tuple[_Status, SourceText]] = {}
-        self._now_ns = now_ns
 
     def __repr__(self) -> str:
         return f"FileSource({list(self.paths)!r}, outside_links={self.outside_links})"
 
     def scan(self) -> Scan:
         files, missing = _listing(self._given, self._children)
-        kept = self._kept
-        if len(kept) > len(files):  # a file gone or renamed: forget what it held
-            for file in [f for f in kept if f not in files]:
-                del kept[file]
         return Scan(tuple([self._read(f, link) for f, link in files.items()]), tuple(missing))
 
     def _read(self, file: str, link: bool | None) -> SourceText | Unreadable:
         """:func:`read_strategy_file` of ``file`` (``link``: whether its folder's listing
-        says it is a symlink, which then needs no ``lstat`` of its own); a folder's plain
-        file whose status is the one kept with its bytes, settled, is not read again."""
+        says it is a symlink, which then needs no ``lstat`` of its own)."""
         try:
             if link is False:
-                return self._plain(file)
+                return _read(file, file)
             return read_strategy_file(Path(file), outside_links=self.outside_links)
         except StrategyFileError as exc:
             return Unreadable(file, exc)
-
-    def _plain(self, file: str) -> SourceText:
-        """A folder's plain file: its kept bytes while its status stands for them, else read."""
-        kept = self._kept.get(file)
-        if kept is not None:
-            try:
-                now = os.stat(file)
-            except OSError:
-                now = None  # gone meanwhile: the read says how
-            if now is not None and _status(now) == kept[0]:
-                return kept[1]
-        started = self._now_ns()
-        source, info = _read_with_status(file, file)
-        if info.st_ctime_ns < started - SETTLED_NS:
-            self._kept[file] = (_status(info), source)
-        else:  # changed too lately for its status to tell a later write apart: read again
-            self._kept.pop(file, None)
-        return source
 
 
 def load(
