@@ -411,7 +411,59 @@ def _false_condition_quiet(
 ) -> Quiet | None:
     """:func:`quiet_until` of a condition that was false over ``values``. A ``rule.fires('W')``
     value the rule's activity explains counts as known until the oldest fire it counts leaves
-    the window (the rule fires no more while its condition stays false)."""
+    the window (the rule fires no more while its condition stays false).
+
+    When every value is bounded the answer is a function of the condition and those values
+    alone (no activity, no time, no price): it is kept, by the condition's identity and each
+    value with its type (:func:`_bounded_key`), and given again for the same ones (a flat
+    position's exits, a held position's entry: the same few values at every cycle that acts)."""
+    memo = _bounded_key(fn, values)
+    if memo is not None:
+        try:
+            kept = _BOUNDED_QUIET.get(memo, _MISS)
+        except TypeError:  # a value that does not hash: worked out each time
+            return _condition_quiet(fn, values, recheck, activity, now_ms)
+        if kept is not _MISS:
+            return kept  # type: ignore[return-value]
+        found = _condition_quiet(fn, values, recheck, activity, now_ms)
+        if len(_BOUNDED_QUIET) >= _BOUNDED_QUIET_MAX:
+            _BOUNDED_QUIET.clear()
+        _BOUNDED_QUIET[memo] = found
+        return found
+    return _condition_quiet(fn, values, recheck, activity, now_ms)
+
+
+_BOUNDED_QUIET: dict[tuple[Any, ...], Quiet | None] = {}
+""":func:`_false_condition_quiet`'s answers over bounded values only, by :func:`_bounded_key`
+(emptied when it reaches :data:`_BOUNDED_QUIET_MAX`: a few per rule and position size)."""
+_BOUNDED_QUIET_MAX = 4096
+_MISS = object()
+
+
+def _bounded_key(
+    fn: Callable[[Mapping[str, Any]], Any], values: Mapping[str, Any]
+) -> tuple[Any, ...] | None:
+    """The key of :data:`_BOUNDED_QUIET` for a condition ``fn`` false over ``values``: the
+    condition and each (key, type, value), or None when a value is not bounded (a price, a
+    ``rule.fires`` count: the answer depends on more than the values). Equal
+    values of one type read the same in any expression (Decimal arithmetic and comparisons
+    depend on the numbers, not on how they are written), and the answer holds no value."""
+    parts: list[Any] = [fn]
+    for key, value in values.items():
+        if not input_of(key)[0].bounded:
+            return None
+        parts.append((key, type(value), value))
+    return tuple(parts)
+
+
+def _condition_quiet(
+    fn: Callable[[Mapping[str, Any]], Any],
+    values: Mapping[str, Any],
+    recheck: bool,
+    activity: RuleActivity | None,
+    now_ms: int,
+) -> Quiet | None:
+    """:func:`_false_condition_quiet`, worked out."""
     known: dict[str, Any] = {}
     prices: dict[str, Any] = {}
     intervals: dict[str, frozenset[str]] = {}
