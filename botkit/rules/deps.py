@@ -39,9 +39,11 @@ evaluating every time while flat (the price decides).
 from __future__ import annotations
 
 import functools
+import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
@@ -444,16 +446,25 @@ def _bounded_key(
     fn: Callable[[Mapping[str, Any]], Any], values: Mapping[str, Any]
 ) -> tuple[Any, ...] | None:
     """The key of :data:`_BOUNDED_QUIET` for a condition ``fn`` false over ``values``: the
-    condition and each (key, type, value), or None when a value is not bounded (a price, a
-    ``rule.fires`` count: the answer depends on more than the values). Equal
-    values of one type read the same in any expression (Decimal arithmetic and comparisons
-    depend on the numbers, not on how they are written), and the answer holds no value."""
+    condition and each (key, type, value, sign), or None when a value is not bounded (a price,
+    a ``rule.fires`` count: the answer depends on more than the values). Equal values of one
+    type and sign read the same in any expression (Decimal arithmetic and comparisons depend on
+    the numbers, not on how they are written; only a zero's sign, which equality ignores, can
+    change a power's result), and the answer holds no value."""
     parts: list[Any] = [fn]
     for key, value in values.items():
         if not input_of(key)[0].bounded:
             return None
-        parts.append((key, type(value), value))
+        parts.append((key, type(value), value, _signed(value)))
     return tuple(parts)
+
+
+def _signed(value: object) -> bool:
+    """Whether ``value`` carries a minus sign: ``-0`` equals ``0``, but a power tells them
+    apart (``0 ** -1`` is Infinity, ``-0 ** -1`` -Infinity)."""
+    if isinstance(value, Decimal):
+        return value.is_signed()
+    return isinstance(value, float) and math.copysign(1.0, value) < 0
 
 
 def _condition_quiet(

@@ -62,3 +62,17 @@ def test_a_price_read_is_worked_out_at_each_price() -> None:
         got = quiet_until(rule, FALSE, high, recheck=True)
         assert got is not None
         assert len(got.rechecks) == 1
+
+
+def test_a_negative_zero_is_not_taken_for_a_zero() -> None:
+    """``-0`` equals ``0`` but a power tells them apart (``0 ** -1`` is Infinity, ``-0 ** -1``
+    -Infinity): the condition below reads the open orders only when the quantity is ``-0``, so
+    its verdict there must not be the one kept for ``0``. Fails if the key took -0 for 0."""
+    rule = _rule("position.qty ** -1 < 0 and strategy.open_orders > 5")
+    zero = {"position.qty@BOTH": Decimal("0"), "strategy.open_orders": Decimal(3)}
+    negative = {"position.qty@BOTH": Decimal("-0"), "strategy.open_orders": Decimal(3)}
+    alone = quiet_until(rule, FALSE, negative)
+    assert alone == Quiet(book=True, orders=True)
+    for _ in range(2):
+        assert quiet_until(rule, FALSE, zero) == Quiet(book=True)
+        assert quiet_until(rule, FALSE, negative) == alone
