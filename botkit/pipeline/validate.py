@@ -721,12 +721,12 @@ instrument (:meth:`CheckMemo._passes`)."""
 _SIZES: dict[tuple[int, int, OrderType], _Sized] = {}
 """The sizes that passed their checks, by the instrument's and the size's identity and the
 order's type (:meth:`CheckMemo._passes`)."""
-_KEPT_MAX = 256
+_KEPT_MAX = 4096
 
 
 def _keep(kept: dict[Any, Any], key: Any, value: Any) -> None:
     """``kept[key] = value``, starting again when ``kept`` is full (instruments read again
-    over a long run: each read a new object, which an entry holds: a few hundred at most)."""
+    over a long run: each read a new object)."""
     if len(kept) >= _KEPT_MAX:
         kept.clear()
     kept[key] = value
