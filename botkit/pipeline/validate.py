@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, DecimalException
-from typing import Any
 
 from pydantic import ValidationError
 
@@ -522,6 +521,8 @@ class CheckMemo:
     __slots__ = (
         "_done",
         "_first",
+        "_shapes",
+        "_sizes",
         "band",
         "band_margin",
         "instrument",
@@ -549,6 +550,11 @@ class CheckMemo:
         self._done: dict[tuple[object, ...], _Known] | None = None
         """The accepted orders' results by their values (None until a second order comes)."""
         self._first: tuple[OrderIntent, OffTick, Checked] | None = None
+        self._shapes: set[tuple[OrderSide, OrderType, PosSide, bool]] = set()
+        """(side, type, position side, reduce-only) of orders the instrument's status and the
+        position mode let through (their checks read nothing else)."""
+        self._sizes: dict[tuple[int, OrderType], _Sized] = {}
+        """A size's check that passed, by the size's identity and the order's type."""
 
     def check(self, intent: OrderIntent, off_tick: OffTick) -> Checked:
         """What ``validate_intent(intent, instrument, ..., off_tick=off_tick)`` gives."""
@@ -593,13 +599,11 @@ class CheckMemo:
     def _passes(self, intent: OrderIntent, off_tick: OffTick) -> Checked | None:
         """What :func:`validate_intent` gives an order every check lets through, or ``None``
         (then it is validated in full, which words every refusal). The checks are its own, in
-        its order, but those that read only the instrument, the position mode and the order's
+        its order, but those that read only what the memo was made with and the order's
         side, type, position side and reduce-only flag (the instrument's status, the position
-        mode) are asked once per such shape (:data:`_SHAPES`), and the size's (its lot, its
-        bounds for the type, its wire form) once per size object (:data:`_SIZES`: a ladder's
-        rungs share one constant size, cycle after cycle), each kept by the instrument's
-        identity across plans (an instrument read is a new object; the same one while the
-        limits are cached); the price's, the id's and the request are each order's own."""
+        mode) are asked once per such order (``_shapes``), and the size's (its lot, its
+        bounds for the type, its wire form) once per size object (``_sizes``: a ladder's
+        rungs share one size); the price's, the id's and the request are each order's own."""
         instrument = self.instrument
         side, kind, pos_side, reduce_only = (
             intent.side, intent.type, intent.pos_side, intent.reduce_only
@@ -613,20 +617,17 @@ class CheckMemo:
             or type(pos_side) is not PosSide
             or type(reduce_only) is not bool
             or type(sz) is not Decimal
-            or type(self.position_mode) is not PositionMode
         ):
             return None
         try:
-            mode = self.position_mode
-            shape = (id(instrument), mode, side, kind, pos_side, reduce_only)
-            seen = _SHAPES.get(shape)
-            if seen is None or seen is not instrument:
+            shape = (side, kind, pos_side, reduce_only)
+            if shape not in self._shapes:
                 if (
                     check_status(intent, instrument) is not None
-                    or check_position_mode(intent, mode) is not None
+                    or check_position_mode(intent, self.position_mode) is not None
                 ):
                     return None
-                _keep(_SHAPES, shape, instrument)  # the instrument held: its id stays its own
+                self._shapes.add(shape)
             if check_price_presence(intent) is not None or check_cl_ord_id(intent) is not None:
                 return None
             px_notes: list[RoundingNote] = []
@@ -637,20 +638,20 @@ class CheckMemo:
                 )  # fmt: skip
                 if px_reasons:
                     return None
-            sized = _SIZES.get((id(instrument), id(sz), kind))
-            if sized is None or sized[0] is not instrument or sized[1] is not sz:
+            sized = self._sizes.get((id(sz), kind))
+            if sized is None or sized[0] is not sz:
                 checked_sz, sz_notes, sz_reasons = _check_size(intent, instrument)
                 if sz_reasons:
                     return None
-                sized = (instrument, sz, on_step(checked_sz, instrument.lotSz), tuple(sz_notes))
-                _keep(_SIZES, (id(instrument), id(sz), kind), sized)  # both held (their ids)
+                sized = (sz, on_step(checked_sz, instrument.lotSz), tuple(sz_notes))
+                self._sizes[id(sz), kind] = sized  # the size held: its id stays its own
             if px is not None:
                 px = on_step(px, instrument.tSz)
-            request = intent.to_request(px=px, sz=sized[2])
+            request = intent.to_request(px=px, sz=sized[1])
         except (DecimalException, ValidationError):  # worded by the full validation
             return None
-        notes = tuple(px_notes) + sized[3] if px_notes else sized[3]
-        return Checked(intent, request, px, sized[2], notes, ())
+        notes = tuple(px_notes) + sized[2] if px_notes else sized[2]
+        return Checked(intent, request, px, sized[1], notes, ())
 
     def _remember(self, key: tuple[object, ...] | None, checked: Checked) -> None:
         """Keep an accepted order's result under its values (``key``; None: not kept)."""
@@ -711,26 +712,8 @@ class CheckMemo:
         return Checked(intent, request, px, sz, notes, ())
 
 
-_Sized = tuple[Instrument, Decimal, Decimal, tuple[RoundingNote, ...]]
-"""An instrument, a size that passed its checks on it, its wire form and its rounding's notes."""
-
-_SHAPES: dict[tuple[object, ...], Instrument] = {}
-"""(the instrument's id, the position mode, side, type, position side, reduce-only) of the
-order shapes the instrument's status and the position mode let through, each with its
-instrument (:meth:`CheckMemo._passes`)."""
-_SIZES: dict[tuple[int, int, OrderType], _Sized] = {}
-"""The sizes that passed their checks, by the instrument's and the size's identity and the
-order's type (:meth:`CheckMemo._passes`)."""
-_KEPT_MAX = 4096
-
-
-def _keep(kept: dict[Any, Any], key: Any, value: Any) -> None:
-    """``kept[key] = value``, starting again when ``kept`` is full (instruments read again
-    over a long run: each read a new object)."""
-    if len(kept) >= _KEPT_MAX:
-        kept.clear()
-    kept[key] = value
-
+_Sized = tuple[Decimal, Decimal, tuple[RoundingNote, ...]]
+"""A size that passed its checks, its wire form and its rounding's notes."""
 
 _Known = tuple[Decimal | None, Decimal, Decimal | None, Decimal | None, OrderRequest]
 """An accepted order's price and size in their wire form, each amount as rounded when it

@@ -20,7 +20,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from botkit.exchange.models import (
-    Instrument,
     InstrumentStatus,
     LimitPrice,
     OrderSide,
@@ -142,31 +141,3 @@ def test_an_order_a_shape_check_refuses_is_refused_after_one_of_a_shape_it_passe
     assert memo.check(_shaped(0, *first), OffTick.ROUND).ok
     refused = memo.check(_shaped(1, *then), OffTick.ROUND)
     assert [r.code for r in refused.reasons] == [code]
-
-
-def _open(lot: str = "1", status: InstrumentStatus = InstrumentStatus.OPEN) -> Instrument:
-    return instrument(symbol="AAA", status=status, tSz=D("0.5"), lotSz=D(lot), minSz=D(lot),
-                      ordPxRange=D("0.5"))  # fmt: skip
-
-
-def _memo(inst: Instrument, mode: PositionMode = PositionMode.ONE_WAY) -> CheckMemo:
-    return CheckMemo(
-        inst, mark=D("100"), limit_price=None, position_mode=mode, band_margin=D(0), band=None
-    )
-
-
-def test_the_checks_kept_across_plans_are_those_of_each_plan_s_instrument_and_mode() -> None:
-    """What passed in one plan is kept for the next plans of the same instrument and mode
-    only: the same order (the same size object) in hedge mode on the same instrument, on a
-    close-only instrument, or on a coarser lot is refused as alone. Fails if the kept checks
-    are found without the instrument or the position mode."""
-    order = _shaped(0, OrderSide.BUY, PosSide.BOTH, False)
-    inst = _open()
-    assert _memo(inst).check(order, OffTick.ROUND).ok
-    for memo, code in (
-        (_memo(inst, PositionMode.HEDGE), "pos_side_hedge"),
-        (_memo(_open(status=InstrumentStatus.CANCEL_CLOSE_ONLY)), "instrument_close_only"),
-        (_memo(_open(lot="2")), "sz_rounds_to_zero"),
-    ):
-        refused = memo.check(order, OffTick.ROUND)
-        assert [r.code for r in refused.reasons] == [code]
