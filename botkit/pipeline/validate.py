@@ -521,8 +521,6 @@ class CheckMemo:
     __slots__ = (
         "_done",
         "_first",
-        "_shapes",
-        "_sizes",
         "band",
         "band_margin",
         "instrument",
@@ -550,11 +548,6 @@ class CheckMemo:
         self._done: dict[tuple[object, ...], _Known] | None = None
         """The accepted orders' results by their values (None until a second order comes)."""
         self._first: tuple[OrderIntent, OffTick, Checked] | None = None
-        self._shapes: set[tuple[OrderSide, OrderType, PosSide, bool]] = set()
-        """(side, type, position side, reduce-only) of orders the instrument's status and the
-        position mode let through (their checks read nothing else)."""
-        self._sizes: dict[tuple[int, OrderType], _Sized] = {}
-        """A size's check that passed, by the size's identity and the order's type."""
 
     def check(self, intent: OrderIntent, off_tick: OffTick) -> Checked:
         """What ``validate_intent(intent, instrument, ..., off_tick=off_tick)`` gives."""
@@ -582,9 +575,6 @@ class CheckMemo:
         return checked
 
     def _validate(self, intent: OrderIntent, off_tick: OffTick) -> Checked:
-        quick = self._passes(intent, off_tick)
-        if quick is not None:
-            return quick
         return validate_intent(
             intent,
             self.instrument,
@@ -595,63 +585,6 @@ class CheckMemo:
             band_margin=self.band_margin,
             band=self.band,
         )
-
-    def _passes(self, intent: OrderIntent, off_tick: OffTick) -> Checked | None:
-        """What :func:`validate_intent` gives an order every check lets through, or ``None``
-        (then it is validated in full, which words every refusal). The checks are its own, in
-        its order, but those that read only what the memo was made with and the order's
-        side, type, position side and reduce-only flag (the instrument's status, the position
-        mode) are asked once per such order (``_shapes``), and the size's (its lot, its
-        bounds for the type, its wire form) once per size object (``_sizes``: a ladder's
-        rungs share one size); the price's, the id's and the request are each order's own."""
-        instrument = self.instrument
-        side, kind, pos_side, reduce_only = (
-            intent.side, intent.type, intent.pos_side, intent.reduce_only
-        )  # fmt: skip
-        sz, px = intent.sz, intent.px
-        if (
-            instrument is None
-            or (px is not None and type(px) is not Decimal)
-            or type(side) is not OrderSide
-            or type(kind) is not OrderType
-            or type(pos_side) is not PosSide
-            or type(reduce_only) is not bool
-            or type(sz) is not Decimal
-        ):
-            return None
-        try:
-            shape = (side, kind, pos_side, reduce_only)
-            if shape not in self._shapes:
-                if (
-                    check_status(intent, instrument) is not None
-                    or check_position_mode(intent, self.position_mode) is not None
-                ):
-                    return None
-                self._shapes.add(shape)
-            if check_price_presence(intent) is not None or check_cl_ord_id(intent) is not None:
-                return None
-            px_notes: list[RoundingNote] = []
-            if kind is not OrderType.MARKET:
-                px, px_notes, px_reasons = _check_price(
-                    intent, instrument, off_tick, self.mark, self.limit_price,
-                    self.band_margin, self.band,
-                )  # fmt: skip
-                if px_reasons:
-                    return None
-            sized = self._sizes.get((id(sz), kind))
-            if sized is None or sized[0] is not sz:
-                checked_sz, sz_notes, sz_reasons = _check_size(intent, instrument)
-                if sz_reasons:
-                    return None
-                sized = (sz, on_step(checked_sz, instrument.lotSz), tuple(sz_notes))
-                self._sizes[id(sz), kind] = sized  # the size held: its id stays its own
-            if px is not None:
-                px = on_step(px, instrument.tSz)
-            request = intent.to_request(px=px, sz=sized[1])
-        except (DecimalException, ValidationError):  # worded by the full validation
-            return None
-        notes = tuple(px_notes) + sized[2] if px_notes else sized[2]
-        return Checked(intent, request, px, sized[1], notes, ())
 
     def _remember(self, key: tuple[object, ...] | None, checked: Checked) -> None:
         """Keep an accepted order's result under its values (``key``; None: not kept)."""
@@ -711,9 +644,6 @@ class CheckMemo:
             notes += (RoundingNote("sz", intent.sz, sz_after, instrument.lotSz),)
         return Checked(intent, request, px, sz, notes, ())
 
-
-_Sized = tuple[Decimal, Decimal, tuple[RoundingNote, ...]]
-"""A size that passed its checks, its wire form and its rounding's notes."""
 
 _Known = tuple[Decimal | None, Decimal, Decimal | None, Decimal | None, OrderRequest]
 """An accepted order's price and size in their wire form, each amount as rounded when it
