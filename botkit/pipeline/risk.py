@@ -345,71 +345,15 @@ class RiskBook:
         """``admit_valued(Candidate.of(intent, sz=sz, px=px), valuation)``, without the
         candidate when no guard applies to the order (the plan's usual order: nothing to
         judge, only its value and what it adds to the resting exposure)."""
-        strategy = intent.strategy
-        limits = self._limits_of(strategy)
-        _own, per_order, wants_notional, counts = limits
+        _own, per_order, wants_notional, counts = self._limits_of(intent.strategy)
         reduce_only = intent.reduce_only
+        if counts or wants_notional or (per_order.max_position is not None and not reduce_only):
+            return self.admit_valued(Candidate.of(intent, sz=sz, px=px), valuation)
         price = valuation.mark if intent.type is OrderType.MARKET else px  # Valuation.price
         value = None if price is None else notional(sz, valuation.ct_val, price)
-        if counts or wants_notional:  # judged, then counted (as admit_valued does)
-            if not self._clear(intent, sz, value, limits):  # the trips, as the candidate's
-                return self.admit_valued(Candidate.of(intent, sz=sz, px=px), valuation)
-            count, total = self._count, self._notional
-            count[strategy] += 1
-            count[None] += 1
-            if value is not None:
-                total[strategy] += value
-                total[None] += value
-        elif (
-            per_order.max_position is not None
-            and not reduce_only
-            and not self._clear(intent, sz, value, limits)
-        ):
-            return self.admit_valued(Candidate.of(intent, sz=sz, px=px), valuation)
         if not reduce_only:  # what rests is read by every position limit on the symbol
             self._resting[(intent.symbol, intent.pos_side, intent.side)] += sz
         return (), value
-
-    def _clear(
-        self, intent: OrderIntent, sz: Decimal, value: Decimal | None, found: _InForce
-    ) -> bool:
-        """Whether ``intent`` (of the checked size ``sz`` and value ``value``) trips no guard:
-        :meth:`_trips` of its candidate is empty — the same comparisons of the same sums, in
-        the same order, reading the same counts (a guarded plan's usual order trips nothing:
-        no candidate, no trip list, no closure built for it)."""
-        own, per_order, wants_notional, counts = found
-        glob = self._global
-        if counts:
-            cap = own.max_orders_per_cycle
-            if cap is not None and self._count[intent.strategy] + 1 > cap:
-                return False
-            cap = glob.max_orders_per_cycle
-            if cap is not None and self._count[None] + 1 > cap:
-                return False
-        if value is None:
-            if wants_notional:
-                return False
-        else:
-            cap_d = per_order.max_notional_per_order
-            if cap_d is not None and value > cap_d:
-                return False
-            if wants_notional:
-                cap_d = own.max_notional_per_cycle
-                if cap_d is not None and self._notional[intent.strategy] + value > cap_d:
-                    return False
-                cap_d = glob.max_notional_per_cycle
-                if cap_d is not None and self._notional[None] + value > cap_d:
-                    return False
-        max_position = per_order.max_position
-        if max_position is not None and not intent.reduce_only:
-            symbol, pos_side, side = intent.symbol, intent.pos_side, intent.side
-            resting = self._resting[(symbol, pos_side, side)]
-            worst = abs(
-                self._position[(symbol, pos_side)] + _delta(side, resting) + _delta(side, sz)
-            )
-            if worst > max_position:
-                return False
-        return True
 
     def _trips(
         self,

@@ -24,7 +24,7 @@ from botkit.intents import (
 )
 from botkit.rules.context import Ctx
 from botkit.rules.expr import Expr
-from botkit.rules.ids import LEG_TEXTS, MAX_LENGTH, leg_id, slot_prefix
+from botkit.rules.ids import MAX_LENGTH, leg_id, slot_prefix
 from botkit.rules.model import (
     Cancel,
     Close,
@@ -88,8 +88,6 @@ class _Builder:
         the reconcile names each order it places)."""
         self.declared_orders: list[DeclaredOrder] = []
         self.long_prefix = len(self.prefix) + 2 > MAX_LENGTH  # a leg's id could be too long
-        """Else every leg's id is the prefix and its :data:`~botkit.rules.ids.LEG_TEXTS` text
-        (a leg is below :data:`MAX_LEGS`, fewer than those texts): what ``leg_id`` makes."""
 
     def num(self, expr: Expr, what: str, names: Mapping[str, Any] | None = None) -> Decimal:
         got = value(expr, self.env if names is None else names)
@@ -145,7 +143,7 @@ class _Builder:
                 self.rule.name,  # rule
                 self.slot,  # slot
                 leg,  # leg
-                leg_id(self.prefix, leg) if self.long_prefix else self.prefix + LEG_TEXTS[leg],
+                leg_id(self.prefix, leg),  # cl_ord_id
                 strategy.symbol,  # symbol
                 fields.side,  # side
                 fields.type,  # type

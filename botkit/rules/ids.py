@@ -24,7 +24,6 @@ from functools import lru_cache
 from botkit.frozen import quick_init
 
 __all__ = [
-    "LEG_TEXTS",
     "MAX_LENGTH",
     "PREFIX",
     "ParsedOrderId",
@@ -122,10 +121,6 @@ def kept_order_id(strategy: str, rule: str, generation: int, rung: int) -> str:
 
 
 _LEGS = tuple(_base36(k) for k in range(256))
-LEG_TEXTS = _LEGS
-"""``LEG_TEXTS[k]`` is what :func:`leg_id` appends for leg ``k`` (0 ≤ k < 256; two characters
-at most): a caller whose prefix leaves room for two more (``len(prefix) + 2 <=
-MAX_LENGTH``) completes its legs' ids with it directly, as :func:`leg_id` would."""
 
 
 def _leg(leg: int) -> str:

@@ -1,7 +1,6 @@
 """Each order a rule places is named by :func:`~botkit.rules.ids.client_order_id` of its
 strategy, rule, slot and leg, for every leg a rule may place (``MAX_LEGS``: one- and
-two-character legs): the evaluation completes the slot's prefix with the leg's text directly
-(issue 20) and must name each order as the id function does."""
+two-character legs): the evaluation must name each order as the id function does."""
 
 from __future__ import annotations
 
