@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -117,6 +118,10 @@ def kept_order_id(strategy: str, rule: str, generation: int, rung: int) -> str:
     text = f"{_kept_prefix(strategy, rule)}{_generation(generation)}_{_leg(rung)}"
     if len(text) > MAX_LENGTH:
         raise ValueError(f"{text!r} is longer than {MAX_LENGTH} characters")
+    if text not in _PARSED:  # its parts, as the parse gives them (each id is parsed later)
+        _PARSED.remember(
+            text, ParsedOrderId(strategy_tag(strategy), rule_tag(rule), generation, rung, True)
+        )
     return text
 
 
@@ -140,16 +145,45 @@ def _generation(generation: int) -> str:
     return _base36(generation)
 
 
-@lru_cache(maxsize=65536)
-def parse_client_order_id(cl_ord_id: str) -> ParsedOrderId | None:
-    """The parts of a botkit client order id, or None for an id botkit did not make (kept for
-    the ids seen last: a resting order's id is parsed at every cycle and quiet check)."""
+def _parse(cl_ord_id: str) -> ParsedOrderId | None:
+    """The parts of a botkit client order id, or None for an id botkit did not make."""
     match = _PATTERN.fullmatch(cl_ord_id)
     if match is None:
         return None
     return ParsedOrderId(
         match[1], match[2], int(match[4], 36), int(match[5], 36), kept=match[3] == "_"
     )
+
+
+_KEPT_IDS = 65536
+"""At most this many ids' parts are kept (then forgotten at once, and parsed again when
+asked)."""
+
+
+class _Parsed(dict[str, ParsedOrderId | None]):
+    """The parts of the ids parsed or made last (:func:`_parse`'s answer; the ones
+    :func:`kept_order_id` made recorded when made, each the same value as its parse:
+    ``tests/rules/test_ids_parts.py`` compares them). A hit is a dict lookup."""
+
+    __slots__ = ()
+
+    def __missing__(self, cl_ord_id: str) -> ParsedOrderId | None:
+        parsed = _parse(cl_ord_id)
+        self.remember(cl_ord_id, parsed)
+        return parsed
+
+    def remember(self, cl_ord_id: str, parsed: ParsedOrderId | None) -> None:
+        if len(self) >= _KEPT_IDS:
+            self.clear()
+        self[cl_ord_id] = parsed
+
+
+_PARSED = _Parsed()
+
+parse_client_order_id: Callable[[str], ParsedOrderId | None] = _PARSED.__getitem__
+"""The parts of a botkit client order id, or None for an id botkit did not make (:func:`_parse`,
+kept for the ids seen or made last: a resting order's id is parsed at every cycle and quiet
+check, and each id a ``keep:`` rule's reconcile makes is parsed once it rests)."""
 
 
 def belongs_to(cl_ord_id: str, strategy: str, rule: str | None = None) -> bool:
