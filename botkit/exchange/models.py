@@ -748,10 +748,10 @@ class OrderRequest(BaseModel):
 
     def _texts(self) -> _Texts:
         """The body's two texts (:meth:`wire_text`, :meth:`journal_text`) and its amounts'
-        (:meth:`amount_texts`), made once per
-        request and kept (beside :meth:`kept_wire`'s body, likewise out of the fields), written
-        directly from the fields without the body's mapping: the values :meth:`_wire` puts
-        there, each between quotes as the encoder leaves it — the words are the members'
+        (:meth:`amount_texts`), made once per request and kept (beside :meth:`kept_wire`'s
+        body, likewise out of the fields), written directly from the fields without the body's
+        mapping: the values :meth:`_wire` puts there, each between quotes as the encoder
+        leaves it — the words are the members'
         (capitals and ``_``: :data:`_PLAIN_WORDS`), the amounts ``Decimal`` text (digits,
         ``.``, a sign, an exponent) — when the symbol and the client order id need no escaping
         either; by the encoder otherwise. The encoder makes a string for every key and every
