@@ -660,7 +660,10 @@ _WIRE = "_wire_body"
 """Where an :class:`OrderRequest` keeps its wire body (a key of its ``__dict__`` that is no field:
 equality, hashing, ``repr``, iteration and dumps read the fields only)."""
 _TEXTS = "_wire_texts"
-"""Where it keeps its body's two texts (:meth:`OrderRequest._texts`), likewise."""
+"""Where it keeps its body's two texts and its amounts' (:meth:`OrderRequest._texts`),
+likewise."""
+_Texts = tuple[str, str, str, str | None]
+"""What :meth:`OrderRequest._texts` makes: the body's text, the journal's, ``sz``, ``px``."""
 
 
 class OrderRequest(BaseModel):
@@ -721,7 +724,7 @@ class OrderRequest(BaseModel):
     def wire_text(self) -> str:
         """:meth:`kept_wire` as JSON, as ``json.dumps(body, separators=(",", ":"))`` writes it
         (the client's request body): :meth:`_texts`' first."""
-        texts: tuple[str, str] | None = self.__dict__.get(_TEXTS)
+        texts: _Texts | None = self.__dict__.get(_TEXTS)
         if texts is None:
             texts = self.__dict__[_TEXTS] = self._texts()
         return texts[0]
@@ -729,16 +732,26 @@ class OrderRequest(BaseModel):
     def journal_text(self) -> str:
         """:meth:`kept_wire` as the journal's ``request`` column holds it, as ``json.dumps(body,
         separators=(",", ":"), sort_keys=True)`` writes it: :meth:`_texts`' second."""
-        texts: tuple[str, str] | None = self.__dict__.get(_TEXTS)
+        texts: _Texts | None = self.__dict__.get(_TEXTS)
         if texts is None:
             texts = self.__dict__[_TEXTS] = self._texts()
         return texts[1]
 
-    def _texts(self) -> tuple[str, str]:
-        """The body's two texts (:meth:`wire_text`, :meth:`journal_text`), made once per
-        request and kept (beside :meth:`kept_wire`'s body, likewise out of the fields), written
-        directly from the fields without the body's mapping: the values :meth:`_wire` puts
-        there, each between quotes as the encoder leaves it — the words are the members'
+    def amount_texts(self) -> tuple[str, str | None]:
+        """The body's ``sz`` and ``px`` (None without a price) as :meth:`kept_wire` holds them
+        (:attr:`sz_text`, :attr:`px_text`): :meth:`_texts`' last two, kept with the texts, so a
+        reader of the amounts alone (the simulator's port) builds no body."""
+        texts: _Texts | None = self.__dict__.get(_TEXTS)
+        if texts is None:
+            texts = self.__dict__[_TEXTS] = self._texts()
+        return texts[2], texts[3]
+
+    def _texts(self) -> _Texts:
+        """The body's two texts (:meth:`wire_text`, :meth:`journal_text`) and its amounts'
+        (:meth:`amount_texts`), made once per request and kept (beside :meth:`kept_wire`'s
+        body, likewise out of the fields), written directly from the fields without the body's
+        mapping: the values :meth:`_wire` puts there, each between quotes as the encoder
+        leaves it — the words are the members'
         (capitals and ``_``: :data:`_PLAIN_WORDS`), the amounts ``Decimal`` text (digits,
         ``.``, a sign, an exponent) — when the symbol and the client order id need no escaping
         either; by the encoder otherwise. The encoder makes a string for every key and every
@@ -758,6 +771,8 @@ class OrderRequest(BaseModel):
             return (
                 json.dumps(wire, separators=(",", ":")),
                 json.dumps(wire, separators=(",", ":"), sort_keys=True),
+                wire["sz"],
+                wire.get("px"),
             )
         side = fields["side"]._value_  # ``.value`` reads through enum's descriptor
         mgn = fields["mgnMode"]._value_
@@ -793,6 +808,8 @@ class OrderRequest(BaseModel):
             f'{{{cid_sorted}"mgnMode":"{mgn}","posSide":"{pos}",{px_sorted}{reduce_sorted}'
             f'"side":"{side}",{stp_sorted}"symbol":"{symbol}","sz":"{sz}"{tif_sorted},'
             f'"type":"{kind}"}}',
+            sz,
+            px,
         )
 
     def _wire(self) -> dict[str, Any]:

@@ -372,7 +372,7 @@ class SimEngine:
             raise SimError(*reason)
         cl_ord_id = order.cl_ord_id
         book = venue.book
-        ok = account_rules(
+        mgn_mode, pos_side, closing, lever, margin = account_rules(
             order,
             inst,
             mark,
@@ -394,13 +394,13 @@ class SimEngine:
             order.type,  # type
             order.sz,  # sz
             order.px,  # px
-            ok.mgn_mode,  # mgn_mode
-            ok.pos_side,  # pos_side
+            mgn_mode,  # mgn_mode
+            pos_side,  # pos_side
             order.reduce_only,  # reduce_only
-            ok.closing,  # closing
+            closing,  # closing
             order.tif,  # tif
             order.stp,  # stp
-            ok.lever,  # lever
+            lever,  # lever
             now,  # c_time
             now,  # u_time
         )
@@ -410,7 +410,7 @@ class SimEngine:
         matcher = self.matcher
         rev = matcher.rev
         matcher.arrive(sim, mark, now)
-        self.figures.rested(sim, rev, ok.margin)
+        self.figures.rested(sim, rev, margin)
         self._placed_since_prune += 1
         if self._placed_since_prune >= 1000 and self._placed_since_prune >= len(self._orders) // 4:
             self._prune(now)

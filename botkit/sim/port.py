@@ -324,10 +324,11 @@ class SimPort(PortReads):
 
 def _order_input(order: OrderRequest) -> OrderInput:
     """The order as the engine judges it, with the amounts' texts the HTTP client would send:
-    those of its wire body (``OrderRequest.kept_wire``, built once per request and kept: the
-    executor's journal row built it already), the same as ``sz_text`` and ``px_text``.
-    Positional, in OrderInput's field order (keywords cost a fifth of the construction)."""
-    wire = order.kept_wire()  # read only
+    those of its wire body (``OrderRequest.amount_texts``, made with the body's texts once per
+    request and kept: the executor's journal row made them already; no body built), the same
+    as ``sz_text`` and ``px_text``. Positional, in OrderInput's field order (keywords cost a
+    fifth of the construction)."""
+    sz_text, px_text = order.amount_texts()
     return OrderInput(
         order.symbol,  # symbol
         order.side,  # side
@@ -340,8 +341,8 @@ def _order_input(order: OrderRequest) -> OrderInput:
         order.reduceOnly,  # reduce_only
         order.timeInForce,  # tif
         order.stpMode,  # stp
-        wire["sz"],  # sz_text
-        wire.get("px"),  # px_text
+        sz_text,  # sz_text
+        px_text,  # px_text
     )
 
 
