@@ -41,6 +41,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -140,16 +141,48 @@ def modules(dest: Path) -> list[str]:
     return [f for f in found if not f.endswith("__init__.py") and f not in LEFT_OUT]
 
 
+MARKER = ".mypyc-trial"
+"""The file ``build`` writes into its folder first: the only kind of folder it ever deletes."""
+
+
+class TrialError(Exception):
+    """A bad argument or a step that failed: one line for the operator, no traceback."""
+
+
+def _check_dest(dest: Path) -> None:
+    """Refuse a folder ``build`` must not replace: this tree, a folder holding it, one inside
+    it, a file, or an existing folder with something in it that no ``build`` made."""
+    if dest == ROOT or ROOT.is_relative_to(dest) or dest.is_relative_to(ROOT):
+        raise TrialError(
+            f"{dest}: the build folder must lie outside the repository {ROOT} (it is replaced)"
+        )
+    if dest.exists() and not dest.is_dir():
+        raise TrialError(f"{dest} is a file: name a new folder for the build")
+    if dest.is_dir() and any(dest.iterdir()) and not (dest / MARKER).is_file():
+        raise TrialError(
+            f"{dest} exists and is not a trial build (no {MARKER} in it): remove it yourself,"
+            " or name a new folder"
+        )
+
+
 def _copy(dest: Path) -> None:
-    listed = subprocess.run(
-        ["git", "ls-files", "-co", "--exclude-standard", "botkit", "pyproject.toml"],  # noqa: S607
-        cwd=ROOT,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.split()
+    _check_dest(dest)
+    try:
+        listed = subprocess.run(
+            ["git", "ls-files", "-co", "--exclude-standard", "botkit", "pyproject.toml"],  # noqa: S607
+            cwd=ROOT,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.split()
+    except (OSError, subprocess.CalledProcessError):
+        raise TrialError(
+            f"{ROOT} is not a git checkout (git ls-files failed): run it from one"
+        ) from None
     if dest.exists():
         shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    (dest / MARKER).write_text("made by python -m bench.mypyc_trial build; replaced by the next\n")
     for name in listed:
         if name.endswith(".so") or not (ROOT / name).is_file():
             continue
@@ -160,7 +193,7 @@ def _copy(dest: Path) -> None:
         text = path.read_text()
         if new not in text:
             if old not in text:
-                raise SystemExit(f"{name}: the text mypyc needs changed is not there any more")
+                raise TrialError(f"{name}: the text mypyc needs changed is not there any more")
             path.write_text(text.replace(old, new, 1 if "\n" in old else -1))
 
 
@@ -174,12 +207,14 @@ def build(dest: Path, jobs: int) -> None:
         " ext_modules=mypycify(sys.argv[2:], opt_level='3', multi_file=True),"
         " script_args=['build_ext', '--inplace', '-j', sys.argv[1]])\n"
     )
-    subprocess.run(  # noqa: S603 - this interpreter with fixed arguments
+    done = subprocess.run(  # noqa: S603 - this interpreter with fixed arguments
         [sys.executable, "-c", code, str(jobs), *files],
         cwd=dest,
-        check=True,
+        check=False,
         stdout=subprocess.DEVNULL,
     )
+    if done.returncode:
+        raise TrialError(f"the compile failed (exit {done.returncode}): its errors are above")
     print(f"compiled {len(files)} modules in {time.monotonic() - start:.0f} s (wall, -j {jobs})")
     print(f"left as Python: {len(LEFT_OUT)}: " + ", ".join(sorted(LEFT_OUT)))
 
@@ -206,7 +241,7 @@ def _run(folder: Path, data: Path, report: Path) -> tuple[float, bytes]:
     out = proc.stdout.read() if proc.stdout else b""
     _, status, usage = os.wait4(proc.pid, 0)
     if status:
-        raise SystemExit(f"the run from {folder} failed ({status})")
+        raise TrialError(f"the run from {folder} failed (wait status {status})")
     return usage.ru_utime + usage.ru_stime, out.replace(str(report).encode(), b"REPORT")
 
 
@@ -218,7 +253,18 @@ def _same(a: Path, b: Path) -> bool:
     return not mismatch and not errors and all(_same(a / d, b / d) for d in cmp.common_dirs)
 
 
+def _check_built(dest: Path) -> None:
+    """Refuse a folder with no compiled build: measuring it would run this tree twice."""
+    if not (dest / MARKER).is_file():
+        raise TrialError(f"{dest} is not a trial build (no {MARKER}): run build {dest} first")
+    if not list((dest / "botkit" / "sim").glob("engine.*.so")):
+        raise TrialError(f"{dest} holds no compiled modules (its build failed?): build it again")
+
+
 def measure(dest: Path, data: Path, rounds: int, scratch: Path) -> None:
+    _check_built(dest)
+    if not data.is_file():
+        raise TrialError(f"--data {data}: no such file (make one with botkit data synth)")
     for folder in (ROOT, dest):  # the modules left as Python byte-compiled once, on both sides
         subprocess.run([sys.executable, "-m", "compileall", "-q", "botkit"], cwd=folder, check=True)
     cpu: dict[str, list[float]] = {"pure": [], "compiled": []}
@@ -235,23 +281,43 @@ def measure(dest: Path, data: Path, rounds: int, scratch: Path) -> None:
     print("reports and summaries: " + ("identical" if same else "DIFFERENT"))
 
 
+def _rounds(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: a whole number of rounds, 1 or more")
+    return value
+
+
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.mypyc_trial", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.mypyc_trial",
+        description="Issue 20's compiled core: botkit compiled with mypyc, measured against"
+        ' pure Python on scenario B (docs/backtest.md, "The seventh session\'s passes").',
+        epilog="examples:\n  python -m bench.mypyc_trial build /tmp/mypyc-trial\n"
+        "  python -m bench.mypyc_trial measure /tmp/mypyc-trial --data b150k.csv",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = parser.add_subparsers(dest="command", required=True)
-    b = sub.add_parser("build", help="copy the tree to DEST and compile it")
+    b = sub.add_parser("build", help="copy the tree to DEST (a new folder) and compile it")
     b.add_argument("dest", type=Path)
-    b.add_argument("--jobs", type=int, default=2)
+    b.add_argument("--jobs", type=_rounds, default=2)
     m = sub.add_parser("measure", help="scenario B, interleaved pure and compiled")
     m.add_argument("dest", type=Path)
     m.add_argument("--data", type=Path, default=Path("/tmp/b150k.csv"))  # noqa: S108
-    m.add_argument("--rounds", type=int, default=6)
-    m.add_argument("--scratch", type=Path, default=Path("/tmp/mypyc-trial-reports"))  # noqa: S108
+    m.add_argument("--rounds", type=_rounds, default=6)
     args = parser.parse_args(argv)
-    if args.command == "build":
-        build(args.dest.resolve(), args.jobs)
-    else:
-        args.scratch.mkdir(parents=True, exist_ok=True)
-        measure(args.dest.resolve(), args.data.resolve(), args.rounds, args.scratch)
+    try:
+        if args.command == "build":
+            build(args.dest.resolve(), args.jobs)
+        else:
+            with tempfile.TemporaryDirectory(prefix="mypyc-trial-") as scratch:
+                measure(args.dest.resolve(), args.data.resolve(), args.rounds, Path(scratch))
+    except TrialError as exc:
+        print(f"mypyc_trial: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 
