@@ -18,9 +18,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+from operator import index
 
 from botkit.frozen import quick_init
 
@@ -120,7 +120,10 @@ def kept_order_id(strategy: str, rule: str, generation: int, rung: int) -> str:
         raise ValueError(f"{text!r} is longer than {MAX_LENGTH} characters")
     if text not in _PARSED:  # its parts, as the parse gives them (each id is parsed later)
         _PARSED.remember(
-            text, ParsedOrderId(strategy_tag(strategy), rule_tag(rule), generation, rung, True)
+            text,
+            ParsedOrderId(
+                strategy_tag(strategy), rule_tag(rule), index(generation), index(rung), True
+            ),
         )
     return text
 
@@ -180,10 +183,12 @@ class _Parsed(dict[str, ParsedOrderId | None]):
 
 _PARSED = _Parsed()
 
-parse_client_order_id: Callable[[str], ParsedOrderId | None] = _PARSED.__getitem__
-"""The parts of a botkit client order id, or None for an id botkit did not make (:func:`_parse`,
-kept for the ids seen or made last: a resting order's id is parsed at every cycle and quiet
-check, and each id a ``keep:`` rule's reconcile makes is parsed once it rests)."""
+
+def parse_client_order_id(cl_ord_id: str) -> ParsedOrderId | None:
+    """The parts of a botkit client order id, or None for an id botkit did not make (:func:`_parse`,
+    kept for the ids seen or made last: a resting order's id is parsed at every cycle and quiet
+    check, and each id a ``keep:`` rule's reconcile makes is parsed once it rests)."""
+    return _PARSED[cl_ord_id]
 
 
 def belongs_to(cl_ord_id: str, strategy: str, rule: str | None = None) -> bool:

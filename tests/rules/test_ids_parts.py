@@ -8,6 +8,7 @@ the kept ids are forgotten.
 
 from __future__ import annotations
 
+from enum import IntEnum
 from unittest import mock
 
 from hypothesis import given, settings
@@ -32,6 +33,24 @@ def test_made_parts_are_the_parse(strategy: str, rule: str, generation: int, run
     assert parsed.strategy_tag == ids.strategy_tag(strategy)
     assert parsed.rule_tag == ids.rule_tag(rule)
     assert (parsed.slot, parsed.leg, parsed.kept) == (generation, rung, True)
+    assert type(recorded.slot) is int
+    assert type(recorded.leg) is int
+
+
+def test_parts_recorded_are_plain_numbers_whatever_int_was_given() -> None:
+    """A bool or an IntEnum is an int to the id; the parts recorded are the parse's plain ints
+    (a later parse must not answer ``slot=True``)."""
+
+    class Rung(IntEnum):
+        FIRST = 1
+
+    ids._PARSED.clear()
+    cl_ord_id = kept_order_id("s", "r", True, Rung.FIRST)
+    recorded = parse_client_order_id(cl_ord_id=cl_ord_id)
+    assert recorded == ids._parse(cl_ord_id)
+    assert recorded is not None
+    assert (type(recorded.slot), type(recorded.leg)) == (int, int)
+    assert (repr(recorded.slot), repr(recorded.leg)) == ("1", "1")
 
 
 def test_recorded_at_making_not_parsed() -> None:
