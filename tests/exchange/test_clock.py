@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import httpx
 import pytest
 from freezegun import freeze_time
@@ -51,6 +53,90 @@ def test_half_millisecond_offsets_round_half_away_from_zero() -> None:
     behind = ClockSync(lambda: _fetch_with_round_trip(local, there=0, back=3, server_ahead=-7),
                        local=local)  # fmt: skip
     assert behind.resync().offset_ms == -9  # -7 - 1.5 = -8.5 → -9
+
+
+def _answers(local: ManualMs, trips: list[tuple[int, int]], *, server_ahead: int = 0) -> Any:
+    """A fetch whose n-th call takes ``trips[n]`` = (ms before the server reads its clock, ms
+    after), on ``local``; it counts its calls in ``.calls``."""
+
+    def fetch() -> int:
+        there, back = trips[fetch.calls]  # type: ignore[attr-defined]
+        fetch.calls += 1  # type: ignore[attr-defined]
+        return _fetch_with_round_trip(local, there=there, back=back, server_ahead=server_ahead)
+
+    fetch.calls = 0  # type: ignore[attr-defined]
+    return fetch
+
+
+def test_a_slow_first_answer_is_measured_again_and_the_shortest_round_trip_kept() -> None:
+    # the in-process simulator opens its paper account inside the first request, before it
+    # reads its clock (9 s under load): the midpoint of that trip puts the clock 4.5 s ahead,
+    # and a run a few seconds later evaluated in the same 1 s slot and fired nothing
+    local = ManualMs(1_000_000)
+    fetch = _answers(local, [(9_000, 0), (1, 1)])
+    sync = ClockSync(fetch, local=local)
+    sample = sync.resync()
+    assert (sample.offset_ms, sample.rtt_ms) == (0, 2)
+    assert sync.now_ms() == local()
+    assert fetch.calls == 2
+
+
+def test_slow_after_the_reading_is_measured_again_too() -> None:
+    # a slow save after the server read its clock: the midpoint would put the clock behind
+    local = ManualMs(0)
+    fetch = _answers(local, [(0, 8_000), (3, 3)], server_ahead=250)
+    sync = ClockSync(fetch, local=local)
+    assert sync.resync().offset_ms == 250
+    assert fetch.calls == 2
+
+
+def test_slow_retries_are_bounded_and_the_shortest_of_them_is_kept() -> None:
+    local = ManualMs(0)
+    fetch = _answers(local, [(6_000, 0), (0, 3_000), (2_000, 0)])
+    sync = ClockSync(fetch, local=local)
+    sample = sync.resync()
+    assert (sample.offset_ms, sample.rtt_ms) == (1_000, 2_000)  # the third: 2 s, off by 1 s
+    assert fetch.calls == 3  # retry_samples = 2 more, no further
+
+
+def test_a_quick_answer_is_believed_at_once() -> None:
+    local = ManualMs(0)
+    fetch = _answers(local, [(500, 500)], server_ahead=40)
+    sync = ClockSync(fetch, local=local)
+    assert sync.resync().offset_ms == 40
+    assert fetch.calls == 1  # a round trip of max_rtt_ms (1 s) is not measured again
+
+
+def test_a_failed_retry_keeps_the_slow_sample() -> None:
+    local = ManualMs(0)
+    calls = []
+
+    def fetch() -> int:
+        calls.append(local())
+        if len(calls) > 1:
+            raise ConnectFailed("down")
+        return _fetch_with_round_trip(local, there=3_000, back=1_000, server_ahead=0)
+
+    sync = ClockSync(fetch, local=local)
+    sample = sync.resync()
+    assert (sample.offset_ms, sample.rtt_ms) == (1_000, 4_000)
+    assert len(calls) == 2
+
+
+def test_client_measures_a_slow_first_timestamp_again(
+    fake: FakeExchange, make_client: ClientFactory, clock: ManualMs
+) -> None:
+    fake.skew_ms = 700
+    slow = [8_000]
+
+    def timestamp(_seen: object) -> httpx.Response:
+        clock.advance(slow.pop() if slow else 0)  # the first answer opens something first
+        return httpx.Response(200, json={"serverTime": fake.server_now()})
+
+    fake.on("GET", "/timestamp", timestamp)
+    sample = make_client().resync_clock()
+    assert sample.offset_ms == 700  # believed once: 700 + 8000 / 2
+    assert len(fake.requests("/timestamp")) == 2
 
 
 def test_schedule_due_before_first_sync_then_every_interval() -> None:
