@@ -13,6 +13,7 @@ from typing import Any
 
 from botkit.errors import ConfigError, Location, StrategyFileError
 from botkit.exchange.models import Instrument
+from botkit.rules.ids import tag_clash, tag_twin
 from botkit.rules.loader import loads_bytes
 from botkit.rules.model import Strategy
 from botkit.rules.schema import StrategySpec
@@ -70,6 +71,16 @@ def check_scan(
                     f"{first[strategy.name].source}",
                     where=Location(file=source.file),
                     hint="give every strategy its own name (client order ids derive from it)",
+                )
+            )
+            continue
+        twin = tag_twin(strategy.name, first)
+        if twin is not None:
+            problems.append(
+                ConfigError(
+                    tag_clash(strategy.name, twin, first[twin].source),
+                    where=Location(file=source.file),
+                    hint="rename one of the two strategies",
                 )
             )
             continue

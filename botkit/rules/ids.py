@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from operator import index
@@ -70,6 +71,22 @@ def _tag(text: str, length: int) -> str:
 def strategy_tag(strategy: str) -> str:
     """The 6-character hash of a strategy name used inside its client order ids."""
     return _tag(strategy, _STRATEGY_TAG_LEN)
+
+
+def tag_twin(name: str, others: Iterable[str]) -> str | None:
+    """The first of ``others`` (other than ``name``) whose :func:`strategy_tag` is ``name``'s, or
+    None: two strategies of one tag would make the same client order ids, and each would take
+    the other's orders for its own (cancel them, count their fills)."""
+    tag = strategy_tag(name)
+    return next((o for o in others if o != name and strategy_tag(o) == tag), None)
+
+
+def tag_clash(name: str, twin: str, where: str) -> str:
+    """What is wrong when strategy ``name`` has the tag of ``twin`` (in ``where``)."""
+    return (
+        f"strategy name '{name}' has the same client order id tag ({strategy_tag(name)}) as"
+        f" '{twin}' in {where}: their orders could not be told apart"
+    )
 
 
 @lru_cache(maxsize=4096)

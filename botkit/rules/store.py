@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from botkit.errors import ConfigError, Location, StrategyFileError
 from botkit.exchange.models import Instrument
+from botkit.rules.ids import tag_clash, tag_twin
 from botkit.rules.loader import loads_bytes
 from botkit.rules.model import Strategy
 from botkit.rules.source import SourceText, StrategySource, Unreadable
@@ -210,6 +211,11 @@ class StrategyStore:
             taken = _name_taken(strategy.name, other, source)
             self._refuse(file, fingerprint, previous, taken, found)  # no content: tried again
             return
+        twin = tag_twin(strategy.name, (n for n, f in found.names.items() if f != file))
+        if twin is not None:
+            shared = _tag_taken(strategy.name, twin, found.names[twin], source)
+            self._refuse(file, fingerprint, previous, shared, found)  # no content: tried again
+            return
         self._entries[file] = _Entry(fingerprint, strategy, None, source.content)
         found.names[strategy.name] = file
         if previous is None:
@@ -233,6 +239,18 @@ class StrategyStore:
         found.errors.append(error)
         if previous is not None:
             found.kept.append(previous)
+
+
+def _tag_taken(name: str, twin: str, other: str, source: SourceText) -> StrategyFileError:
+    return StrategyFileError(
+        [
+            ConfigError(
+                tag_clash(name, twin, other),
+                where=_name_location(source.file, source.content),
+                hint="rename one of the two strategies",
+            )
+        ]
+    )
 
 
 def _name_taken(name: str, other: str, source: SourceText) -> StrategyFileError:
