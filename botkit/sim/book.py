@@ -119,22 +119,14 @@ class RestingBook:
         return len(self.bids) + len(self.asks)
 
     def add(self, order: SimOrder) -> None:
-        """Rest ``order`` in price then time priority. An order whose price is not better than
-        the last one's on its side goes last without a search (a ladder, placed from its best
-        rung down, always does): with a newer id than every resting order (ids only grow,
-        and a restore adds in ascending order), its key sorts at or after the last one's."""
-        if order.is_buy:
-            bids = self.bids
-            if bids and order.price <= bids[-1].price and order.ord_id > bids[-1].ord_id:
-                bids.append(order)
-            else:
-                insort(bids, order, key=_buy_key)
+        """Rest ``order`` in price then time priority (its side's key). An order whose key sorts
+        at or after the last one's goes last without a search, where ``insort`` would put it (a
+        ladder, placed from its best rung down with ever newer ids, always does)."""
+        side, key = (self.bids, _buy_key) if order.is_buy else (self.asks, _sell_key)
+        if not side or key(order) >= key(side[-1]):
+            side.append(order)
         else:
-            asks = self.asks
-            if asks and order.price >= asks[-1].price and order.ord_id > asks[-1].ord_id:
-                asks.append(order)
-            else:
-                insort(asks, order, key=_sell_key)
+            insort(side, order, key=key)
         self._thresholds()
 
     def remove(self, order: SimOrder) -> None:

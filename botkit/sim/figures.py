@@ -436,18 +436,6 @@ class AccountFigures:
             return [wallet] * len(marks)
         found: dict[Decimal, Decimal] = {}
         out: list[Decimal] = []
-        if len(book.legs) == 1 and book.legs[0].series is series:
-            # one leg, the one that moves (a backtest's position): the same sum, its one term
-            # at each mark, without walking the legs per mark
-            leg = book.legs[0]
-            signed, avg, at_mark, at_upl = leg.signed, leg.avg, leg.mark, leg.upl
-            for mark in marks:
-                eq = found.get(mark)
-                if eq is None:
-                    upl = at_upl if mark is at_mark else unrealized_pnl(signed, avg, mark)
-                    eq = found[mark] = wallet + (_ZERO + upl)
-                out.append(eq)
-            return out
         legs = [(leg.series is series, leg) for leg in book.legs]
         for mark in marks:
             eq = found.get(mark)
