@@ -45,6 +45,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from botkit.cli.argtypes import positive_int
+
 ROOT = Path(__file__).resolve().parent.parent
 
 PACKAGES = (
@@ -281,16 +283,6 @@ def measure(dest: Path, data: Path, rounds: int, scratch: Path) -> None:
     print("reports and summaries: " + ("identical" if same else "DIFFERENT"))
 
 
-def _rounds(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: a whole number of rounds, 1 or more")
-    return value
-
-
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m bench.mypyc_trial",
@@ -303,11 +295,11 @@ def main(argv: list[str]) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     b = sub.add_parser("build", help="copy the tree to DEST (a new folder) and compile it")
     b.add_argument("dest", type=Path)
-    b.add_argument("--jobs", type=_rounds, default=2)
+    b.add_argument("--jobs", type=positive_int, default=2)
     m = sub.add_parser("measure", help="scenario B, interleaved pure and compiled")
     m.add_argument("dest", type=Path)
     m.add_argument("--data", type=Path, default=Path("/tmp/b150k.csv"))  # noqa: S108
-    m.add_argument("--rounds", type=_rounds, default=6)
+    m.add_argument("--rounds", type=positive_int, default=6)
     args = parser.parse_args(argv)
     try:
         if args.command == "build":

@@ -76,4 +76,4 @@ def test_measuring_a_folder_with_no_build_is_refused(tmp_path: Path) -> None:
 def test_rounds_are_a_whole_number_of_one_or_more(tmp_path: Path) -> None:
     for rounds in ("0", "-2", "x"):
         line = one_line(trial("measure", str(tmp_path), "--rounds", rounds))
-        assert "a whole number of rounds, 1 or more" in line, line
+        assert f"--rounds: {rounds!r} must be a whole number of at least 1" in line, line

@@ -24,6 +24,7 @@ __all__ = [
     "interval_arg",
     "port_number",
     "port_or_zero",
+    "positive_int",
     "seconds_arg",
     "time_arg",
 ]
@@ -74,6 +75,17 @@ def candle_interval_arg(text: str) -> int:
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
     return ms
+
+
+def positive_int(text: str) -> int:
+    """A whole number, 1 or more (a count, a page size, a number of processes)."""
+    try:
+        value = int(text.strip())
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} must be a whole number of at least 1")
+    return value
 
 
 def port_number(text: str) -> int:

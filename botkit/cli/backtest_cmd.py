@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from botkit.backtest.progress import Progress
 from botkit.cli import compare_cmd
-from botkit.cli.argtypes import TimeArg, interval_arg, time_arg
+from botkit.cli.argtypes import TimeArg, interval_arg, positive_int, time_arg
 from botkit.clock import wall_ms
 from botkit.errors import BotkitError, UsageError
 
@@ -82,16 +82,6 @@ def _rank_figure(text: str) -> str:
             f"{text!r} is not a figure to rank by — {did_you_mean(text, list(RANKABLE))}"
         )
     return text
-
-
-def _jobs(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be a whole number of at least 1")
-    return value
 
 
 def _check_report_dir(path: Path, command: str, option: str = "--report") -> None:
@@ -484,7 +474,10 @@ def register(sub: Any) -> None:
         " starting balance and the drawdown's instants)",
     )
     parser.add_argument(
-        "--jobs", type=_jobs, metavar="N", help="processes for a sweep (default: one per core)"
+        "--jobs",
+        type=positive_int,
+        metavar="N",
+        help="processes for a sweep (default: one per core)",
     )
     parser.add_argument(
         "--cluster",

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from botkit.backtest.progress import Progress
-from botkit.cli.argtypes import TimeArg, candle_interval_arg, interval_arg, time_arg
+from botkit.cli.argtypes import TimeArg, candle_interval_arg, interval_arg, positive_int, time_arg
 from botkit.clock import wall_ms
 from botkit.errors import BotkitError, UsageError
 from botkit.exchange.params import MAX_PAGE
@@ -51,19 +51,9 @@ def _decimal(text: str) -> Decimal:
     return value
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
-    return value
-
-
 def _page_size(text: str) -> int:
     """Candles per request: what the client may ask for (the v3 queries' page limit)."""
-    value = _positive(text)
+    value = positive_int(text)
     if value > MAX_PAGE:
         raise argparse.ArgumentTypeError(
             f"{value} is more than the {MAX_PAGE} candles a request may ask for"
@@ -286,7 +276,7 @@ def register(sub: Any) -> None:
     synth.add_argument("--start", type=time_arg, required=True, help=_TIMES)
     length = synth.add_mutually_exclusive_group(required=True)
     length.add_argument("--end", type=time_arg, help="end of the series (exclusive)")
-    length.add_argument("--candles", type=_positive, help="number of candles")
+    length.add_argument("--candles", type=positive_int, help="number of candles")
     synth.add_argument("--seed", type=int, default=1, help="random seed (default %(default)s)")
     synth.add_argument("--trend", type=_model_number, default=0.0,
                        help="drift of the log price per year (default %(default)s; "

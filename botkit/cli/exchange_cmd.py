@@ -18,7 +18,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from botkit.cli.argtypes import TimeArg, candle_interval_arg, time_arg
+from botkit.cli.argtypes import TimeArg, candle_interval_arg, positive_int, time_arg
 from botkit.exchange.queries import FillQuery, HistoryQuery, OrderQuery, PositionQuery
 from botkit.numbers import shown
 from botkit.timeparse import exchange_interval
@@ -243,13 +243,7 @@ def _add_options(parser: argparse.ArgumentParser, name: str) -> None:
             help="Unix ms, ISO-8601 with a zone, a date, an age (7d) or now (docs/times.md)",
         )  # fmt: skip
         parser.add_argument("--end", type=time_arg, metavar="TIME", help="same forms; default now")
-        parser.add_argument("--limit", type=_positive, help="page size / most records shown")
-
-
-def _positive(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 1")
-    return int(text)
+        parser.add_argument("--limit", type=positive_int, help="page size / most records shown")
 
 
 def register(sub: Any) -> None:

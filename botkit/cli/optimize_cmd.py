@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from botkit.backtest.metrics import FIGURE_NAMES
-from botkit.cli.argtypes import TimeArg, interval_arg, time_arg
-from botkit.cli.backtest_cmd import _balance, _check_report_dir, _cluster, _fees, _jobs, _param
+from botkit.cli.argtypes import TimeArg, interval_arg, positive_int, time_arg
+from botkit.cli.backtest_cmd import _balance, _check_report_dir, _cluster, _fees, _param
 from botkit.clock import wall_ms
 from botkit.errors import UsageError
 
@@ -33,10 +33,6 @@ def _span(text: str) -> int:
         return parse_duration(text.strip())
     except DurationError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _positive(text: str) -> int:
-    return _jobs(text)
 
 
 def _options(args: argparse.Namespace) -> BacktestOptions:
@@ -215,10 +211,10 @@ def register(sub: Any) -> None:
     parser.add_argument("--objective", default="return", metavar="FIGURE",
                         help=f"the figure to optimise (default return): one of "
                         f"{', '.join(FIGURE_NAMES)}")  # fmt: skip
-    parser.add_argument("--trials", type=_positive, required=True, metavar="N",
+    parser.add_argument("--trials", type=positive_int, required=True, metavar="N",
                         help="trials in the study in all (stored ones count)")  # fmt: skip
     parser.add_argument("--seed", type=int, default=0, help="the sampler's seed (default 0)")
-    parser.add_argument("--batch", type=_positive, default=4, metavar="B",
+    parser.add_argument("--batch", type=positive_int, default=4, metavar="B",
                         help="trials asked at a time, whatever runs them (default 4)")  # fmt: skip
     parser.add_argument("--storage", metavar="URL",
                         help="Optuna RDB storage to keep and resume the study, e.g. "
@@ -226,11 +222,11 @@ def register(sub: Any) -> None:
     parser.add_argument("--study", metavar="NAME", help="the study's name in --storage")
     parser.add_argument("--train", type=_span, metavar="PERIOD", help="train window, e.g. 5d")
     parser.add_argument("--test", type=_span, metavar="PERIOD", help="test window, e.g. 2d")
-    parser.add_argument("--folds", type=_positive, metavar="K",
+    parser.add_argument("--folds", type=positive_int, metavar="K",
                         help="walk-forward folds (default: one train/test split)")  # fmt: skip
     parser.add_argument("--rank", choices=("oos", "is"), default="oos",
                         help="rank by the out-of-sample (default) or in-sample figure")  # fmt: skip
-    parser.add_argument("--jobs", type=_jobs, metavar="N", help="local processes")
+    parser.add_argument("--jobs", type=positive_int, metavar="N", help="local processes")
     parser.add_argument("--cluster", type=_cluster, metavar="ADDRESS|local:N",
                         help="run the backtests on a Dask cluster (botkit[cluster])")  # fmt: skip
     parser.add_argument("--report", type=Path, metavar="DIR", help="write the study report here")

@@ -59,7 +59,7 @@ def test_synth_to_an_end_time_as_json_lines(
     [
         (["--start", "2024-01-01", "--candles", "5", "--end", "2024-01-02"], "not allowed with"),
         (["--start", "2024-01-01"], "one of the arguments --end --candles is required"),
-        (["--start", "2024-01-01", "--candles", "0"], "'0' must be at least 1"),
+        (["--start", "2024-01-01", "--candles", "0"], "'0' must be a whole number of at least 1"),
         (["--start", "2024-01-01", "--candles", "5", "--interval", "7x"], "interval '7x' is"),
         (["--start", "2024-01-01T00:00:00", "--candles", "5"], "has no zone: add Z for UTC"),
         (["--start", "2024-01-02", "--end", "2024-01-01"], "--end must be after --start"),
@@ -253,7 +253,7 @@ def test_fetch_refuses_an_interval_the_exchange_does_not_have(
     ("args", "message"),
     [
         (["--page-size", "500"], "--page-size: 500 is more than the 100 candles a request may"),
-        (["--page-size", "0"], "--page-size: '0' must be at least 1"),
+        (["--page-size", "0"], "--page-size: '0' must be a whole number of at least 1"),
         (["--rate=-1"], "--rate: '-1' must be a number of requests a second, 0 or more"),
         (["--rate", "nan"], "--rate: 'nan' must be a number"),
         (["--start", "1704067200"], "looks like Unix seconds, not milliseconds"),

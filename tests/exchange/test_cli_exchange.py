@@ -156,7 +156,7 @@ def test_age_is_measured_back_from_server_time(
         (["history", "--start", "2024-01-01T00:00:00"], 2, "has no zone: add Z"),
         (["history", "--start", "yesterday"], 2, "--start: cannot read 'yesterday'"),
         (["risk-limit"], 2, "the following arguments are required: --symbol"),
-        (["fills", "--limit", "0"], 2, "is not a whole number >= 1"),
+        (["fills", "--limit", "0"], 2, "'0' must be a whole number of at least 1"),
         (["candles", "--symbol", "X", "--interval", "MINUTE_2"], 2, "has no 2m candles"),
     ],
 )
