@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import sqlite3
 import textwrap
+from decimal import Decimal
 
 import pytest
 
+from botkit.exchange.models import OrderRequest, OrderSide, OrderType
+from botkit.journal import Journal
+from botkit.ports.journal import StrategyRecord
 from botkit.rules.ids import client_order_id, strategy_tag
 from tests.e2e.test_removed_while_stopped import Setup, setup, strategy
 
@@ -108,3 +112,44 @@ def test_the_strategy_that_ran_comes_back_under_its_own_name(setup: Setup) -> No
     assert strategy_errors(setup) == []
     assert setup.resting() == {}  # its own order, cancelled by its own rule
     assert [s for s, _ in setup.events("cancel")] == [OLD]
+
+
+def test_orders_of_a_tag_two_removed_strategies_share_are_left(setup: Setup) -> None:
+    """A journal from before such names were refused may know two strategies of one tag. When
+    neither is loaded, whose an order of that tag is cannot be told: neither's ``on_delete``
+    applies (it was the last name's, which cancelled the other's kept order), it is listed."""
+    (setup.strategies / "old.yaml").write_text(strategy(OLD, "cancel", "0.97"))
+    (setup.strategies / "stays.yaml").write_text(strategy("stays", "keep", "0.98"))
+    assert setup.botkit("run", "--once").returncode == 0
+    twin = client_order_id(NEW, "other", 7, 0)  # NEW ran too (an older botkit): its order
+    accepted = setup.client.place_orders(
+        [
+            OrderRequest(
+                symbol="BTC_USDT_PERP",
+                side=OrderSide.BUY,
+                type=OrderType.LIMIT,
+                sz=Decimal(1),
+                px=Decimal(58100),
+                clOrdId=twin,
+            )
+        ]
+    )
+    assert all(r.accepted for r in accepted), accepted
+    with Journal(setup.journal, clock=lambda: 1_000) as journal:
+        journal.record_strategies(
+            [StrategyRecord(NEW, strategy_tag(NEW), "v1", "new.yaml", "keep", 0)]
+        )
+    before = setup.resting()
+    assert len(before) == 3
+
+    (setup.strategies / "old.yaml").unlink()  # stopped: OLD removed too
+    again = setup.botkit("run", "--once")
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert setup.resting() == before  # OLD's on_delete: cancel did not take NEW's order
+    assert setup.events("cancel") == []
+    status = setup.botkit("status")
+    why = (
+        f"of removed strategy {NEW} or {OLD}, of one client order id tag (7ljhhs): whose it is"
+        " cannot be told (left)"
+    )
+    assert len([line for line in status.stdout.splitlines() if line.endswith(why)]) == 2
