@@ -19,7 +19,7 @@ from botkit.journal import Journal, lock_journal
 from botkit.live.client import ExchangeClient
 from botkit.pipeline import GuardSettings
 from botkit.redaction import url_secrets
-from botkit.rules.store import StrategyStore
+from botkit.rules.store import StrategyStore, ran_in
 from botkit.runner.cycle import CycleReport, Runner
 from botkit.runner.execution import DryRunExecution, Execution, LiveExecution
 from botkit.runner.loop import Loop, install_signal_handlers
@@ -179,7 +179,8 @@ def assemble(
             FileSource(
                 strategies or [settings.strategies_dir],
                 outside_links=settings.allow_strategy_symlinks,
-            )
+            ),
+            ran=ran_in(journal, f"the journal {journal.path}"),  # their orders keep their tag
         ),
         journal=journal,
         execution=execution,

@@ -27,7 +27,7 @@ from botkit.exchange.models import Instrument
 from botkit.rules import Strategy
 from botkit.rules.check import load_scan
 from botkit.rules.durations import format_duration
-from botkit.rules.ids import tag_clash, tag_twin
+from botkit.rules.ids import twin_clash
 from botkit.rules.loader import loads_bytes
 from botkit.sim.config import SimConfig, load_sim_config
 from botkit.sim.engine import SimEngine
@@ -223,12 +223,9 @@ class StrategyFiles:
                     f"{path}: strategy name '{strategy.name}' is already used by "
                     f"{names[strategy.name]} — give every strategy its own name"
                 )
-            twin = tag_twin(strategy.name, names)
-            if twin is not None:
-                raise UsageError(
-                    f"{path}: {tag_clash(strategy.name, twin, names[twin])} — rename one of the"
-                    " two strategies"
-                )
+            clash = twin_clash(strategy.name, names)  # its journal is new: none ran before
+            if clash is not None:
+                raise UsageError(f"{path}: {clash[0]} — {clash[1]}")
             names[strategy.name] = path
             out.append(strategy)
         unused = sorted(set(wanted) - used)

@@ -51,6 +51,15 @@ def register(sub: Any) -> None:
         "simulator's when exchange=sim, the live exchange's when exchange=live)",
     )
     check.add_argument(
+        "--journal",
+        metavar="FILE",
+        type=Path,
+        default=None,
+        help="the journal whose strategies (those that ran, their files since removed too) a"
+        " new strategy's client order id tag must not share (default: the journal setting's,"
+        " when it exists)",
+    )
+    check.add_argument(
         "--offline",
         action="store_true",
         help="under exchange=live, do not read the exchange: symbols and limits are not checked",
@@ -154,6 +163,22 @@ def load_instruments(
         ) from None
 
 
+def _journal_ran(choice: Path | None, settings: Any) -> tuple[Mapping[str, str] | None, str]:
+    """The strategies the journal knows (name → how the journal is named) and its path:
+    ``--journal``'s (it must exist), else the settings' when it exists (None: no journal)."""
+    from botkit.clock import wall_ms
+    from botkit.journal import Journal
+    from botkit.rules.store import ran_in
+
+    path = choice if choice is not None else getattr(settings, "journal", None)
+    if path is None or str(path) == ":memory:" or not Path(path).is_file():
+        if choice is not None:
+            raise UsageError(f"botkit check: --journal {choice} does not exist — name a journal")
+        return None, ""
+    with Journal(Path(path), clock=wall_ms) as journal:  # read, as botkit status does
+        return ran_in(journal, f"the journal {path}")(), str(path)
+
+
 def run_check(args: argparse.Namespace) -> int:
     from botkit.sources import check_paths
 
@@ -167,7 +192,8 @@ def run_check(args: argparse.Namespace) -> int:
     except LiveUnavailable as exc:  # still check everything else, then fail
         instruments, unavailable = None, exc
     links = bool(getattr(settings, "allow_strategy_symlinks", False))
-    strategies, problems = check_paths(paths, instruments=instruments, outside_links=links)
+    ran, journal = _journal_ran(args.journal, settings)
+    strategies, problems = check_paths(paths, instruments=instruments, outside_links=links, ran=ran)
     for problem in problems:
         print(problem.format())
     traded = sorted({symbol for s in strategies for symbol in s.symbols})
@@ -191,6 +217,8 @@ def run_check(args: argparse.Namespace) -> int:
         checked = "symbols not checked: --offline"
     else:
         checked = "symbols not checked"
+    if journal:
+        checked += f"; id tags checked against the journal {journal}"
     print(f"ok: {len(strategies)} strateg{'ies' if len(strategies) != 1 else 'y'} ({checked})")
     return 0
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from botkit.errors import ConfigError, Location, StrategyFileError
 from botkit.exchange.models import Instrument
-from botkit.rules.ids import tag_clash, tag_twin
+from botkit.rules.ids import twin_clash
 from botkit.rules.loader import loads_bytes
 from botkit.rules.model import Strategy
 from botkit.rules.schema import StrategySpec
@@ -49,10 +49,12 @@ def check_scan(
     *,
     shown: str,
     instruments: Mapping[str, Instrument] | None = None,
+    ran: Mapping[str, str] | None = None,
 ) -> tuple[list[Strategy], list[ConfigError]]:
-    """The strategies of ``scan`` that load and every problem found (:func:`load_scan`), and a
-    strategy name used twice; "no strategy files" (located at ``shown``, the paths named) when
-    there are none."""
+    """The strategies of ``scan`` that load and every problem found (:func:`load_scan`), a
+    strategy name used twice, and a client order id tag used twice — by two of the files, or
+    by a file and a strategy that ``ran`` (the journal's: name → where it is known); "no
+    strategy files" (located at ``shown``, the paths named) when there are none."""
     if not scan.files and not scan.missing:
         missing = ConfigError(
             "no strategy files (*.yaml, *.yml) found",
@@ -63,6 +65,8 @@ def check_scan(
     loaded, problems = load_scan(scan, instruments=instruments)
     strategies: list[Strategy] = []
     first: dict[str, Strategy] = {}
+    files: dict[str, str] = {}  # the file of each name in ``first``
+    known = None if ran is None else lambda: ran
     for source, strategy in loaded:
         if strategy.name in first:
             problems.append(
@@ -74,17 +78,13 @@ def check_scan(
                 )
             )
             continue
-        twin = tag_twin(strategy.name, first)
-        if twin is not None:
-            problems.append(
-                ConfigError(
-                    tag_clash(strategy.name, twin, first[twin].source),
-                    where=Location(file=source.file),
-                    hint="rename one of the two strategies",
-                )
-            )
+        clash = twin_clash(strategy.name, files, known)
+        if clash is not None:
+            text, hint = clash
+            problems.append(ConfigError(text, where=Location(file=source.file), hint=hint))
             continue
         first[strategy.name] = strategy
+        files[strategy.name] = strategy.source
         strategies.append(strategy)
     return strategies, problems
 

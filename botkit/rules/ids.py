@@ -18,7 +18,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from operator import index
@@ -37,6 +37,10 @@ __all__ = [
     "rule_tag",
     "slot_prefix",
     "strategy_tag",
+    "tag_clash",
+    "tag_rename",
+    "tag_twin",
+    "twin_clash",
 ]
 
 PREFIX = "bk"
@@ -82,11 +86,45 @@ def tag_twin(name: str, others: Iterable[str]) -> str | None:
 
 
 def tag_clash(name: str, twin: str, where: str) -> str:
-    """What is wrong when strategy ``name`` has the tag of ``twin`` (in ``where``)."""
+    """What is wrong when strategy ``name`` has the tag of ``twin`` (in ``where``: its file, or
+    the journal that knows it)."""
     return (
         f"strategy name '{name}' has the same client order id tag ({strategy_tag(name)}) as"
         f" '{twin}' in {where}: their orders could not be told apart"
     )
+
+
+def tag_rename(name: str, twin: str, *, ran: bool = False) -> str:
+    """What to do about :func:`tag_clash`: rename one of the two strategies, or — ``ran``:
+    ``twin`` is not loaded but the journal knows it (it ran, its file is gone; its orders may
+    still rest and fill) — rename ``name``, the new one."""
+    if not ran:
+        return "rename one of the two strategies"
+    return (
+        f"rename '{name}': '{twin}' ran before and its orders (open ones, fills to come) carry"
+        " that tag"
+    )
+
+
+def twin_clash(
+    name: str,
+    running: Mapping[str, str],
+    ran: Callable[[], Mapping[str, str]] | None = None,
+) -> tuple[str, str] | None:
+    """What is wrong and what to do (:func:`tag_clash`, :func:`tag_rename`) when strategy
+    ``name`` has the tag of another one (:func:`tag_twin`): of ``running`` (the other strategies
+    loaded: name → file), else of those that ``ran`` (the journal's: name → where it is known,
+    asked only here: a strategy that ran and is gone may still have orders at the exchange and
+    fills to come, which the new one would take for its own); None when it has its own tag.
+    The same name is the same strategy: never its own twin."""
+    twin = tag_twin(name, running)
+    if twin is not None:
+        return tag_clash(name, twin, running[twin]), tag_rename(name, twin)
+    known = ran() if ran is not None else {}
+    twin = tag_twin(name, known)
+    if twin is None:
+        return None
+    return tag_clash(name, twin, known[twin]), tag_rename(name, twin, ran=True)
 
 
 @lru_cache(maxsize=4096)

@@ -5,24 +5,27 @@ takes what the source holds now (:class:`~botkit.rules.source.Scan`: each file's
 it could not be read), compares the content hash, and reports what changed: a valid change
 takes effect, an invalid change keeps the last good version running and reports the located
 error, and a deleted file stops its strategy (the runner applies the strategy's
-``on_delete``). The store reads no file: the file adapter (:class:`botkit.sources.FileSource`)
+``on_delete``). A new strategy whose client order id tag is another's — one loaded from
+another file, or one that ran before (``ran``: the journal's) — is refused, and tried again
+at every refresh. The store reads no file: the file adapter (:class:`botkit.sources.FileSource`)
 does, and hands the text over.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from botkit.errors import ConfigError, Location, StrategyFileError
 from botkit.exchange.models import Instrument
-from botkit.rules.ids import tag_clash, tag_twin
+from botkit.ports.journal import StrategyBook
+from botkit.rules.ids import strategy_tag, twin_clash
 from botkit.rules.loader import loads_bytes
 from botkit.rules.model import Strategy
 from botkit.rules.source import SourceText, StrategySource, Unreadable
 
-__all__ = ["ReloadReport", "StrategyStore"]
+__all__ = ["ReloadReport", "StrategyStore", "ran_in"]
 
 _NAME_LINE = re.compile(rb"^strategy\s*:", re.MULTILINE)
 
@@ -95,6 +98,8 @@ class _Found:
     removed: list[Strategy] = field(default_factory=list)
     kept: list[Strategy] = field(default_factory=list)
     names: dict[str, str] = field(default_factory=dict)
+    ran: Mapping[str, str] | None = None
+    """The strategies that ran (the store's ``ran``), read once, when a file is to load."""
 
     def keep(self, strategy: Strategy, file: str) -> None:
         """``strategy`` runs on at its last good version (its file is now invalid)."""
@@ -115,16 +120,21 @@ class StrategyStore:
     """Strategy files by name, each with its last good compiled version, read from
     ``source``."""
 
-    __slots__ = ("_entries", "instruments", "source")
+    __slots__ = ("_entries", "instruments", "ran", "source")
 
     def __init__(
         self,
         source: StrategySource,
         *,
         instruments: Mapping[str, Instrument] | None = None,
+        ran: Callable[[], Mapping[str, str]] | None = None,
     ) -> None:
         self.source = source
         self.instruments = instruments
+        self.ran = ran
+        """The strategies that ran before (the journal's): name → where they are known (read
+        at a refresh that loads a file). A new strategy with the client order id tag of one
+        of them under another name is refused, as one with a loaded one's tag is."""
         self._entries: dict[str, _Entry] = {}
 
     @property
@@ -211,9 +221,10 @@ class StrategyStore:
             taken = _name_taken(strategy.name, other, source)
             self._refuse(file, fingerprint, previous, taken, found)  # no content: tried again
             return
-        twin = tag_twin(strategy.name, (n for n, f in found.names.items() if f != file))
-        if twin is not None:
-            shared = _tag_taken(strategy.name, twin, found.names[twin], source)
+        running = {n: f for n, f in found.names.items() if f != file}
+        clash = twin_clash(strategy.name, running, lambda: self._ran(found))
+        if clash is not None:
+            shared = _tag_taken(*clash, source)
             self._refuse(file, fingerprint, previous, shared, found)  # no content: tried again
             return
         self._entries[file] = _Entry(fingerprint, strategy, None, source.content)
@@ -225,6 +236,11 @@ class StrategyStore:
             found.loaded.append(strategy)
         elif previous.version != strategy.version:
             found.changed.append(strategy)
+
+    def _ran(self, found: _Found) -> Mapping[str, str]:
+        if found.ran is None:
+            found.ran = self.ran() if self.ran is not None else {}
+        return found.ran
 
     def _refuse(
         self,
@@ -241,15 +257,15 @@ class StrategyStore:
             found.kept.append(previous)
 
 
-def _tag_taken(name: str, twin: str, other: str, source: SourceText) -> StrategyFileError:
+def ran_in(journal: StrategyBook, where: str) -> Callable[[], dict[str, str]]:
+    """The strategies ``journal`` knows (they ran, here or under an older botkit), each as known
+    ``where`` (how the journal is named to the operator): a store's or a check's ``ran``."""
+    return lambda: {record.name: where for record in journal.strategies(strategy_tag)}
+
+
+def _tag_taken(text: str, hint: str, source: SourceText) -> StrategyFileError:
     return StrategyFileError(
-        [
-            ConfigError(
-                tag_clash(name, twin, other),
-                where=_name_location(source.file, source.content),
-                hint="rename one of the two strategies",
-            )
-        ]
+        [ConfigError(text, where=_name_location(source.file, source.content), hint=hint)]
     )
 
 

@@ -9,7 +9,9 @@ order is either
   folder, perhaps while the service was stopped. It gets that strategy's ``on_delete``, the
   same as when a file goes while the service runs: ``cancel`` cancels it, ``keep`` leaves it
   (and so does an unknown ``on_delete``: a strategy journaled by an older botkit, or a file that
-  exists but does not load, whose strategy cannot be told);
+  exists but does not load, whose strategy cannot be told); when two removed strategies the
+  journal knows share its tag (a journal from before such names were refused), whose it is
+  cannot be told: it is left, neither's ``on_delete`` applies;
 * **unattributed**: not a botkit id (placed by hand or by another program), or a botkit id of
   no strategy this journal knows (another bot's, another journal's). Never touched; listed by
   ``botkit status`` and ``botkit plan``.
@@ -60,17 +62,21 @@ class Classified:
 
     removed: dict[str, tuple[StrategyRecord, list[OpenOrder]]] = field(default_factory=dict)
     unattributed: list[OpenOrder] = field(default_factory=list)
+    shared: list[NotOwned] = field(default_factory=list)
+    """Orders of a tag two removed strategies share (both ran, in a journal from before such
+    names were refused): whose they are cannot be told, so neither's ``on_delete`` applies."""
 
 
 def classify(
     orders: Iterable[OpenOrder], loaded: Collection[str], known: Sequence[StrategyRecord]
 ) -> Classified:
     """Sort ``orders`` by owner: ``loaded`` strategy names own theirs; ``known`` (the journal's
-    strategies) not loaded are removed ones."""
+    strategies) not loaded are removed ones (two of one tag: ``shared``, neither's)."""
     loaded_tags = {strategy_tag(name) for name in loaded}
-    removed_by_tag: dict[str, StrategyRecord] = {
-        r.tag: r for r in known if r.name not in loaded and r.tag not in loaded_tags
-    }
+    removed_by_tag: dict[str, list[StrategyRecord]] = {}
+    for record in known:
+        if record.name not in loaded and record.tag not in loaded_tags:
+            removed_by_tag.setdefault(record.tag, []).append(record)
     out = Classified()
     for order in orders:
         parsed = parse_client_order_id(order.clOrdId)
@@ -78,15 +84,25 @@ def classify(
             out.unattributed.append(order)
         elif parsed.strategy_tag in loaded_tags:
             continue
-        elif (record := removed_by_tag.get(parsed.strategy_tag)) is not None:
-            out.removed.setdefault(record.name, (record, []))[1].append(order)
-        else:
+        elif (records := removed_by_tag.get(parsed.strategy_tag)) is None:
             out.unattributed.append(order)
+        elif len(records) > 1:
+            out.shared.append(NotOwned(order, why_shared(records)))
+        else:
+            out.removed.setdefault(records[0].name, (records[0], []))[1].append(order)
     return out
 
 
 def why_unattributed(order: OpenOrder) -> str:
     return NOT_BOTKIT if parse_client_order_id(order.clOrdId) is None else UNKNOWN_STRATEGY
+
+
+def why_shared(records: Sequence[StrategyRecord]) -> str:
+    names = " or ".join(r.name for r in records)
+    return (
+        f"of removed strategy {names}, of one client order id tag ({records[0].tag}):"
+        " whose it is cannot be told (left)"
+    )
 
 
 def why_kept(record: StrategyRecord, broken: bool, *, dry: bool = False) -> str:
@@ -116,7 +132,7 @@ def not_owned(
     out = [NotOwned(o, why_unattributed(o)) for o in found.unattributed]
     for record, its in found.removed.values():
         out += [NotOwned(o, why_kept(record, broken=False, dry=dry)) for o in its]
-    return out
+    return out + found.shared
 
 
 def order_text(order: OpenOrder) -> str:

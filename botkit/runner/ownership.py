@@ -159,7 +159,7 @@ class Ownership:
         self.pending = False
         found = classify(orders, self.store.strategies, self._known)
         effects: list[SideEffect] = []
-        left = [NotOwned(o, why_unattributed(o)) for o in found.unattributed]
+        left = [NotOwned(o, why_unattributed(o)) for o in found.unattributed] + found.shared
         for name, (record, its) in sorted(found.removed.items()):
             broken = bool(record.source) and record.source in failing
             if record.on_delete == OnDelete.CANCEL.value and not broken:

@@ -260,8 +260,10 @@ def check_paths(
     *,
     instruments: Mapping[str, Instrument] | None = None,
     outside_links: bool = False,
+    ran: Mapping[str, str] | None = None,
 ) -> tuple[list[Strategy], list[ConfigError]]:
     """``botkit check``: the strategies of the files named (files or folders) that load, and
-    every problem found, in file order (:func:`~botkit.rules.check.check_scan`)."""
+    every problem found, in file order (:func:`~botkit.rules.check.check_scan`; ``ran``: the
+    strategies the journal knows)."""
     files = FileSource(list(paths), outside_links=outside_links)
-    return check_scan(files.scan(), shown=", ".join(files.paths), instruments=instruments)
+    return check_scan(files.scan(), shown=", ".join(files.paths), instruments=instruments, ran=ran)
