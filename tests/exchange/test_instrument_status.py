@@ -85,8 +85,9 @@ def test_an_unknown_status_is_logged_once(
 
 
 def test_botkit_check_names_an_unknown_status_once_and_passes(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("BOTKIT_JOURNAL", str(tmp_path / "none.sqlite"))  # not the checkout's
     listing = tmp_path / "instruments.json"
     listing.write_text(json.dumps({"code": 200, "data": ODD}))
     strategy = tmp_path / "eth.yaml"

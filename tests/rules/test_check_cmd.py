@@ -15,8 +15,9 @@ GOOD = "strategy: a\nsymbol: BTC_USDT_PERP\nevery: 1m\nrules:\n  - name: r\n    
 
 
 def test_examples_pass_check_against_the_simulator_instruments(
-    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("BOTKIT_JOURNAL", str(tmp_path / "none.sqlite"))  # not the checkout's
     assert main(["check", *map(str, EXAMPLES), "--instruments", "sim"]) == 0
     assert capsys.readouterr().out == "ok: 7 strategies (symbols and limits checked)\n"
 

@@ -111,6 +111,7 @@ def test_comments_and_blank_lines_are_skipped_not_gathered(
         raise AssertionError("the comment-keeping scanner was used")
 
     monkeypatch.setattr(RoundTripScanner, "scan_to_next_token", gathered)
+    monkeypatch.setenv("BOTKIT_JOURNAL", str(tmp_path / "none.sqlite"))  # not the checkout's
     path = tmp_path / "blank.yaml"
     path.write_text("# a comment\n" + "\n" * 900_000 + _good() + "# the end\n")
     code, lines = _check(capsys, str(path))
@@ -150,6 +151,7 @@ def test_the_setting_allows_symlinks_out_of_the_folder(
 ) -> None:
     folder, _ = _linked_folder(tmp_path)
     monkeypatch.setenv("BOTKIT_ALLOW_STRATEGY_SYMLINKS", "true")
+    monkeypatch.setenv("BOTKIT_JOURNAL", str(tmp_path / "none.sqlite"))  # not the checkout's
     assert _check(capsys, str(folder)) == (0, ["ok: 2 strategies (symbols not checked)"])
 
 
