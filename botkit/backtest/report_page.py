@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from html import escape
 from importlib import resources
-from operator import itemgetter
+from itertools import chain
+from operator import attrgetter, itemgetter, sub
 from typing import Any
 
 import numpy as np
@@ -326,7 +327,7 @@ def page_data(
         ],
         "notes": list(chart.notes),
         "fills": _pack([_fill_cells(f, index, symbol) for f in fills], "tvvkvkvkkk"),
-        "orders": _pack(_order_rows(orders, index), "tvvkkvkkk"),
+        "orders": _order_columns(orders, index),
         "trades": _pack([_trade_cells(t, symbol) for t in trades], "vkkkkvvvvvvvvkk"),
         "tradeFills": trade_fills(trades, fills, symbol),
     }
@@ -340,16 +341,26 @@ def _pack(rows: Sequence[Sequence[object]], kinds: str) -> dict[str, Any]:
     for j, kind in enumerate(kinds):
         values = list(map(itemgetter(j), rows))  # a year's orders: ~120k cells a column
         if kind == "k":
-            texts = list(map(str, values))
-            words = sorted(set(texts))
-            at = {w: i for i, w in enumerate(words)}
-            columns.append({"d": words, "i": list(map(at.__getitem__, texts))})
-        elif kind == "t":  # an int is its own text's value
-            ints = [v if type(v) is int else int(str(v)) for v in values]
-            columns.append([b - a for a, b in zip([0, *ints], ints, strict=False)])
+            columns.append(_keyed(list(map(str, values))))
+        elif kind == "t":
+            columns.append(_steps(values))
         else:
             columns.append(values)
     return {"n": len(rows), "k": kinds, "c": columns}
+
+
+def _keyed(texts: list[str]) -> dict[str, Any]:
+    """A ``k`` column of :func:`_pack`: the distinct texts in order, and each row's index."""
+    words = sorted(set(texts))
+    at = {w: i for i, w in enumerate(words)}
+    return {"d": words, "i": list(map(at.__getitem__, texts))}
+
+
+def _steps(values: Iterable[object]) -> list[int]:
+    """A ``t`` column of :func:`_pack`: each integer's difference from the one before (an int
+    is its own text's value)."""
+    ints = [v if type(v) is int else int(str(v)) for v in values]
+    return list(map(sub, ints, chain((0,), ints)))
 
 
 def _fill_cells(f: FillRow, index: dict[str, int], symbol: str) -> list[object]:
@@ -390,6 +401,50 @@ def _order_rows(orders: Sequence[OrderRow], index: dict[str, int]) -> list[list[
         append([o.time_ms, rule, o.cl_ord_id, o.side, o.type, "" if px is None else plain(px),
                 size, o.outcome, why])  # fmt: skip
     return rows
+
+
+_ORDER_KINDS = "tvvkkvkkk"
+_ORDER_FIELDS = tuple(
+    attrgetter(name)
+    for name in ("time_ms", "strategy", "rule", "cl_ord_id", "side", "type", "px", "sz",
+                 "outcome", "reasons", "code", "msg")
+)  # fmt: skip
+
+
+def _order_columns(orders: Sequence[OrderRow], index: dict[str, int]) -> dict[str, Any]:
+    """``_pack(_order_rows(orders, index), "tvvkkvkkk")`` made a column at a time: each field
+    read once over every order (in C), the cells that repeat (the rule's index, the reason, the
+    size) worked out once per distinct value, no row built (a year holds ~120k orders; the
+    rows and their columns cost about a third of the page's data). ``_order_rows`` is the
+    model (``tests/backtest/test_report_order_columns.py`` compares them)."""
+    times, strategies, rules, ids, sides, types, pxs, szs, outcomes, reasons, codes, msgs = (
+        list(map(get, orders)) for get in _ORDER_FIELDS
+    )
+    keys = list(zip(strategies, rules, strict=True))
+    rule_index = {key: index[_label(*key)] for key in set(keys)}
+    whys = {
+        key: "; ".join(key[0]) or " ".join(x for x in key[1:] if x)
+        for key in set(zip(reasons, codes, msgs, strict=True))
+    }
+    sizes: dict[Decimal | None, str] = {}
+    size_texts = []
+    for sz in szs:
+        text = sizes.get(sz) if sz is None or sz.is_finite() else _dec(sz)
+        if text is None:
+            text = sizes[sz] = _dec(sz)
+        size_texts.append(text)
+    columns: list[Any] = [
+        _steps(times),
+        list(map(rule_index.__getitem__, keys)),
+        ids,
+        _keyed(sides),
+        _keyed(types),
+        ["" if px is None else plain(px) for px in pxs],
+        _keyed(size_texts),
+        _keyed(outcomes),
+        _keyed(list(map(whys.__getitem__, zip(reasons, codes, msgs, strict=True)))),
+    ]
+    return {"n": len(orders), "k": _ORDER_KINDS, "c": columns}
 
 
 def _trade_cells(t: Trade, symbol: str) -> list[object]:

@@ -1,0 +1,67 @@
+"""The page's order table made a column at a time is the table packed from its rows made one
+order at a time (``report_page._order_rows``, itself compared with each order's cells)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from botkit.backtest import report_page
+from botkit.backtest.result import OrderRow
+
+_DECIMALS = st.sampled_from(
+    [Decimal("1"), Decimal("1.0"), Decimal("1E+1"), Decimal("10"), Decimal("0.500"),
+     Decimal("0E-8"), Decimal("-0"), Decimal("60088.6"), Decimal("60088.60"), Decimal("NaN")]
+)  # fmt: skip
+
+_ORDERS = st.lists(
+    st.builds(
+        OrderRow,
+        time_ms=st.sampled_from([1_704_070_440_000, 1_704_070_500_000, 1_704_070_500_250, 0]),
+        strategy=st.sampled_from(["a", "b", ""]),
+        rule=st.sampled_from(["r", "s", ""]),
+        cl_ord_id=st.sampled_from(["id1", "id2", "id3"]),
+        symbol=st.just("BTC_USDT_PERP"),
+        side=st.sampled_from(["BUY", "SELL"]),
+        type=st.sampled_from(["LIMIT", "MARKET", "POST_ONLY"]),
+        px=st.none() | _DECIMALS,
+        sz=_DECIMALS,
+        outcome=st.sampled_from(["accepted", "rejected", "rejected_local", "unsettled"]),
+        code=st.sampled_from(["", "200", "10018"]),
+        msg=st.sampled_from(["", "Success", "too far"]),
+        reasons=st.sampled_from([(), ("max_position: 30",), ("a", "b")]),
+    ),
+    max_size=40,
+)
+_INDEX = {
+    report_page._label(s, r): i
+    for i, (s, r) in enumerate(sorted({(s, r) for s in ("a", "b", "") for r in ("r", "s", "")}))
+}
+
+
+@given(orders=_ORDERS)
+def test_the_order_columns_are_the_packed_rows(orders: list[OrderRow]) -> None:
+    packed = report_page._pack(report_page._order_rows(orders, _INDEX), "tvvkkvkkk")
+    assert report_page._order_columns(orders, _INDEX) == packed
+
+
+def test_the_columns_keep_each_orders_own_cells() -> None:
+    def order(time_ms: int, rule: str, sz: str, code: str, reasons: tuple[str, ...]) -> OrderRow:
+        px = Decimal("60088.60")
+        return OrderRow(time_ms, "a", rule, f"id{time_ms}", "BTC_USDT_PERP", "BUY", "LIMIT", px,
+                        Decimal(sz), "rejected", code, "", reasons)  # fmt: skip
+
+    orders = [
+        order(60_000, "s", "1.0", "10018", ()),
+        order(60_000, "r", "1.5", "", ("max_position: 30",)),
+        order(180_000, "s", "1", "200", ()),
+    ]
+    columns = report_page._order_columns(orders, {"a/r": 0, "a/s": 1})["c"]
+    assert columns[0] == [60_000, 0, 120_000]  # each time's step from the one before
+    assert columns[1] == [1, 0, 1]
+    assert columns[2] == ["id60000", "id60000", "id180000"]
+    assert columns[5] == ["60088.6"] * 3
+    assert columns[6] == {"d": ["1", "1.5"], "i": [0, 1, 0]}  # equal sizes print alike
+    assert columns[8] == {"d": ["10018", "200", "max_position: 30"], "i": [0, 2, 1]}
