@@ -1,14 +1,18 @@
-"""The page's order table made a column at a time is the table packed from its rows made one
-order at a time (``report_page._order_rows``, itself compared with each order's cells)."""
+"""The order tables made a column at a time (the page's, packed; the CSV's rows) are the ones
+made one order at a time (``report_page._order_rows`` and ``report._order_rows``, themselves
+compared with each order's cells in ``test_report_order_rows.py``)."""
 
 from __future__ import annotations
 
+import csv
+import io
+from collections.abc import Sequence
 from decimal import Decimal
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from botkit.backtest import report_page
+from botkit.backtest import report, report_page
 from botkit.backtest.result import OrderRow
 
 _DECIMALS = st.sampled_from(
@@ -65,3 +69,58 @@ def test_the_columns_keep_each_orders_own_cells() -> None:
     assert columns[5] == ["60088.6"] * 3
     assert columns[6] == {"d": ["1", "1.5"], "i": [0, 1, 0]}  # equal sizes print alike
     assert columns[8] == {"d": ["10018", "200", "max_position: 30"], "i": [0, 2, 1]}
+
+
+def _written(table: Sequence[Sequence[object]]) -> str:
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(table)
+    return out.getvalue()
+
+
+@given(orders=_ORDERS)
+def test_the_csv_order_table_writes_each_orders_row(orders: list[OrderRow]) -> None:
+    table = list(report._order_table(orders))
+    assert _written(table) == _written(list(report._order_rows(orders)))
+    assert all(type(cell) is str for row in table for cell in row)  # each as the writer writes it
+
+
+_CELLS = st.text(alphabet=st.sampled_from(["a", "1", ",", '"', "\n", "\r", " ", "é"]), max_size=4)
+
+
+@given(
+    table=st.integers(min_value=1, max_value=4).flatmap(
+        lambda width: st.lists(
+            st.lists(_CELLS | st.none() | st.integers(), min_size=width, max_size=width),
+            max_size=5,
+        )
+    )
+)
+def test_a_joined_csv_is_what_the_writer_writes_or_none(table: list[list[object]]) -> None:
+    text = report._plain_csv(table)
+    assert text is None or text == _written(table)
+
+
+def test_a_plain_table_is_joined_and_one_that_needs_quotes_is_left_to_the_writer() -> None:
+    plain = [("time", "msg"), ("1", "Success"), ("2", "")]
+    assert report._plain_csv(plain) == "time,msg\n1,Success\n2,\n"
+    for cell in ("a,b", 'say "x"', "two\nlines"):
+        assert report._plain_csv([("time", "msg"), ("1", cell)]) is None
+    assert report._plain_csv([("a",), ("",)]) is None  # a lone empty cell is quoted
+    assert report._plain_csv([("a", "b"), ("c",)]) is None
+    assert report._plain_csv([("a", "b"), (1, "c")]) is None
+
+
+def test_the_csv_sizes_keep_their_own_texts() -> None:
+    """Sizes of equal value with other exponents are other texts in the CSV (exact text)."""
+
+    def order(sz: Decimal, time_ms: int) -> OrderRow:
+        return OrderRow(time_ms, "a", "r", "id", "BTC_USDT_PERP", "BUY", "LIMIT", None, sz,
+                        "accepted", "", "", ())  # fmt: skip
+
+    one = Decimal("1")
+    orders = [order(one, 60_000), order(Decimal("1.00"), 60_000), order(one, 120_000)]
+    rows = list(report._order_table(orders))
+    assert [(r[0], r[9]) for r in rows] == [
+        ("1970-01-01T00:01:00Z", "1"), ("1970-01-01T00:01:00Z", "1.00"),
+        ("1970-01-01T00:02:00Z", "1"),
+    ]  # fmt: skip
