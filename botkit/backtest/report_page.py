@@ -295,6 +295,23 @@ def _dec(value: Decimal | None) -> str:
     return "" if value is None else plain(value)
 
 
+def _plains(values: Iterable[Decimal | None]) -> list[str]:
+    """:func:`_dec` of each value, :func:`~botkit.numbers.plain` worked out inline (a year's
+    ~120k order prices): the fixed-point text without trailing zeros, ``0`` for any zero
+    (``format`` writes a non-finite value as ``str`` does)."""
+    out: list[str] = []
+    append = out.append
+    for value in values:
+        if value is None:
+            append("")
+            continue
+        text = format(value, "f")
+        if text[-1] == "0" and "." in text:
+            text = text.rstrip("0").rstrip(".")
+        append("0" if text == "-0" else text)
+    return out
+
+
 def _label(strategy: str, rule: str) -> str:
     return f"{strategy}/{rule}" if strategy or rule else "(unknown)"
 
@@ -307,8 +324,9 @@ def page_data(
     fills = result.fills  # every row in the tables; the chart marks its own symbol's
     orders = result.orders
     own = [f for f in fills if not f.symbol or f.symbol == symbol]
-    rules = sorted({_label(f.strategy, f.rule) for f in fills}
-                   | {_label(o.strategy, o.rule) for o in orders})  # fmt: skip
+    tagged = set(zip(map(_STRATEGY, fills), map(_RULE, fills), strict=True))
+    tagged.update(zip(map(_STRATEGY, orders), map(_RULE, orders), strict=True))
+    rules = sorted({_label(*tag) for tag in tagged})  # each distinct pair labelled once
     index = {r: i for i, r in enumerate(rules)}
     lv = levels(chart.bars, chart.interval_ms, result.equity, result.starting_balance, own)
     finest = lv[0].width_ms
@@ -404,6 +422,8 @@ def _order_rows(orders: Sequence[OrderRow], index: dict[str, int]) -> list[list[
 
 
 _ORDER_KINDS = "tvvkkvkkk"
+_STRATEGY = attrgetter("strategy")
+_RULE = attrgetter("rule")
 _ORDER_FIELDS = tuple(
     attrgetter(name)
     for name in ("time_ms", "strategy", "rule", "cl_ord_id", "side", "type", "px", "sz",
@@ -439,7 +459,7 @@ def _order_columns(orders: Sequence[OrderRow], index: dict[str, int]) -> dict[st
         ids,
         _keyed(sides),
         _keyed(types),
-        ["" if px is None else plain(px) for px in pxs],
+        _plains(pxs),
         _keyed(size_texts),
         _keyed(outcomes),
         _keyed(list(map(whys.__getitem__, zip(reasons, codes, msgs, strict=True)))),

@@ -124,3 +124,13 @@ def test_the_csv_sizes_keep_their_own_texts() -> None:
         ("1970-01-01T00:01:00Z", "1"), ("1970-01-01T00:01:00Z", "1.00"),
         ("1970-01-01T00:02:00Z", "1"),
     ]  # fmt: skip
+
+
+@given(values=st.lists(st.none() | st.decimals(allow_nan=True, allow_infinity=True)))
+def test_the_inline_plain_texts_are_each_values_plain_text(values: list[Decimal | None]) -> None:
+    assert report_page._plains(values) == [report_page._dec(v) for v in values]
+
+
+def test_the_inline_plain_texts_of_zeros_and_exponents() -> None:
+    values = [Decimal("-0.00"), Decimal("0E+2"), Decimal("1.50E+3"), Decimal("60088.60"), None]
+    assert report_page._plains(values) == ["0", "0", "1500", "60088.6", ""]
