@@ -17,7 +17,6 @@ import csv
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from decimal import Decimal
-from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +29,7 @@ from botkit.backtest.metrics import (
     show_figure,
 )
 from botkit.backtest.report_html import render_html
-from botkit.backtest.report_page import ChartData, render_page
+from botkit.backtest.report_page import ChartData, OrderFields, order_fields, render_page
 from botkit.backtest.result import BacktestResult, FillRow, OrderRow
 from botkit.backtest.trades import RuleRow, Trade, attribute
 from botkit.timeparse import format_interval, format_time
@@ -295,39 +294,31 @@ def _order_rows(orders: Iterable[OrderRow]) -> Iterator[list[object]]:
         yield _order_row(o, when)
 
 
-_ORDER_FIELDS = tuple(
-    attrgetter(name)
-    for name in ("time_ms", "strategy", "rule", "cl_ord_id", "symbol", "side", "type", "px",
-                 "sz", "outcome", "code", "msg", "reasons")
-)  # fmt: skip
-
-
-def _order_table(orders: Sequence[OrderRow]) -> Iterator[tuple[object, ...]]:
-    """The rows of :func:`_order_rows` made a column at a time: each field read in C over every
-    order, the time's text once per distinct time and the size's once per size object (a
-    year's ~120k orders hold a few of each; a Decimal's text keeps its exponent, so sizes of
-    equal value are not shared), the rows zipped from the columns."""
-    times, strategies, rules, ids, symbols, sides, types, pxs, szs, outcomes, codes, msgs, why = (
-        list(map(get, orders)) for get in _ORDER_FIELDS
-    )
-    whens = {t: format_time(t) for t in set(times)}
-    ids_of_sizes = list(map(id, szs))  # the orders hold every size object meanwhile
-    sizes = {k: _text(sz) for k, sz in dict(zip(ids_of_sizes, szs, strict=True)).items()}
+def _order_table(fields: OrderFields) -> Iterator[tuple[object, ...]]:
+    """The rows of :func:`_order_rows` made from the orders' fields (:func:`order_fields`,
+    shared with the page): the time's text once per distinct time and the size's once per
+    size object (a year's ~120k orders hold a few of each; a Decimal's text keeps its
+    exponent, so sizes of equal value are not shared), every cell a text (an int and ``None``
+    as the writer writes them), the rows zipped from the columns."""
+    f = fields
+    whens = {t: format_time(t) for t in set(f.times)}
+    ids_of_sizes = list(map(id, f.sizes))  # the orders hold every size object meanwhile
+    sizes = {k: _text(sz) for k, sz in dict(zip(ids_of_sizes, f.sizes, strict=True)).items()}
     return zip(
-        map(whens.__getitem__, times),
-        map(str, times),  # as the writer writes an int
-        strategies,
-        rules,
-        ids,
-        symbols,
-        sides,
-        types,
-        ["" if px is None else format(px, "f") for px in pxs],
+        map(whens.__getitem__, f.times),
+        map(str, f.times),
+        f.strategies,
+        f.rules,
+        f.ids,
+        f.symbols,
+        f.sides,
+        f.types,
+        f.px,
         map(sizes.__getitem__, ids_of_sizes),
-        outcomes,
-        codes,
-        ["" if msg is None else msg for msg in msgs],  # as the writer writes None
-        map("; ".join, why),
+        f.outcomes,
+        f.codes,
+        ["" if msg is None else msg for msg in f.msgs],
+        map("; ".join, f.reasons),
         strict=True,
     )
 
@@ -395,7 +386,8 @@ def write_report(
     (folder / "summary.json").write_text(
         json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
     )
-    _write_csv(folder / "orders.csv", ORDER_COLUMNS, _order_table(result.orders))
+    fields = order_fields(result.orders)  # once, for the CSV and the page
+    _write_csv(folder / "orders.csv", ORDER_COLUMNS, _order_table(fields))
     _write_csv(folder / "fills.csv", FILL_COLUMNS, (_fill_row(f, result) for f in result.fills))
     _write_csv(folder / "trades.csv", TRADE_COLUMNS, map(_trade_row, trades))
     summary = render_summary(result, figures, trades)
@@ -405,6 +397,7 @@ def write_report(
         trades,
         summary,
         links=("index.html", "summary.json", "trades.csv", "orders.csv", "fills.csv"),
+        fields=fields,
     )
     (folder / "report.html").write_text(page, encoding="utf-8")
     html = render_html(result, figures, summary, trades, parts, account)

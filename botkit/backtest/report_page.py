@@ -54,7 +54,9 @@ __all__ = [
     "LEVEL_WIDTHS",
     "VISIBLE_BARS",
     "ChartData",
+    "OrderFields",
     "levels",
+    "order_fields",
     "render_page",
     "trade_fills",
 ]
@@ -295,18 +297,15 @@ def _dec(value: Decimal | None) -> str:
     return "" if value is None else plain(value)
 
 
-def _plains(values: Iterable[Decimal | None]) -> list[str]:
-    """:func:`_dec` of each value, :func:`~botkit.numbers.plain` worked out inline (a year's
-    ~120k order prices): the fixed-point text without trailing zeros, ``0`` for any zero
-    (``format`` writes a non-finite value as ``str`` does)."""
+def _plain_texts(texts: Iterable[str]) -> list[str]:
+    """:func:`_dec` of each value given its exact text (``format(value, "f")``, ``""`` for
+    none; :attr:`OrderFields.px`): :func:`~botkit.numbers.plain` worked out on the text (a
+    year's ~120k order prices): no trailing zeros, ``0`` for any zero (``format`` writes a
+    non-finite value as ``str`` does)."""
     out: list[str] = []
     append = out.append
-    for value in values:
-        if value is None:
-            append("")
-            continue
-        text = format(value, "f")
-        if text[-1] == "0" and "." in text:
+    for text in texts:
+        if text and text[-1] == "0" and "." in text:
             text = text.rstrip("0").rstrip(".")
         append("0" if text == "-0" else text)
     return out
@@ -317,9 +316,14 @@ def _label(strategy: str, rule: str) -> str:
 
 
 def page_data(
-    result: BacktestResult, chart: ChartData, trades: Sequence[Trade], summary: str
+    result: BacktestResult,
+    chart: ChartData,
+    trades: Sequence[Trade],
+    summary: str,
+    fields: OrderFields | None = None,
 ) -> dict[str, Any]:
-    """Everything the page's script reads, JSON-ready."""
+    """Everything the page's script reads, JSON-ready (``fields``: the orders', when the caller
+    has them already)."""
     symbol = chart.symbol
     fills = result.fills  # every row in the tables; the chart marks its own symbol's
     orders = result.orders
@@ -345,7 +349,7 @@ def page_data(
         ],
         "notes": list(chart.notes),
         "fills": _pack([_fill_cells(f, index, symbol) for f in fills], "tvvkvkvkkk"),
-        "orders": _order_columns(orders, index),
+        "orders": _order_columns(fields or order_fields(orders), index),
         "trades": _pack([_trade_cells(t, symbol) for t in trades], "vkkkkvvvvvvvvkk"),
         "tradeFills": trade_fills(trades, fills, symbol),
     }
@@ -426,45 +430,71 @@ _STRATEGY = attrgetter("strategy")
 _RULE = attrgetter("rule")
 _ORDER_FIELDS = tuple(
     attrgetter(name)
-    for name in ("time_ms", "strategy", "rule", "cl_ord_id", "side", "type", "px", "sz",
-                 "outcome", "reasons", "code", "msg")
+    for name in ("time_ms", "strategy", "rule", "cl_ord_id", "symbol", "side", "type", "px",
+                 "sz", "outcome", "code", "msg", "reasons")
 )  # fmt: skip
 
 
-def _order_columns(orders: Sequence[OrderRow], index: dict[str, int]) -> dict[str, Any]:
-    """``_pack(_order_rows(orders, index), "tvvkkvkkk")`` made a column at a time: each field
-    read once over every order (in C), the cells that repeat (the rule's index, the reason, the
-    size) worked out once per distinct value, no row built (a year holds ~120k orders; the
-    rows and their columns cost about a third of the page's data). ``_order_rows`` is the
-    model (``tests/backtest/test_report_order_columns.py`` compares them)."""
-    times, strategies, rules, ids, sides, types, pxs, szs, outcomes, reasons, codes, msgs = (
-        list(map(get, orders)) for get in _ORDER_FIELDS
-    )
-    keys = list(zip(strategies, rules, strict=True))
+@dataclass(frozen=True, slots=True)
+class OrderFields:
+    """Every order's fields as columns (:class:`~botkit.backtest.result.OrderRow`'s, in its
+    order), read once over the orders (in C, :func:`order_fields`) for both the page's table
+    and ``orders.csv`` (a year holds ~120k orders). ``px``: each price's exact text
+    (``format(px, "f")``, ``""`` for none), what the CSV writes and the page's plain text
+    starts from."""
+
+    times: list[int]
+    strategies: list[str]
+    rules: list[str]
+    ids: list[str]
+    symbols: list[str]
+    sides: list[str]
+    types: list[str]
+    px: list[str]
+    sizes: list[Decimal]
+    outcomes: list[str]
+    codes: list[str]
+    msgs: list[str]
+    reasons: list[tuple[str, ...]]
+
+
+def order_fields(orders: Sequence[OrderRow]) -> OrderFields:
+    """The :class:`OrderFields` of ``orders``."""
+    columns: list[list[Any]] = [list(map(get, orders)) for get in _ORDER_FIELDS]
+    columns[7] = ["" if px is None else format(px, "f") for px in columns[7]]
+    return OrderFields(*columns)
+
+
+def _order_columns(fields: OrderFields, index: dict[str, int]) -> dict[str, Any]:
+    """``_pack(_order_rows(orders, index), "tvvkkvkkk")`` made a column at a time from the
+    orders' fields: the cells that repeat (the rule's index, the reason, the size) worked out
+    once per distinct value, no row built (a year holds ~120k orders; the rows and their
+    columns cost about a third of the page's data). ``_order_rows`` is the model
+    (``tests/backtest/test_report_order_columns.py`` compares them)."""
+    f = fields
+    keys = list(zip(f.strategies, f.rules, strict=True))
     rule_index = {key: index[_label(*key)] for key in set(keys)}
-    whys = {
-        key: "; ".join(key[0]) or " ".join(x for x in key[1:] if x)
-        for key in set(zip(reasons, codes, msgs, strict=True))
-    }
+    causes = list(zip(f.reasons, f.codes, f.msgs, strict=True))
+    whys = {key: "; ".join(key[0]) or " ".join(x for x in key[1:] if x) for key in set(causes)}
     sizes: dict[Decimal | None, str] = {}
     size_texts = []
-    for sz in szs:
+    for sz in f.sizes:
         text = sizes.get(sz) if sz is None or sz.is_finite() else _dec(sz)
         if text is None:
             text = sizes[sz] = _dec(sz)
         size_texts.append(text)
     columns: list[Any] = [
-        _steps(times),
+        _steps(f.times),
         list(map(rule_index.__getitem__, keys)),
-        ids,
-        _keyed(sides),
-        _keyed(types),
-        _plains(pxs),
+        f.ids,
+        _keyed(f.sides),
+        _keyed(f.types),
+        _plain_texts(f.px),
         _keyed(size_texts),
-        _keyed(outcomes),
-        _keyed(list(map(whys.__getitem__, zip(reasons, codes, msgs, strict=True)))),
+        _keyed(f.outcomes),
+        _keyed(list(map(whys.__getitem__, causes))),
     ]
-    return {"n": len(orders), "k": _ORDER_KINDS, "c": columns}
+    return {"n": len(f.times), "k": _ORDER_KINDS, "c": columns}
 
 
 def _trade_cells(t: Trade, symbol: str) -> list[object]:
@@ -504,14 +534,16 @@ def render_page(
     trades: Sequence[Trade] = (),
     summary: str = "",
     links: Iterable[str] = (),
+    fields: OrderFields | None = None,
 ) -> str:
     """The page of ``result`` for ``chart``'s symbol (``summary``: the printed summary;
-    ``links``: report files to link, relative)."""
+    ``links``: report files to link, relative; ``fields``: the orders' (:func:`order_fields`),
+    when the caller has them already)."""
     title = (
         f"Backtest {chart.symbol} {format_interval(chart.interval_ms)} "
         f"{format_time(result.start_ms)} → {format_time(result.end_ms)}"
     )
-    data = page_data(result, chart, trades, summary)
+    data = page_data(result, chart, trades, summary, fields)
     files = " · ".join(f'<a href="{escape(name)}">{escape(name)}</a>' for name in links)
     return "\n".join([
         "<!DOCTYPE html>",

@@ -48,7 +48,7 @@ _INDEX = {
 @given(orders=_ORDERS)
 def test_the_order_columns_are_the_packed_rows(orders: list[OrderRow]) -> None:
     packed = report_page._pack(report_page._order_rows(orders, _INDEX), "tvvkkvkkk")
-    assert report_page._order_columns(orders, _INDEX) == packed
+    assert report_page._order_columns(report_page.order_fields(orders), _INDEX) == packed
 
 
 def test_the_columns_keep_each_orders_own_cells() -> None:
@@ -62,7 +62,8 @@ def test_the_columns_keep_each_orders_own_cells() -> None:
         order(60_000, "r", "1.5", "", ("max_position: 30",)),
         order(180_000, "s", "1", "200", ()),
     ]
-    columns = report_page._order_columns(orders, {"a/r": 0, "a/s": 1})["c"]
+    fields = report_page.order_fields(orders)
+    columns = report_page._order_columns(fields, {"a/r": 0, "a/s": 1})["c"]
     assert columns[0] == [60_000, 0, 120_000]  # each time's step from the one before
     assert columns[1] == [1, 0, 1]
     assert columns[2] == ["id60000", "id60000", "id180000"]
@@ -79,7 +80,7 @@ def _written(table: Sequence[Sequence[object]]) -> str:
 
 @given(orders=_ORDERS)
 def test_the_csv_order_table_writes_each_orders_row(orders: list[OrderRow]) -> None:
-    table = list(report._order_table(orders))
+    table = list(report._order_table(report_page.order_fields(orders)))
     assert _written(table) == _written(list(report._order_rows(orders)))
     assert all(type(cell) is str for row in table for cell in row)  # each as the writer writes it
 
@@ -119,7 +120,7 @@ def test_the_csv_sizes_keep_their_own_texts() -> None:
 
     one = Decimal("1")
     orders = [order(one, 60_000), order(Decimal("1.00"), 60_000), order(one, 120_000)]
-    rows = list(report._order_table(orders))
+    rows = list(report._order_table(report_page.order_fields(orders)))
     assert [(r[0], r[9]) for r in rows] == [
         ("1970-01-01T00:01:00Z", "1"), ("1970-01-01T00:01:00Z", "1.00"),
         ("1970-01-01T00:02:00Z", "1"),
@@ -127,10 +128,14 @@ def test_the_csv_sizes_keep_their_own_texts() -> None:
 
 
 @given(values=st.lists(st.none() | st.decimals(allow_nan=True, allow_infinity=True)))
-def test_the_inline_plain_texts_are_each_values_plain_text(values: list[Decimal | None]) -> None:
-    assert report_page._plains(values) == [report_page._dec(v) for v in values]
+def test_the_plain_texts_from_the_exact_texts_are_each_values_plain_text(
+    values: list[Decimal | None],
+) -> None:
+    texts = ["" if v is None else format(v, "f") for v in values]
+    assert report_page._plain_texts(texts) == [report_page._dec(v) for v in values]
 
 
-def test_the_inline_plain_texts_of_zeros_and_exponents() -> None:
-    values = [Decimal("-0.00"), Decimal("0E+2"), Decimal("1.50E+3"), Decimal("60088.60"), None]
-    assert report_page._plains(values) == ["0", "0", "1500", "60088.6", ""]
+def test_the_plain_texts_of_zeros_and_exponents() -> None:
+    values = [Decimal("-0.00"), Decimal("0E+2"), Decimal("1.50E+3"), Decimal("60088.60")]
+    texts = [format(v, "f") for v in values]
+    assert report_page._plain_texts([*texts, ""]) == ["0", "0", "1500", "60088.6", ""]
