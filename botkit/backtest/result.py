@@ -4,9 +4,10 @@ The driver fills a :class:`BacktestResult`: the period, the equity curve (sample
 driver, e.g. once a candle), the price it replayed, every order with its outcome (the
 journal's :class:`~botkit.journal.records.Outcome` words), every fill, the counts of local
 refusals by reason and exchange rejections by code, the final positions, the money
-figures and the run's notes (gaps allowed through, warnings). :meth:`OrderRow.from_journal`,
-:meth:`FillRow.from_fill` and :meth:`PositionRow.from_position` build rows from what the
-journal and the exchange port return. Everything is a plain frozen value; amounts are ``Decimal``.
+figures and the run's notes (gaps allowed through, warnings). :meth:`OrderRow.from_journal`
+(and :func:`order_rows`, from the journal's plain rows), :meth:`FillRow.from_fill` and
+:meth:`PositionRow.from_position` build rows from what the journal and the exchange port
+return. Everything is a plain frozen value; amounts are ``Decimal``.
 """
 
 from __future__ import annotations
