@@ -36,7 +36,14 @@ from botkit.backtest.bars import Bar, CandleSeries
 from botkit.backtest.bulk import proven_count
 from botkit.backtest.columns import CHUNK, BarColumns, EquityCurve, PathReach
 from botkit.backtest.path import PathPoint, candle_path
-from botkit.backtest.result import BacktestResult, EquityPoint, FillRow, OrderRow, PositionRow
+from botkit.backtest.result import (
+    BacktestResult,
+    EquityPoint,
+    FillRow,
+    OrderRow,
+    PositionRow,
+    order_rows,
+)
 from botkit.clock import ManualClock
 from botkit.exchange.paging import iter_history
 from botkit.exchange.port import AccountReads
@@ -593,6 +600,10 @@ def _note_problems(run: BacktestRun, report: CycleReport) -> None:
         run.note(f"{strategy}/{rule}", reason)
 
 
+_REFUSED = Outcome.REJECTED_LOCAL.value
+_REJECTED = Outcome.REJECTED.value
+
+
 def _result(
     base: BacktestResult,
     series: CandleSeries,
@@ -607,13 +618,14 @@ def _result(
     orders: list[OrderRow] = []
     tags: dict[str, tuple[str, str]] = {}
     # one record at a time: a year of orders as records at once was the run's peak of memory
-    for record in journal.iter_order_briefs(OrderFilter(include_dry=False)):
-        if record.outcome is Outcome.REJECTED_LOCAL:
-            refused.update(_reason_key(r) for r in record.reasons)
-        elif record.outcome is Outcome.REJECTED:
-            rejected[str(record.code)] += 1
-        tags[record.cl_ord_id] = (record.strategy, record.rule)
-        orders.append(OrderRow.from_journal(record))
+    # the rows straight from the query's plain rows (order_rows): no record per order
+    for row in order_rows(journal.iter_order_cells(OrderFilter(include_dry=False))):
+        if row.outcome == _REFUSED:
+            refused.update(_reason_key(r) for r in row.reasons)
+        elif row.outcome == _REJECTED:
+            rejected[row.code or "None"] += 1  # the code as text ("None": none given)
+        tags[row.cl_ord_id] = (row.strategy, row.rule)
+        orders.append(row)
     start, end = series.start_ms, series.end_ms
     fills = sorted(
         iter_history(port.fills, FillQuery(start=start, end=end)),

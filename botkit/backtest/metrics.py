@@ -35,11 +35,12 @@ times, durations as durations.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Decimal
 from itertools import islice, repeat
-from operator import sub, truediv
+from operator import attrgetter, sub, truediv
 
 import numpy as np
 
@@ -348,6 +349,10 @@ def _value(fill: FillRow) -> Decimal:
     return fill.value if fill.value is not None else fill.px * fill.qty
 
 
+_OUTCOME = attrgetter("outcome")
+_CL_ORD_ID = attrgetter("cl_ord_id")
+
+
 def compute_figures(result: BacktestResult, trades: Sequence[Trade] | None = None) -> Figures:
     """Every figure of ``result`` (see the module doc for the definitions); ``trades`` its
     round trips when already built."""
@@ -364,10 +369,10 @@ def compute_figures(result: BacktestResult, trades: Sequence[Trade] | None = Non
     annual = _annualised(final, start, period)
     calmar = _ratio(annual, dd) if annual is not None and dd else None
     stats = trade_statistics(trades)
-    outcomes: dict[str, int] = {}
-    for order in result.orders:
-        outcomes[order.outcome] = outcomes.get(order.outcome, 0) + 1
+    # the orders' fields read in C (map): a year holds ~120k orders
+    outcomes = Counter(map(_OUTCOME, result.orders))
     filled_ids = {f.cl_ord_id for f in result.fills if f.qty > 0}
+    filled = sum(map(filled_ids.__contains__, map(_CL_ORD_ID, result.orders)))
     return Figures(
         starting_balance=start,
         final_equity=final,
@@ -392,7 +397,7 @@ def compute_figures(result: BacktestResult, trades: Sequence[Trade] | None = Non
         worst_trade=_dec(stats["worst_trade"]),
         orders_total=len(result.orders),
         orders_placed=outcomes.get("accepted", 0),
-        orders_filled=sum(1 for o in result.orders if o.cl_ord_id in filled_ids),
+        orders_filled=filled,
         orders_refused=outcomes.get("rejected_local", 0),
         orders_rejected=outcomes.get("rejected", 0),
         orders_failed=outcomes.get("failed", 0),

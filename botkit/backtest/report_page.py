@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from html import escape
 from importlib import resources
-from operator import itemgetter
+from itertools import chain
+from operator import attrgetter, itemgetter, sub
 from typing import Any
 
 import numpy as np
@@ -53,7 +54,9 @@ __all__ = [
     "LEVEL_WIDTHS",
     "VISIBLE_BARS",
     "ChartData",
+    "OrderFields",
     "levels",
+    "order_fields",
     "render_page",
     "trade_fills",
 ]
@@ -294,20 +297,40 @@ def _dec(value: Decimal | None) -> str:
     return "" if value is None else plain(value)
 
 
+def _plain_texts(texts: Iterable[str]) -> list[str]:
+    """:func:`_dec` of each value given its exact text (``format(value, "f")``, ``""`` for
+    none; :attr:`OrderFields.px`): :func:`~botkit.numbers.plain` worked out on the text (a
+    year's ~120k order prices): no trailing zeros, ``0`` for any zero (``format`` writes a
+    non-finite value as ``str`` does)."""
+    out: list[str] = []
+    append = out.append
+    for text in texts:
+        if text and text[-1] == "0" and "." in text:
+            text = text.rstrip("0").rstrip(".")
+        append("0" if text == "-0" else text)
+    return out
+
+
 def _label(strategy: str, rule: str) -> str:
     return f"{strategy}/{rule}" if strategy or rule else "(unknown)"
 
 
 def page_data(
-    result: BacktestResult, chart: ChartData, trades: Sequence[Trade], summary: str
+    result: BacktestResult,
+    chart: ChartData,
+    trades: Sequence[Trade],
+    summary: str,
+    fields: OrderFields | None = None,
 ) -> dict[str, Any]:
-    """Everything the page's script reads, JSON-ready."""
+    """Everything the page's script reads, JSON-ready (``fields``: the orders', when the caller
+    has them already)."""
     symbol = chart.symbol
     fills = result.fills  # every row in the tables; the chart marks its own symbol's
     orders = result.orders
     own = [f for f in fills if not f.symbol or f.symbol == symbol]
-    rules = sorted({_label(f.strategy, f.rule) for f in fills}
-                   | {_label(o.strategy, o.rule) for o in orders})  # fmt: skip
+    tagged = set(zip(map(_STRATEGY, fills), map(_RULE, fills), strict=True))
+    tagged.update(zip(map(_STRATEGY, orders), map(_RULE, orders), strict=True))
+    rules = sorted({_label(*tag) for tag in tagged})  # each distinct pair labelled once
     index = {r: i for i, r in enumerate(rules)}
     lv = levels(chart.bars, chart.interval_ms, result.equity, result.starting_balance, own)
     finest = lv[0].width_ms
@@ -326,7 +349,7 @@ def page_data(
         ],
         "notes": list(chart.notes),
         "fills": _pack([_fill_cells(f, index, symbol) for f in fills], "tvvkvkvkkk"),
-        "orders": _pack(_order_rows(orders, index), "tvvkkvkkk"),
+        "orders": _order_columns(fields or order_fields(orders), index),
         "trades": _pack([_trade_cells(t, symbol) for t in trades], "vkkkkvvvvvvvvkk"),
         "tradeFills": trade_fills(trades, fills, symbol),
     }
@@ -340,16 +363,26 @@ def _pack(rows: Sequence[Sequence[object]], kinds: str) -> dict[str, Any]:
     for j, kind in enumerate(kinds):
         values = list(map(itemgetter(j), rows))  # a year's orders: ~120k cells a column
         if kind == "k":
-            texts = list(map(str, values))
-            words = sorted(set(texts))
-            at = {w: i for i, w in enumerate(words)}
-            columns.append({"d": words, "i": list(map(at.__getitem__, texts))})
-        elif kind == "t":  # an int is its own text's value
-            ints = [v if type(v) is int else int(str(v)) for v in values]
-            columns.append([b - a for a, b in zip([0, *ints], ints, strict=False)])
+            columns.append(_keyed(list(map(str, values))))
+        elif kind == "t":
+            columns.append(_steps(values))
         else:
             columns.append(values)
     return {"n": len(rows), "k": kinds, "c": columns}
+
+
+def _keyed(texts: list[str]) -> dict[str, Any]:
+    """A ``k`` column of :func:`_pack`: the distinct texts in order, and each row's index."""
+    words = sorted(set(texts))
+    at = {w: i for i, w in enumerate(words)}
+    return {"d": words, "i": list(map(at.__getitem__, texts))}
+
+
+def _steps(values: Iterable[object]) -> list[int]:
+    """A ``t`` column of :func:`_pack`: each integer's difference from the one before (an int
+    is its own text's value)."""
+    ints = [v if type(v) is int else int(str(v)) for v in values]
+    return list(map(sub, ints, chain((0,), ints)))
 
 
 def _fill_cells(f: FillRow, index: dict[str, int], symbol: str) -> list[object]:
@@ -392,6 +425,78 @@ def _order_rows(orders: Sequence[OrderRow], index: dict[str, int]) -> list[list[
     return rows
 
 
+_ORDER_KINDS = "tvvkkvkkk"
+_STRATEGY = attrgetter("strategy")
+_RULE = attrgetter("rule")
+_ORDER_FIELDS = tuple(
+    attrgetter(name)
+    for name in ("time_ms", "strategy", "rule", "cl_ord_id", "symbol", "side", "type", "px",
+                 "sz", "outcome", "code", "msg", "reasons")
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class OrderFields:
+    """Every order's fields as columns (:class:`~botkit.backtest.result.OrderRow`'s, in its
+    order), read once over the orders (in C, :func:`order_fields`) for both the page's table
+    and ``orders.csv`` (a year holds ~120k orders). ``px``: each price's exact text
+    (``format(px, "f")``, ``""`` for none), what the CSV writes and the page's plain text
+    starts from."""
+
+    times: list[int]
+    strategies: list[str]
+    rules: list[str]
+    ids: list[str]
+    symbols: list[str]
+    sides: list[str]
+    types: list[str]
+    px: list[str]
+    sizes: list[Decimal]
+    outcomes: list[str]
+    codes: list[str]
+    msgs: list[str]
+    reasons: list[tuple[str, ...]]
+
+
+def order_fields(orders: Sequence[OrderRow]) -> OrderFields:
+    """The :class:`OrderFields` of ``orders``."""
+    columns: list[list[Any]] = [list(map(get, orders)) for get in _ORDER_FIELDS]
+    columns[7] = ["" if px is None else format(px, "f") for px in columns[7]]
+    return OrderFields(*columns)
+
+
+def _order_columns(fields: OrderFields, index: dict[str, int]) -> dict[str, Any]:
+    """``_pack(_order_rows(orders, index), "tvvkkvkkk")`` made a column at a time from the
+    orders' fields: the cells that repeat (the rule's index, the reason, the size) worked out
+    once per distinct value, no row built (a year holds ~120k orders; the rows and their
+    columns cost about a third of the page's data). ``_order_rows`` is the model
+    (``tests/backtest/test_report_order_columns.py`` compares them)."""
+    f = fields
+    keys = list(zip(f.strategies, f.rules, strict=True))
+    rule_index = {key: index[_label(*key)] for key in set(keys)}
+    causes = list(zip(f.reasons, f.codes, f.msgs, strict=True))
+    whys = {key: "; ".join(key[0]) or " ".join(x for x in key[1:] if x) for key in set(causes)}
+    sizes: dict[Decimal | None, str] = {}
+    size_texts = []
+    for sz in f.sizes:
+        text = sizes.get(sz) if sz is None or sz.is_finite() else _dec(sz)
+        if text is None:
+            text = sizes[sz] = _dec(sz)
+        size_texts.append(text)
+    columns: list[Any] = [
+        _steps(f.times),
+        list(map(rule_index.__getitem__, keys)),
+        f.ids,
+        _keyed(f.sides),
+        _keyed(f.types),
+        _plain_texts(f.px),
+        _keyed(size_texts),
+        _keyed(f.outcomes),
+        _keyed(list(map(whys.__getitem__, causes))),
+    ]
+    return {"n": len(f.times), "k": _ORDER_KINDS, "c": columns}
+
+
 def _trade_cells(t: Trade, symbol: str) -> list[object]:
     closed = t.exit.label() if t.status == "closed" else ""
     return [t.number, t.side, t.status, t.entry.label(), closed, t.entry_ms, t.exit_ms,
@@ -429,14 +534,16 @@ def render_page(
     trades: Sequence[Trade] = (),
     summary: str = "",
     links: Iterable[str] = (),
+    fields: OrderFields | None = None,
 ) -> str:
     """The page of ``result`` for ``chart``'s symbol (``summary``: the printed summary;
-    ``links``: report files to link, relative)."""
+    ``links``: report files to link, relative; ``fields``: the orders' (:func:`order_fields`),
+    when the caller has them already)."""
     title = (
         f"Backtest {chart.symbol} {format_interval(chart.interval_ms)} "
         f"{format_time(result.start_ms)} → {format_time(result.end_ms)}"
     )
-    data = page_data(result, chart, trades, summary)
+    data = page_data(result, chart, trades, summary, fields)
     files = " · ".join(f'<a href="{escape(name)}">{escape(name)}</a>' for name in links)
     return "\n".join([
         "<!DOCTYPE html>",

@@ -4,14 +4,15 @@ The driver fills a :class:`BacktestResult`: the period, the equity curve (sample
 driver, e.g. once a candle), the price it replayed, every order with its outcome (the
 journal's :class:`~botkit.journal.records.Outcome` words), every fill, the counts of local
 refusals by reason and exchange rejections by code, the final positions, the money
-figures and the run's notes (gaps allowed through, warnings). :meth:`OrderRow.from_journal`,
-:meth:`FillRow.from_fill` and :meth:`PositionRow.from_position` build rows from what the
-journal and the exchange port return. Everything is a plain frozen value; amounts are ``Decimal``.
+figures and the run's notes (gaps allowed through, warnings). :meth:`OrderRow.from_journal`
+(and :func:`order_rows`, from the journal's plain rows), :meth:`FillRow.from_fill` and
+:meth:`PositionRow.from_position` build rows from what the journal and the exchange port
+return. Everything is a plain frozen value; amounts are ``Decimal``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import lru_cache
@@ -22,9 +23,10 @@ from botkit.frozen import quick_init
 
 if TYPE_CHECKING:
     from botkit.exchange.models import Fill, Position
+    from botkit.journal.queries import OrderCells
     from botkit.journal.records import OrderBrief, OrderRecord
 
-__all__ = ["BacktestResult", "EquityPoint", "FillRow", "OrderRow", "PositionRow"]
+__all__ = ["BacktestResult", "EquityPoint", "FillRow", "OrderRow", "PositionRow", "order_rows"]
 
 _ZERO = Decimal(0)
 
@@ -90,6 +92,33 @@ class OrderRow:
         )
 
 
+def order_rows(cells: Iterable[OrderCells]) -> Iterator[OrderRow]:
+    """:meth:`OrderRow.from_journal` of each order the journal's
+    :meth:`~botkit.journal.db.Journal.iter_order_cells` gives (the same rows, without a record
+    built per order and read once: a year of orders paid about a third of the result for it)."""
+    new = OrderRow
+    for cell in cells:
+        (
+            _, ts_ms, strategy, rule, cl_ord_id, symbol, side, type_, px, sz, outcome, code, msg,
+            why,
+        ) = cell  # fmt: skip
+        yield new(
+            ts_ms,
+            intern(strategy),
+            intern(rule),
+            cl_ord_id,
+            intern(symbol),
+            intern(side),
+            intern(type_),
+            Decimal(px) if px else None,
+            _size(sz),
+            intern(outcome) if outcome else "unsettled",
+            "" if code is None else str(code),
+            msg,  # type: ignore[arg-type]  # the message, else the error: NULL only as both are
+            () if why is None else why,
+        )
+
+
 @lru_cache(maxsize=256)
 def _size(text: str) -> Decimal:
     """An order size as a Decimal, one shared object per distinct text (sizes repeat)."""
@@ -122,19 +151,22 @@ class FillRow:
     def from_fill(cls, fill: Fill, strategy: str = "", rule: str = "") -> FillRow:
         """The row of an execution of ``/v3/trade/order/trades``, tagged with the strategy and
         rule that placed its order."""
+        pos_side = fill.posSide
+        # positional, in the fields' order, and each member's own value (``.value`` is a
+        # property): a year's fills paid for both
         return cls(
-            time_ms=fill.cTime or 0,
-            cl_ord_id=fill.clOrdId,
-            side=fill.side.value,
-            px=fill.px or _ZERO,
-            qty=fill.qty or _ZERO,
-            fee=fill.feeAmt or _ZERO,
-            role=fill.role.lower(),
-            symbol=fill.symbol,
-            value=fill.value,
-            pos_side=fill.posSide.value if fill.posSide is not None else "",
-            strategy=strategy,
-            rule=rule,
+            fill.cTime or 0,  # time_ms
+            fill.clOrdId,  # cl_ord_id
+            fill.side._value_,  # side
+            fill.px or _ZERO,  # px
+            fill.qty or _ZERO,  # qty
+            fill.feeAmt or _ZERO,  # fee
+            fill.role.lower(),  # role
+            fill.symbol,  # symbol
+            fill.value,  # value
+            pos_side._value_ if pos_side is not None else "",  # pos_side
+            strategy,  # strategy
+            rule,  # rule
         )
 
 

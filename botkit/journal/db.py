@@ -897,6 +897,17 @@ class Journal:
             finally:
                 self._walks -= 1
 
+    def iter_order_cells(self, flt: OrderFilter | None = None) -> Iterator[queries.OrderCells]:
+        """:meth:`iter_order_briefs` as the plain rows of
+        :func:`~botkit.journal.queries.iter_order_cells` (a backtest's result over a year of
+        orders: no record built per order). The journal is held the same way meanwhile."""
+        with self._read(indexed=False) as conn:  # every order in id order: a scan
+            self._walks += 1
+            try:
+                yield from queries.iter_order_cells(conn, flt or OrderFilter())
+            finally:
+                self._walks -= 1
+
     def trips(
         self, *, cycle_id: int | None = None, since_ms: int | None = None
     ) -> list[TripRecord]:

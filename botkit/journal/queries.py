@@ -32,6 +32,7 @@ __all__ = [
     "events_after",
     "events_for",
     "iter_order_briefs",
+    "iter_order_cells",
     "known_ids",
     "select_orders",
     "select_trips",
@@ -133,6 +134,37 @@ def iter_order_briefs(conn: sqlite3.Connection, flt: OrderFilter) -> Iterator[Or
                 () if reasons == _NO_REASONS else tuple(json.loads(reasons)),
                 error,
             )
+
+
+_CELL_COLUMNS = (  # the id for the order (and a limit's inner query)
+    "id, ts_ms, strategy, rule, cl_ord_id, symbol, side, type, coalesce(px, intent_px),"
+    " coalesce(sz, intent_sz), outcome, code,"
+    " CASE WHEN msg IS NULL OR msg = '' THEN error ELSE msg END,"
+    f" CASE WHEN reasons = '{_NO_REASONS}' THEN NULL ELSE reasons END"
+)
+
+OrderCells = tuple[
+    int, int, str, str, str, str, str, str, str | None, str, str | None, int | None,
+    str | None, tuple[str, ...] | None,
+]  # fmt: skip
+"""An order as :func:`iter_order_cells` gives it: ``(id, ts_ms, strategy, rule, cl_ord_id,
+symbol, side, type, px, sz, outcome, code, msg, reasons)``."""
+
+
+def iter_order_cells(conn: sqlite3.Connection, flt: OrderFilter) -> Iterator[OrderCells]:
+    """:func:`iter_order_briefs` as the plain rows SQLite returns, what a backtest's table of
+    orders shows worked out in the query (a year of orders built a record per order only to
+    read it once): ``px`` and ``sz`` the ones sent, else the intended ones (``px`` text may be
+    empty); ``outcome`` its word (``None``: unsettled); ``msg`` the message, else the error;
+    ``reasons`` ``None`` when there are none, else the tuple (decoded here)."""
+    sql, args = _orders_sql(flt, _CELL_COLUMNS)
+    cursor = conn.execute(sql, args)
+    while rows := cursor.fetchmany(1000):
+        for row in rows:
+            if row[13] is None:
+                yield row
+            else:
+                yield (*row[:13], tuple(json.loads(row[13])))
 
 
 def kept_index(flt: OrderFilter) -> bool:
