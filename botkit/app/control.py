@@ -156,9 +156,28 @@ def selection_of(
                 f"botkit {command}: no strategy {strategy!r} is loaded from"
                 f" {parts.runner.store.paths[0]} — its positions are not known; use --symbol"
             )
+        if loaded is None and (twin := _tag_owner(strategy, parts)) is not None:
+            from botkit.rules.ids import strategy_tag
+
+            raise UsageError(
+                f"botkit {command}: no strategy {strategy!r} is loaded, and its client order id"
+                f" tag ({strategy_tag(strategy)}) is that of {twin!r}: the orders it would"
+                f" select are {twin}'s — use --strategy {twin} (or --symbol)"
+            )
         symbols = None if loaded is None else frozenset(loaded.symbols)
         return Selection(strategy=strategy, symbols=symbols)
     return Selection()
+
+
+def _tag_owner(name: str, parts: Assembly) -> str | None:
+    """Another strategy (loaded now, or known to the journal) whose client order id tag is
+    ``name``'s: the orders a selection by ``name`` finds are that one's (a strategy of that name
+    is refused from loading for it: :func:`botkit.rules.ids.twin_clash`)."""
+    from botkit.rules.ids import strategy_tag, tag_twin
+
+    known = set(parts.runner.store.strategies)
+    known |= {record.name for record in parts.journal.strategies(strategy_tag)}
+    return tag_twin(name, sorted(known))
 
 
 def unknown_strategy(name: str, parts: Assembly) -> str:

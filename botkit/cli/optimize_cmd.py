@@ -66,7 +66,9 @@ def _engine(args: argparse.Namespace) -> Iterator[tuple[Evaluate, str]]:
                 (f"{args.cluster} ({workers} worker(s))"),
             )
         return
-    jobs = args.jobs or os.cpu_count() or 1
+    # a batch runs at most two backtests a trial at a time (a fold's train and test windows):
+    # more processes would only be started to wait
+    jobs = min(args.jobs or os.cpu_count() or 1, 2 * min(args.batch, args.trials))
     with local_evaluator(jobs) as evaluate:
         yield evaluate, f"{jobs} process(es)"
 
@@ -226,7 +228,9 @@ def register(sub: Any) -> None:
                         help="walk-forward folds (default: one train/test split)")  # fmt: skip
     parser.add_argument("--rank", choices=("oos", "is"), default="oos",
                         help="rank by the out-of-sample (default) or in-sample figure")  # fmt: skip
-    parser.add_argument("--jobs", type=positive_int, metavar="N", help="local processes")
+    parser.add_argument("--jobs", type=positive_int, metavar="N",
+                        help="local processes (default: one per core; at most two a trial of a"
+                        " batch)")  # fmt: skip
     parser.add_argument("--cluster", type=_cluster, metavar="ADDRESS|local:N",
                         help="run the backtests on a Dask cluster (botkit[cluster])")  # fmt: skip
     parser.add_argument("--report", type=Path, metavar="DIR", help="write the study report here")

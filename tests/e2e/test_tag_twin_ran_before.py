@@ -88,6 +88,17 @@ def test_a_new_strategy_with_the_tag_of_a_removed_one_is_refused_and_leaves_its_
     assert status.returncode == 0, status.stdout + status.stderr
     assert f": of removed strategy {OLD} (on_delete: keep)" in status.stdout  # still its orphan
 
+    # the operator cleans up what the refused one would have placed: not the old one's orders
+    cancel = setup.botkit("cancel", "--strategy", NEW, "--yes")
+    assert cancel.returncode == 2, cancel.stdout + cancel.stderr
+    assert cancel.stderr.strip().splitlines()[-1] == (
+        f"error: botkit cancel: no strategy '{NEW}' is loaded, and its client order id tag"
+        f" (7ljhhs) is that of '{OLD}': the orders it would select are {OLD}'s — use"
+        f" --strategy {OLD} (or --symbol)"
+    )
+    assert setup.resting() == placed
+    assert setup.events("cancel") == []
+
     # renamed: its own tag, loads; the old order is still not its own
     new_file.write_text(tidy(RENAMED))
     assert setup.botkit("check", "--offline").returncode == 0

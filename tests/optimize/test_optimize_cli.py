@@ -131,6 +131,17 @@ def test_bad_input_is_one_line_and_exit_2(
     assert message in err[0]
 
 
+def test_the_process_pool_is_no_larger_than_a_batch_can_use(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A batch runs two backtests a trial at a time (train and test): ``--jobs`` beyond that
+    (a typo of a huge number included) starts no more processes."""
+    argv = [*STUDY, "--trials", "1", "--batch", "1", "--jobs", str(10**30)]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert " on 2 process(es), 1 fold(s)" in err, err
+
+
 def test_resuming_with_other_settings_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
