@@ -236,7 +236,8 @@ def test_check_reads_the_journal_it_is_given(tmp_path: Path) -> None:
 
 def test_a_backtest_starts_with_a_new_journal_so_none_ran_before(tmp_path: Path) -> None:
     """A backtest's journal is new (``--journal`` must name a new file): no strategy ran in it,
-    so a name of a tag another journal knows is no clash there."""
+    so a name of a tag another journal knows is no clash there. A guard against refusing too
+    much (a backtest asking the service's journal, say): it held before the refusal too."""
     path = ran_journal(tmp_path, FIRST)
     data = tmp_path / "c.csv"
     data.write_text(
