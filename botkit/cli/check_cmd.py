@@ -164,19 +164,27 @@ def load_instruments(
 
 
 def _journal_ran(choice: Path | None, settings: Any) -> tuple[Mapping[str, str] | None, str]:
-    """The strategies the journal knows (name → how the journal is named) and its path:
-    ``--journal``'s (it must exist), else the settings' when it exists (None: no journal)."""
-    from botkit.clock import wall_ms
-    from botkit.journal import Journal
-    from botkit.rules.store import ran_in
+    """The strategies the journal knows (name → how the journal is named) and what the result
+    line says of it: ``--journal``'s (it must exist), else the settings' when it exists (None:
+    no journal read, and the line says why). Read only: the file is left as it is."""
+    from botkit.journal.reader import read_strategies
+    from botkit.rules.ids import strategy_tag
 
     path = choice if choice is not None else getattr(settings, "journal", None)
-    if path is None or str(path) == ":memory:" or not Path(path).is_file():
-        if choice is not None:
-            raise UsageError(f"botkit check: --journal {choice} does not exist — name a journal")
-        return None, ""
-    with Journal(Path(path), clock=wall_ms) as journal:  # read, as botkit status does
-        return ran_in(journal, f"the journal {path}")(), str(path)
+    if choice is not None and not choice.exists():
+        raise UsageError(f"botkit check: --journal {choice} does not exist — name a journal")
+    if path is None or str(path) == ":memory:" or not Path(path).exists():
+        where = (
+            "no journal setting"
+            if path is None
+            else "the journal setting is :memory:"
+            if str(path) == ":memory:"
+            else f"none at {path}"
+        )
+        return None, f"id tags not checked against a journal: {where} — pass --journal FILE"
+    where = f"the journal {path}"
+    known = {record.name: where for record in read_strategies(Path(path), strategy_tag)}
+    return known, f"id tags checked against {where}"
 
 
 def run_check(args: argparse.Namespace) -> int:
@@ -217,8 +225,7 @@ def run_check(args: argparse.Namespace) -> int:
         checked = "symbols not checked: --offline"
     else:
         checked = "symbols not checked"
-    if journal:
-        checked += f"; id tags checked against the journal {journal}"
+    checked += f"; {journal}"
     print(f"ok: {len(strategies)} strateg{'ies' if len(strategies) != 1 else 'y'} ({checked})")
     return 0
 

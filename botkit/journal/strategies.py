@@ -38,12 +38,17 @@ def mark_removed(conn: sqlite3.Connection, names: Sequence[str], now: int) -> No
 
 
 def select_strategies(
-    conn: sqlite3.Connection, tag_of: Callable[[str], str]
+    conn: sqlite3.Connection, tag_of: Callable[[str], str], *, recorded: bool = True
 ) -> list[StrategyRecord]:
-    """Every strategy known, by name; those with only orders journaled get ``on_delete=""``."""
-    rows = conn.execute(
-        "SELECT name, tag, version, source, on_delete, loaded_ms, removed_ms FROM strategies"
-    ).fetchall()
+    """Every strategy known, by name; those with only orders journaled get ``on_delete=""``.
+    ``recorded=False``: a journal older than the ``strategies`` table (schema 3): orders only."""
+    rows = (
+        conn.execute(
+            "SELECT name, tag, version, source, on_delete, loaded_ms, removed_ms FROM strategies"
+        ).fetchall()
+        if recorded
+        else []
+    )
     out = {r[0]: StrategyRecord(*r) for r in rows}
     for (name,) in conn.execute("SELECT DISTINCT strategy FROM orders WHERE dry = 0"):
         if name not in out:

@@ -99,5 +99,6 @@ def test_botkit_check_names_an_unknown_status_once_and_passes(
     assert out == [
         "note: instrument ETH_USDT_PERP has status '3', which botkit does not know: no new"
         " orders are placed on it until the exchange reports it OPEN",
-        "ok: 1 strategy (symbols and limits checked)",
+        "ok: 1 strategy (symbols and limits checked; id tags not checked against a journal:"
+        f" none at {tmp_path / 'none.sqlite'} — pass --journal FILE)",
     ]

@@ -19,7 +19,10 @@ def test_examples_pass_check_against_the_simulator_instruments(
 ) -> None:
     monkeypatch.setenv("BOTKIT_JOURNAL", str(tmp_path / "none.sqlite"))  # not the checkout's
     assert main(["check", *map(str, EXAMPLES), "--instruments", "sim"]) == 0
-    assert capsys.readouterr().out == "ok: 7 strategies (symbols and limits checked)\n"
+    assert capsys.readouterr().out == (
+        "ok: 7 strategies (symbols and limits checked; id tags not checked against a journal:"
+        f" none at {tmp_path / 'none.sqlite'} — pass --journal FILE)\n"
+    )
 
 
 def test_problems_are_one_line_each_and_exit_1(
@@ -69,10 +72,14 @@ def test_default_path_is_the_strategies_folder(
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("BOTKIT_CONFIG", raising=False)
     monkeypatch.delenv("BOTKIT_STRATEGIES_DIR", raising=False)
+    monkeypatch.delenv("BOTKIT_JOURNAL", raising=False)
     (tmp_path / "strategies").mkdir()
     (tmp_path / "strategies" / "a.yaml").write_text(GOOD)
     assert main(["check", "--instruments", "none"]) == 0
-    assert capsys.readouterr().out == "ok: 1 strategy (symbols not checked)\n"
+    assert capsys.readouterr().out == (  # the journal setting's default, from the cwd
+        "ok: 1 strategy (symbols not checked; id tags not checked against a journal: none at"
+        " var/journal.sqlite — pass --journal FILE)\n"
+    )
 
 
 def test_empty_folder_and_missing_path_are_problems(

@@ -18,6 +18,9 @@ from tests.simserve import sim_serve
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY, SECRET = "check-key-1", "check-secret-2"
+NO_JOURNAL = (  # the journal setting's default, from the cwd (tmp_path): none there
+    "id tags not checked against a journal: none at var/journal.sqlite — pass --journal FILE"
+)
 GOOD = "strategy: a\nsymbol: BTC_USDT_PERP\nevery: 1m\nrules:\n  - name: r\n    cancel: {}\n"
 
 
@@ -83,7 +86,7 @@ def test_a_good_file_passes_with_the_live_check_named(tmp_path: Path, sim_url: s
     done = _check(tmp_path, sim_url, files={"good.yaml": GOOD})
     assert (done.returncode, done.stderr) == (0, "")
     assert done.stdout == (
-        "ok: 1 strategy (symbols and limits checked against the live exchange)\n"
+        f"ok: 1 strategy (symbols and limits checked against the live exchange; {NO_JOURNAL})\n"
     )
 
 
@@ -105,7 +108,7 @@ def test_an_unreachable_live_exchange_is_a_failure_and_the_files_are_still_check
 def test_offline_checks_without_the_exchange_and_says_so(tmp_path: Path) -> None:
     done = _check(tmp_path, _closed_port_url(), "--offline", files={"good.yaml": GOOD})
     assert (done.returncode, done.stderr) == (0, "")
-    assert done.stdout == "ok: 1 strategy (symbols not checked: --offline)\n"
+    assert done.stdout == f"ok: 1 strategy (symbols not checked: --offline; {NO_JOURNAL})\n"
 
 
 SEVERAL = """\

@@ -22,6 +22,14 @@ BIG = 50_000_000
 """A sparse file this large costs no disk, but reading it whole allocates as much memory."""
 
 
+def _no_journal(tmp_path: Path) -> str:
+    """What the ok line says of the journal setting's file, which these tests leave missing."""
+    return (
+        f"id tags not checked against a journal: none at {tmp_path / 'none.sqlite'}"
+        " — pass --journal FILE"
+    )
+
+
 @pytest.fixture
 def rig(tmp_path: Path) -> Iterator[Rig]:
     r = make_rig(tmp_path)
@@ -115,7 +123,7 @@ def test_comments_and_blank_lines_are_skipped_not_gathered(
     path = tmp_path / "blank.yaml"
     path.write_text("# a comment\n" + "\n" * 900_000 + _good() + "# the end\n")
     code, lines = _check(capsys, str(path))
-    assert (code, lines) == (0, ["ok: 1 strategy (symbols not checked)"])
+    assert (code, lines) == (0, [f"ok: 1 strategy (symbols not checked; {_no_journal(tmp_path)})"])
 
 
 # --- symlinks out of the strategies folder ---------------------------------------------------
@@ -152,7 +160,10 @@ def test_the_setting_allows_symlinks_out_of_the_folder(
     folder, _ = _linked_folder(tmp_path)
     monkeypatch.setenv("BOTKIT_ALLOW_STRATEGY_SYMLINKS", "true")
     monkeypatch.setenv("BOTKIT_JOURNAL", str(tmp_path / "none.sqlite"))  # not the checkout's
-    assert _check(capsys, str(folder)) == (0, ["ok: 2 strategies (symbols not checked)"])
+    assert _check(capsys, str(folder)) == (
+        0,
+        [f"ok: 2 strategies (symbols not checked; {_no_journal(tmp_path)})"],
+    )
 
 
 def test_the_reload_path_keeps_the_last_good_version_when_a_file_becomes_an_outside_link(
