@@ -466,6 +466,7 @@ class _Forward:
             2 * MIN_BULK,
             high_now=engine.high_24h(symbol),
             tops=lambda i, j: columns.tops(start + i, start + j),
+            least=MIN_BULK,
         )
         if not bounded:
             return 0, None
