@@ -115,6 +115,7 @@ def proven_count(
     *,
     high_now: Decimal | None = None,
     tops: Callable[[int, int], list[Decimal]] | None = None,
+    least: int = 0,
 ) -> tuple[int, int, bool]:
     """``(n, m, bounded)``: every one of ``rechecks`` (of strategies on ``symbol``) is proven
     false at the close of each of the next ``n`` candles, and not at the close of candle
@@ -141,7 +142,14 @@ def proven_count(
     and the range is grown to the first close no provable range holds, found by bisection over
     the closes that would widen it (:meth:`_Proofs.widen`: a range of marks proven is proven
     over any range inside it, so the closes before that one are counted) — and only that one
-    is left to the per-candle check."""
+    is left to the per-candle check.
+
+    ``least``: a count under which the caller has no use for the candles proven (it steps
+    through them one by one anyway). When the first block does not prove, the range of the
+    first ``least`` closes is tried before any search; when it does not prove either, the
+    answer is ``(n, least, bounded)`` — fewer than ``least`` are proven, and where the first
+    unproven close lies is not searched for (the per-candle check finds it): a position closed
+    within a few candles of its opening costs one proof more instead of a search."""
     proofs = _Proofs(rechecks, bounds, symbol, closes, high_now, tops)
     good = 0
     block = first
@@ -163,6 +171,8 @@ def proven_count(
                 block *= 2
                 continue
             blocks = False  # a close ahead is outside every range provable: search for it
+            if good < least < size and not proofs.grow(proofs.seen[good:least], least):
+                return good, least, not proofs.unbounded  # fewer than ``least``: not searched
         failed = proofs.widen(good, size)
         good = proofs.inside(good, size)
         if good == failed < size:  # the first close no provable range holds

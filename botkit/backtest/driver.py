@@ -473,6 +473,7 @@ class _Forward:
             2 * MIN_BULK,
             high_now=engine.high_24h(symbol),
             tops=lambda i, j: columns.tops(start + i, start + j),
+            least=MIN_BULK,
         )
         if not bounded:
             return 0, None
@@ -502,6 +503,8 @@ class _Forward:
         base, bars = self.chunk
         done = skips = a
         upto = len(bars) if limit is None else min(len(bars), a - base + limit)
+        closes: list[int] = []  # the closes passed and their marks, for the equity samples
+        marks: list[Decimal] = []
         for k in range(a - base, upto):
             bar = bars[k]
             try:
@@ -517,25 +520,28 @@ class _Forward:
                 self.moved, self.loud = True, skipped is False  # the plain loop's cycle
                 break
             done += 1  # skipped, or no strategy due: the plain loop asks nothing either
+            closes.append(close)
+            marks.append(bar.close)
         self.cut_by_band = not self.loud  # the band, the bars at hand, or a cycle to ask
         if done > a:
             self.run_.cycles += skips - a
-            self._sample(a, done)
+            self._sample_at(closes, marks)
         return done - a
 
     def _sample(self, a: int, b: int) -> None:
         """The equity samples of candles ``[a, b)`` at their closes, all but the mark as now."""
         closes = self.times[a:b] + self.interval
-        positions = self.engine.account.positions
-        exposure = sum([abs(p.qty) for p in positions.values()], _ZERO) if positions else _ZERO
         for begin in range(a, b, _SAMPLES):  # a block at a time: the memory stays small
             upto = min(b, begin + _SAMPLES)
-            marks = self.columns.closes(begin, upto)
-            self.equity.extend(
-                closes[begin - a : upto - a].tolist(),
-                self.engine.equity_at(self.symbol, marks),
-                exposure,
-            )
+            self._sample_at(closes[begin - a : upto - a].tolist(), self.columns.closes(begin, upto))
+
+    def _sample_at(self, closes: list[int], marks: list[Decimal]) -> None:
+        """The equity samples at ``closes``, each with the mark of the same place in ``marks``
+        (the candles' closes) and all else as now: :meth:`_sample` of candles given by their
+        closes (those a stretch stepped through, or passed, already has)."""
+        positions = self.engine.account.positions
+        exposure = sum([abs(p.qty) for p in positions.values()], _ZERO) if positions else _ZERO
+        self.equity.extend(closes, self.engine.equity_at(self.symbol, marks), exposure)
 
     def _pass(self, a: int, b: int) -> None:
         times, interval = self.times, self.interval
@@ -543,6 +549,9 @@ class _Forward:
         self.run_.cycles += self.runner.pass_quiet(closes)
         tail = self._tail(a, b)
         moves = 4 * (tail - a)  # the candles whose points are dropped moved the mark too
+        # the closes of the candles recorded whole, for their equity samples (a short stretch
+        # recorded whole from its first candle: the rest are sampled from the columns)
+        marks: list[Decimal] | None = [] if tail == a and b - a <= _SAMPLES else None
         for begin in range(tail, b, CHUNK):  # a block at a time: candles off the minute
             upto = min(b, begin + CHUNK)  # boundaries keep every point of a long stretch
             moves += 4 * (upto - begin)
@@ -553,16 +562,22 @@ class _Forward:
                         self.symbol, times[begin:upto].tolist(), *prices, moves
                     )
                     moves = 0
+                    if marks is not None:
+                        marks.extend(prices[3])
                     continue
                 except ValueError:  # off the minute, or not consistent: point by point
                     pass
+            marks = None
             bars = self.columns[begin:upto]
             points = [p for bar in bars for p in candle_path(bar, interval)]
             self.engine.pass_quietly(self.symbol, points, moves)
             moves = 0
         last_close = int(closes[-1])
         self.clock.set(last_close)
-        self._sample(a, b)
+        if marks is not None:
+            self._sample_at(closes.tolist(), marks)
+        else:
+            self._sample(a, b)
 
     def _tail(self, a: int, b: int) -> int:
         """The first candle of ``[a, b)`` whose points the price series must record (see the

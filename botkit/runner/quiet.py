@@ -90,7 +90,7 @@ def _strategy_verdict(
 ) -> tuple[Quiet, tuple[KeepCheck, ...]] | None:
     """:func:`strategy_quiet`, and with ``keeps`` a :class:`KeepCheck` for each ``keep:`` rule
     that declared its orders (quiet while the check says the reconcile would keep them all)."""
-    verdict = Quiet()
+    verdict: Quiet | None = None  # the first rule's own, then the union (as Quiet() | each)
     checks: list[KeepCheck] = []
     for rule, result in zip(strategy.rules, evaluation.results, strict=True):
         values: dict[str, Any] = {}
@@ -110,8 +110,8 @@ def _strategy_verdict(
             )
         if quiet is None:
             return None
-        verdict = verdict | quiet
-    return verdict, tuple(checks)
+        verdict = quiet if verdict is None else verdict | quiet
+    return (Quiet() if verdict is None else verdict), tuple(checks)
 
 
 def _no_fill(_cl_ord_id: str) -> FillFact | None:

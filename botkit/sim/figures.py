@@ -109,6 +109,7 @@ class Leg:
     """One open position: its book part, and its figures at ``mark`` (read-only for readers)."""
 
     __slots__ = (
+        "at",
         "avail",
         "avg",
         "im",
@@ -144,6 +145,27 @@ class Leg:
         self.mark = _NO_MARK
         self.notional = self.upl = self.im = self.mm = _ZERO
         self.open: OpenPosition | None = None
+        self.at: dict[Decimal, tuple[Decimal, Decimal, Decimal, Decimal]] = {}
+        """:func:`~botkit.sim.accounts.leg_figures` at marks asked for by
+        :meth:`AccountFigures.between` (the leg's other inputs are fixed), by mark: each
+        figure is rounded to 1e-8, so equal marks give the same figures whatever their
+        exponent."""
+
+    def figures_at(self, mark: Decimal) -> tuple[Decimal, Decimal, Decimal, Decimal]:
+        """:func:`~botkit.sim.accounts.leg_figures` of the leg at ``mark``, kept for the next
+        ask (at most :data:`_AT_MARKS` marks: the ends of the ranges one stretch proves)."""
+        at = self.at
+        found = at.get(mark)
+        if found is None:
+            found = leg_figures(self.size, self.signed, self.avg, mark, self.lever, self.mm_rate)
+            if len(at) >= _AT_MARKS:
+                at.clear()
+            at[mark] = found
+        return found
+
+
+_AT_MARKS = 64
+"""Marks whose figures a leg keeps for :meth:`AccountFigures.between`."""
 
 
 class Book:
@@ -451,8 +473,9 @@ class AccountFigures:
     def between(self, series: PriceSeries, lo: Decimal, hi: Decimal) -> MarkBounds | None:
         """Bounds of the figures a read gives with the mark of ``series`` anywhere from ``lo``
         to ``hi`` (``0 < lo <= hi``) and the rest of the account as now (the orders, the
-        positions, the settings, the other marks); None when they cannot be given. Computes
-        and keeps nothing.
+        positions, the settings, the other marks); None when they cannot be given. Keeps only
+        the legs' figures at ``lo`` and ``hi`` (:meth:`Leg.figures_at`: one stretch's proofs
+        share their ends).
 
         Why they hold: with the book fixed, a position's figures at mark ``m`` are the
         :func:`~botkit.sim.accounts.leg_figures` of ``m``, each a chain of monotone steps —
@@ -480,12 +503,8 @@ class AccountFigures:
             if leg.series is series:
                 if not (leg.lever > _ZERO and leg.mm_rate >= _ZERO and leg.size >= _ZERO):
                     return None
-                _, upl_a, im_a, mm_a = leg_figures(
-                    leg.size, leg.signed, leg.avg, lo, leg.lever, leg.mm_rate
-                )
-                _, upl_b, im_b, mm_b = leg_figures(
-                    leg.size, leg.signed, leg.avg, hi, leg.lever, leg.mm_rate
-                )
+                _, upl_a, im_a, mm_a = leg.figures_at(lo)
+                _, upl_b, im_b, mm_b = leg.figures_at(hi)
                 upl: Bounds = (min(upl_a, upl_b), max(upl_a, upl_b))
                 im: Bounds = (im_a, im_b)
                 mm: Bounds = (mm_a, mm_b)

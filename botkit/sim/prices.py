@@ -158,14 +158,15 @@ class PriceSeries:
             for t, o, h, lo, c in zip(times, opens, highs, lows, closes, strict=True)
         ]
         self._history.extend(minutes)
-        # every minute but the last (the current one now) is closed
-        add = self._add_minute
-        done = cur
-        for done in minutes[:-1]:
-            add(done)
-        day = self._day
-        if day and day[0].sT <= done.sT - DAY_MS:
-            self._expire(done.sT - DAY_MS)
+        # every minute but the last (the current one now) is closed: :meth:`_add_minute` of
+        # each in turn, at once (untraded: the day's sums stay; see :meth:`_add_closed`)
+        closed = minutes[:-1]
+        if closed:
+            self._add_closed(closed)
+            done = closed[-1]
+            day = self._day
+            if day[0].sT <= done.sT - DAY_MS:
+                self._expire(done.sT - DAY_MS)
         cur = minutes[-1]
         self._cur = cur
         self.mark = cur.c
@@ -338,6 +339,35 @@ class PriceSeries:
         while day_min and day_min[-1].l >= done.l:
             day_min.pop()
         day_min.append(done)
+
+    def _add_closed(self, closed: Sequence[MinuteCandle]) -> None:
+        """:meth:`_add_minute` of each of ``closed`` (untraded minutes, oldest first) in turn,
+        worked out at once: the window gains them all; of the highs' deque (highs falling) a
+        minute stays when its high is above every later one's — an earlier one's above the
+        highest of ``closed``, one of ``closed`` above those after it — as the pops of one
+        minute at a time leave it (``<=``: the later of equal highs stays); the lows' deque
+        likewise."""
+        self._day.extend(closed)
+        top = bottom = closed[-1]
+        highs = [top]  # newest first: the minutes of ``closed`` that stay, then reversed
+        lows = [bottom]
+        high, low = top.h, bottom.l
+        for minute in reversed(closed):
+            if minute.h > high:
+                high = minute.h
+                highs.append(minute)
+            if minute.l < low:
+                low = minute.l
+                lows.append(minute)
+        day_max, day_min = self._day_max, self._day_min
+        while day_max and day_max[-1].h <= high:
+            day_max.pop()
+        highs.reverse()
+        day_max.extend(highs)
+        while day_min and day_min[-1].l >= low:
+            day_min.pop()
+        lows.reverse()
+        day_min.extend(lows)
 
 
 def candle_row(c: MinuteCandle, interval_ms: int) -> list[str | int]:
