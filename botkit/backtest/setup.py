@@ -29,6 +29,7 @@ from botkit.rules.check import load_scan
 from botkit.rules.durations import format_duration
 from botkit.rules.ids import twin_clash
 from botkit.rules.loader import loads_bytes
+from botkit.rules.source import SourceText
 from botkit.sim.config import SimConfig, load_sim_config
 from botkit.sim.engine import SimEngine
 from botkit.sim.port import SimPort
@@ -220,12 +221,14 @@ class StrategyFiles:
                 strategy = self._compiled[cache_key]
             if strategy.name in names:
                 raise UsageError(
-                    f"{path}: strategy name '{strategy.name}' is already used by "
-                    f"{names[strategy.name]} — give every strategy its own name"
+                    f"{SourceText(path, raw).name_location()}: strategy name '{strategy.name}'"
+                    f" is already used by {names[strategy.name]} — give every strategy its own"
+                    " name"
                 )
             clash = twin_clash(strategy.name, names)  # its journal is new: none ran before
             if clash is not None:
-                raise UsageError(f"{path}: {clash[0]} — {clash[1]}")
+                where = SourceText(path, raw).name_location()
+                raise UsageError(f"{where}: {clash[0]} — {clash[1]}")
             names[strategy.name] = path
             out.append(strategy)
         unused = sorted(set(wanted) - used)

@@ -73,7 +73,7 @@ def check_scan(
                 ConfigError(
                     f"strategy name '{strategy.name}' is already used by "
                     f"{first[strategy.name].source}",
-                    where=Location(file=source.file),
+                    where=source.name_location(),
                     hint="give every strategy its own name (client order ids derive from it)",
                 )
             )
@@ -81,7 +81,7 @@ def check_scan(
         clash = twin_clash(strategy.name, files, known)
         if clash is not None:
             text, hint = clash
-            problems.append(ConfigError(text, where=Location(file=source.file), hint=hint))
+            problems.append(ConfigError(text, where=source.name_location(), hint=hint))
             continue
         first[strategy.name] = strategy
         files[strategy.name] = strategy.source

@@ -9,10 +9,11 @@ validates and compiles from those bytes only (:func:`~botkit.rules.loader.loads_
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Protocol
 
-from botkit.errors import ConfigError, StrategyFileError
+from botkit.errors import ConfigError, Location, StrategyFileError
 
 __all__ = ["Scan", "SourceText", "StrategySource", "Unreadable"]
 
@@ -27,6 +28,16 @@ class SourceText:
 
     def __repr__(self) -> str:
         return f"SourceText({self.file!r}, {len(self.content)} bytes)"
+
+    def name_location(self) -> Location:
+        """Where the file names its strategy (its ``strategy:`` line; else line 1): where a
+        name refused for another file's or strategy's sake is shown, by every loader."""
+        match = _NAME_LINE.search(self.content)
+        line = self.content[: match.start()].count(b"\n") + 1 if match else 1
+        return Location(file=self.file, line=line, column=1)
+
+
+_NAME_LINE = re.compile(rb"^strategy\s*:", re.MULTILINE)
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,11 +13,10 @@ does, and hands the text over.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
-from botkit.errors import ConfigError, Location, StrategyFileError
+from botkit.errors import ConfigError, StrategyFileError
 from botkit.exchange.models import Instrument
 from botkit.ports.journal import StrategyBook
 from botkit.rules.ids import strategy_tag, twin_clash
@@ -26,8 +25,6 @@ from botkit.rules.model import Strategy
 from botkit.rules.source import SourceText, StrategySource, Unreadable
 
 __all__ = ["ReloadReport", "StrategyStore", "ran_in"]
-
-_NAME_LINE = re.compile(rb"^strategy\s*:", re.MULTILINE)
 
 
 def _fingerprint(instruments: Mapping[str, Instrument] | None) -> object:
@@ -38,12 +35,6 @@ def _fingerprint(instruments: Mapping[str, Instrument] | None) -> object:
             (s, i.minPx, i.maxPx, i.ordPxRange, i.minSz, i.lotSz) for s, i in instruments.items()
         )
     )
-
-
-def _name_location(file: str, raw: bytes) -> Location:
-    match = _NAME_LINE.search(raw)
-    line = raw[: match.start()].count(b"\n") + 1 if match else 1
-    return Location(file=file, line=line, column=1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,9 +255,7 @@ def ran_in(journal: StrategyBook, where: str) -> Callable[[], dict[str, str]]:
 
 
 def _tag_taken(text: str, hint: str, source: SourceText) -> StrategyFileError:
-    return StrategyFileError(
-        [ConfigError(text, where=_name_location(source.file, source.content), hint=hint)]
-    )
+    return StrategyFileError([ConfigError(text, where=source.name_location(), hint=hint)])
 
 
 def _name_taken(name: str, other: str, source: SourceText) -> StrategyFileError:
@@ -274,7 +263,7 @@ def _name_taken(name: str, other: str, source: SourceText) -> StrategyFileError:
         [
             ConfigError(
                 f"strategy name '{name}' is already used by {other}",
-                where=_name_location(source.file, source.content),
+                where=source.name_location(),
                 hint="give every strategy its own name",
             )
         ]

@@ -75,7 +75,7 @@ def test_a_new_strategy_with_the_tag_of_a_removed_one_is_refused_and_leaves_its_
 
     check = setup.botkit("check", "--offline")
     assert check.returncode == 1
-    assert check.stdout.splitlines() == [f"{new_file}: {line}", "1 problem"]
+    assert check.stdout.splitlines() == [f"{new_file}:1:1: {line}", "1 problem"]
 
     second = setup.botkit("run", "--once")  # a one-shot says a file did not load: exit 1
     assert second.returncode == 1, second.stderr[-2000:]

@@ -61,7 +61,7 @@ def test_same_strategy_name_in_two_files_is_a_problem(
     (tmp_path / "b.yaml").write_text(GOOD)
     assert main(["check", str(tmp_path), "--instruments", "none"]) == 1
     assert (
-        f"{tmp_path / 'b.yaml'}: strategy name 'a' is already used by {tmp_path / 'a.yaml'}"
+        f"{tmp_path / 'b.yaml'}:1:1: strategy name 'a' is already used by {tmp_path / 'a.yaml'}"
         in capsys.readouterr().out
     )
 

@@ -83,7 +83,7 @@ def check(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str
 
 def twin_line(file: Path, journal: Path) -> str:
     return (
-        f"{file}: strategy name '{SECOND}' has the same client order id tag (7ljhhs) as"
+        f"{file}:1:1: strategy name '{SECOND}' has the same client order id tag (7ljhhs) as"
         f" '{FIRST}' in the journal {journal}: their orders could not be told apart — rename"
         f" '{SECOND}': '{FIRST}' ran before and its orders (open ones, fills to come) carry"
         " that tag"

@@ -57,7 +57,7 @@ def test_check_refuses_the_second_with_both_names(tmp_path: Path) -> None:
     done = botkit("check", "--offline", str(where))
     assert done.returncode == 1
     assert done.stdout.splitlines() == [
-        f"{where / f'1-{SECOND}.yaml'}: strategy name '{SECOND}' has the same client order id"
+        f"{where / f'1-{SECOND}.yaml'}:1:1: strategy name '{SECOND}' has the same client order id"
         f" tag (7ljhhs) as '{FIRST}' in {where / f'0-{FIRST}.yaml'}: their orders could not be"
         " told apart — rename one of the two strategies",
         "1 problem",
@@ -81,7 +81,7 @@ def test_a_backtest_refuses_them_before_it_starts(tmp_path: Path) -> None:
     assert done.returncode != 0
     assert "Traceback" not in done.stderr
     assert done.stderr.strip().splitlines()[-1] == (
-        f"error: {where / f'1-{SECOND}.yaml'}: strategy name '{SECOND}' has the same client"
+        f"error: {where / f'1-{SECOND}.yaml'}:1:1: strategy name '{SECOND}' has the same client"
         f" order id tag (7ljhhs) as '{FIRST}' in {where / f'0-{FIRST}.yaml'}: their orders could"
         " not be told apart — rename one of the two strategies"
     )
@@ -198,7 +198,7 @@ def test_check_refuses_a_strategy_with_the_tag_of_one_the_settings_journal_knows
     done = botkit("check", "--offline", str(where), env=check_env(tmp_path, path))
     assert done.returncode == 1
     assert done.stdout.splitlines() == [
-        ran_line(str(where / f"0-{SECOND}.yaml"), SECOND, FIRST, path),
+        ran_line(f"{where / f'0-{SECOND}.yaml'}:1:1", SECOND, FIRST, path),
         "1 problem",
     ]
 
@@ -218,7 +218,7 @@ def test_check_reads_the_journal_it_is_given(tmp_path: Path) -> None:
     given = botkit("check", "--offline", "--journal", str(path), str(twin), env=env)
     assert given.returncode == 1
     assert given.stdout.splitlines() == [
-        ran_line(str(twin / f"0-{SECOND}.yaml"), SECOND, FIRST, path),
+        ran_line(f"{twin / f'0-{SECOND}.yaml'}:1:1", SECOND, FIRST, path),
         "1 problem",
     ]
 
