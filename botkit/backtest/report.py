@@ -251,10 +251,10 @@ def _write_csv(path: Path, header: Iterable[str], rows: Iterable[Sequence[object
 def _plain_csv(table: Sequence[Sequence[object]]) -> str | None:
     """The text ``csv.writer`` (minimal quoting, ``"\n"`` ends a line) writes of ``table``, by
     joining the cells, when none needs quoting: every cell a ``str`` (a ``TypeError`` else)
-    holding no comma (the commas of the whole text are exactly the separators), no quote and
-    no new line, the rows of one width of two cells or more (a lone empty cell is quoted);
-    ``None`` otherwise, for the writer to write. A year's orders: about a quarter of the
-    writer's time."""
+    holding no comma (the commas of the whole text are exactly the separators), no quote, no
+    new line and no carriage return, the rows of one width of two cells or more (a lone empty
+    cell is quoted); ``None`` otherwise, for the writer to write. A year's orders: about a
+    quarter of the writer's time."""
     widths = set(map(len, table))
     if len(widths) != 1:
         return None
@@ -267,6 +267,7 @@ def _plain_csv(table: Sequence[Sequence[object]]) -> str | None:
         return None
     if (
         '"' in text
+        or "\r" in text  # quoted or not depending on the Python version: the writer decides
         or text.count("\n") != len(table) - 1
         or text.count(",") != (width - 1) * len(table)
     ):

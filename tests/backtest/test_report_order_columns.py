@@ -104,7 +104,7 @@ def test_a_joined_csv_is_what_the_writer_writes_or_none(table: list[list[object]
 def test_a_plain_table_is_joined_and_one_that_needs_quotes_is_left_to_the_writer() -> None:
     plain = [("time", "msg"), ("1", "Success"), ("2", "")]
     assert report._plain_csv(plain) == "time,msg\n1,Success\n2,\n"
-    for cell in ("a,b", 'say "x"', "two\nlines"):
+    for cell in ("a,b", 'say "x"', "two\nlines", "a\rb"):
         assert report._plain_csv([("time", "msg"), ("1", cell)]) is None
     assert report._plain_csv([("a",), ("",)]) is None  # a lone empty cell is quoted
     assert report._plain_csv([("a", "b"), ("c",)]) is None
