@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-__all__ = ["plain", "shown"]
+__all__ = ["plain", "plain_text", "shown"]
 
 
 def plain(value: Decimal | int) -> str:
@@ -18,14 +18,16 @@ def plain(value: Decimal | int) -> str:
     ``1E+2`` → ``100``, ``-0.0`` → ``0``. Infinity and NaN as ``str`` gives them."""
     if isinstance(value, int):
         return str(value)
-    if not value.is_finite():
-        return str(value)
-    if value.is_zero():
-        return "0"
-    text = format(value, "f")  # never rounds (normalize() would, to the context's precision)
+    return plain_text(format(value, "f"))  # never rounds (normalize() would, to the context's)
+
+
+def plain_text(text: str) -> str:
+    """:func:`plain` of a ``Decimal`` given its exact text, ``format(value, "f")`` (a caller
+    that keeps the text writes many values at once without the ``Decimal``): no trailing zeros
+    after the point, ``0`` for any zero; a non-finite value's text as it is."""
     if "." in text:
         text = text.rstrip("0").rstrip(".")
-    return text
+    return "0" if text == "-0" else text
 
 
 def shown(value: object) -> str:

@@ -11,9 +11,11 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from botkit.cli.demo_cmd import format_table
-from botkit.numbers import plain
+from botkit.numbers import plain, plain_text
 
 EXPONENT = re.compile(r"\d[eE][+-]?\d")
 
@@ -66,3 +68,18 @@ def test_exchange_tables_show_zero_as_0_not_0e_8(tmp_path: Path, command: str) -
 def test_demo_tables_write_decimals_plainly() -> None:
     table = format_table(["a", "b"], [[Decimal("0E-8"), Decimal("2.500")]])
     assert table.splitlines()[-1].split() == ["0", "2.5"]
+
+
+@given(st.decimals(allow_nan=False, allow_infinity=False, places=None))
+def test_plain_is_the_same_number_written_fixed_point_and_shortest(value: Decimal) -> None:
+    text = plain(value)
+    assert Decimal(text) == value
+    assert "E" not in text.upper()
+    assert text != "-0"
+    assert "." not in text or not text.endswith(("0", "."))
+
+
+@pytest.mark.parametrize("value", ["Infinity", "-Infinity", "NaN", "-NaN", "sNaN"])
+def test_plain_writes_what_is_not_finite_as_str_does(value: str) -> None:
+    assert plain(Decimal(value)) == str(Decimal(value))
+    assert plain_text(format(Decimal(value), "f")) == str(Decimal(value))

@@ -45,7 +45,7 @@ from botkit.backtest.columns import BarColumns, equity_columns
 from botkit.backtest.report_indicators import IndicatorLine
 from botkit.backtest.result import BacktestResult, EquityPoint, FillRow, OrderRow
 from botkit.backtest.trades import Trade
-from botkit.numbers import plain
+from botkit.numbers import plain, plain_text
 from botkit.timeparse import format_interval, format_time
 
 __all__ = [
@@ -299,16 +299,9 @@ def _dec(value: Decimal | None) -> str:
 
 def _plain_texts(texts: Iterable[str]) -> list[str]:
     """:func:`_dec` of each value given its exact text (``format(value, "f")``, ``""`` for
-    none; :attr:`OrderFields.px`): :func:`~botkit.numbers.plain` worked out on the text (a
-    year's ~120k order prices): no trailing zeros, ``0`` for any zero (``format`` writes a
-    non-finite value as ``str`` does)."""
-    out: list[str] = []
-    append = out.append
-    for text in texts:
-        if text and text[-1] == "0" and "." in text:
-            text = text.rstrip("0").rstrip(".")
-        append("0" if text == "-0" else text)
-    return out
+    none; :attr:`OrderFields.px`): :func:`~botkit.numbers.plain_text` of each (a year's ~120k
+    order prices, without a ``Decimal`` each)."""
+    return list(map(plain_text, texts))
 
 
 def _label(strategy: str, rule: str) -> str:
