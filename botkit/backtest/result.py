@@ -4,8 +4,8 @@ The driver fills a :class:`BacktestResult`: the period, the equity curve (sample
 driver, e.g. once a candle), the price it replayed, every order with its outcome (the
 journal's :class:`~botkit.journal.records.Outcome` words), every fill, the counts of local
 refusals by reason and exchange rejections by code, the final positions, the money
-figures and the run's notes (gaps allowed through, warnings). :meth:`OrderRow.from_journal`
-(and :func:`order_rows`, from the journal's plain rows), :meth:`FillRow.from_fill` and
+figures and the run's notes (gaps allowed through, warnings). :func:`order_rows` (from the
+journal's plain rows), :meth:`FillRow.from_fill` and
 :meth:`PositionRow.from_position` build rows from what the journal and the exchange port
 return. Everything is a plain frozen value; amounts are ``Decimal``.
 """
@@ -24,7 +24,6 @@ from botkit.frozen import quick_init
 if TYPE_CHECKING:
     from botkit.exchange.models import Fill, Position
     from botkit.journal.queries import OrderCells
-    from botkit.journal.records import OrderBrief, OrderRecord
 
 __all__ = ["BacktestResult", "EquityPoint", "FillRow", "OrderRow", "PositionRow", "order_rows"]
 
@@ -64,38 +63,12 @@ class OrderRow:
     msg: str = ""
     reasons: tuple[str, ...] = ()
 
-    @classmethod
-    def from_journal(cls, record: OrderRecord | OrderBrief) -> OrderRow:
-        """The row of a journal record (the price and size sent, else the intended ones)."""
-        px = record.px if record.px is not None else record.intent_px
-        sz = record.sz
-        outcome = record.outcome
-        code = record.code
-        # the words every row repeats are shared (interned), not one copy per row: a year of
-        # orders held one of each per order. Positional, in the fields' order (a year of rows:
-        # keywords cost a fifth of each construction)
-        return cls(
-            record.ts_ms,  # time_ms
-            intern(record.strategy),  # strategy
-            intern(record.rule),  # rule
-            record.cl_ord_id,  # cl_ord_id
-            intern(record.symbol),  # symbol
-            intern(record.side),  # side
-            intern(record.type),  # type
-            Decimal(px) if px else None,  # px
-            _size(sz if sz is not None else record.intent_sz),  # sz
-            # the member's own value (``.value`` is a property: a year of orders paid for it)
-            outcome._value_ if outcome is not None else "unsettled",  # outcome
-            "" if code is None else str(code),  # code
-            record.msg or record.error,  # msg
-            record.reasons,  # reasons
-        )
-
 
 def order_rows(cells: Iterable[OrderCells]) -> Iterator[OrderRow]:
-    """:meth:`OrderRow.from_journal` of each order the journal's
-    :meth:`~botkit.journal.db.Journal.iter_order_cells` gives (the same rows, without a record
-    built per order and read once: a year of orders paid about a third of the result for it)."""
+    """The :class:`OrderRow` of each order the journal's
+    :meth:`~botkit.journal.db.Journal.iter_order_cells` gives: the price and size sent, else
+    the intended ones; the message, else the error (no record is built per order and read
+    once: a year of orders paid about a third of the result for it)."""
     new = OrderRow
     for cell in cells:
         (
