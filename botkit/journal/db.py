@@ -45,7 +45,6 @@ from botkit.journal.records import (
     Evaluated,
     EventRecord,
     NewOrder,
-    OrderBrief,
     OrderFilter,
     OrderOutcome,
     OrderRecord,
@@ -190,7 +189,7 @@ class Journal:
             """A transient journal in no file: its secondary indexes, dropped until a read
             needs them (:mod:`botkit.journal.deferred`)."""
             self._walks = 0
-            """:meth:`iter_order_briefs` walks under way: their statements are open, so the
+            """:meth:`iter_order_cells` walks under way: their statements are open, so the
             indexes left out wait (SQLite refuses to create one under an open statement)."""
             self._activity_rev = 0
             self._sinks: list[ActivitySink] = []
@@ -884,23 +883,12 @@ class Journal:
         with self._read(indexed=not queries.kept_index(flt)) as conn:
             return queries.select_orders(conn, flt)
 
-    def iter_order_briefs(self, flt: OrderFilter | None = None) -> Iterator[OrderBrief]:
-        """:meth:`orders` one at a time as :class:`OrderBrief` records (the columns a
-        backtest's table of orders shows, no JSON of notes, inputs or request decoded), for a
-        reader that keeps only what it makes of each (a backtest's result over a year of
-        orders). The journal is held (its lock) until the iteration ends: write nothing to it
-        meanwhile (a read answers as usual)."""
-        with self._read(indexed=False) as conn:  # every order in id order: a scan
-            self._walks += 1
-            try:
-                yield from queries.iter_order_briefs(conn, flt or OrderFilter())
-            finally:
-                self._walks -= 1
-
     def iter_order_cells(self, flt: OrderFilter | None = None) -> Iterator[queries.OrderCells]:
-        """:meth:`iter_order_briefs` as the plain rows of
-        :func:`~botkit.journal.queries.iter_order_cells` (a backtest's result over a year of
-        orders: no record built per order). The journal is held the same way meanwhile."""
+        """:meth:`orders` one at a time as the plain rows of
+        :func:`~botkit.journal.queries.iter_order_cells` (what a backtest's table of orders
+        shows, no record built per order: its result over a year of orders). The journal is
+        held (its lock) until the iteration ends: write nothing to it meanwhile (a read answers
+        as usual)."""
         with self._read(indexed=False) as conn:  # every order in id order: a scan
             self._walks += 1
             try:

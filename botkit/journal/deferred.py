@@ -6,7 +6,7 @@ indexes its reads would search — the cycle, unsettled and dry-run indexes of `
 indexes of ``events`` and ``evaluations`` — while a backtest reads none of them: its lookups by
 client order id search the live unique index, the rechecker's read of recent failures the time
 index of ``orders`` (both kept), and its result reads every order in id order
-(:meth:`~botkit.journal.db.Journal.iter_order_briefs`, a scan). Those indexes cost about a third
+(:meth:`~botkit.journal.db.Journal.iter_order_cells`, a scan). Those indexes cost about a third
 of its grouped inserts. :class:`DeferredIndexes` drops them when the journal opens and builds
 them again (:meth:`DeferredIndexes.restore`) before the first read that may search them, once
 one of their tables holds a row; from then on they are kept as in any journal.

@@ -16,7 +16,6 @@ from botkit.intents import Activity, RuleActivity
 from botkit.journal.records import (
     CycleSummary,
     EventRecord,
-    OrderBrief,
     OrderFilter,
     OrderRecord,
     OrderState,
@@ -31,7 +30,6 @@ __all__ = [
     "cycle_summaries",
     "events_after",
     "events_for",
-    "iter_order_briefs",
     "iter_order_cells",
     "known_ids",
     "select_orders",
@@ -94,46 +92,7 @@ def select_orders(conn: sqlite3.Connection, flt: OrderFilter) -> list[OrderRecor
     return [_order(row) for row in conn.execute(sql, args)]
 
 
-_BRIEF_COLUMNS = (  # the id for the order (and a limit's inner query)
-    "id, ts_ms, strategy, rule, cl_ord_id, symbol, side, type, intent_px, intent_sz, px, sz,"
-    " outcome, code, msg, reasons, error"
-)
 _NO_REASONS = "[]"
-_OUTCOMES = {outcome.value: outcome for outcome in Outcome}
-"""Each outcome by its word: a look-up, where calling the enum costs a year of orders a fifth
-of their reading."""
-
-
-def iter_order_briefs(conn: sqlite3.Connection, flt: OrderFilter) -> Iterator[OrderBrief]:
-    """:func:`select_orders` one at a time as :class:`OrderBrief` records (a backtest's result
-    reads every order of a year: a list of them all would be its peak of memory): only the
-    columns they show are read and no notes, inputs or request decoded."""
-    sql, args = _orders_sql(flt, _BRIEF_COLUMNS)
-    cursor = conn.execute(sql, args)
-    while rows := cursor.fetchmany(1000):
-        for row in rows:
-            (
-                _, ts_ms, strategy, rule, cl_ord_id, symbol, side, type_, intent_px, intent_sz, px,
-                sz, outcome, code, msg, reasons, error,
-            ) = row  # fmt: skip
-            yield OrderBrief(
-                ts_ms,
-                strategy,
-                rule,
-                cl_ord_id,
-                symbol,
-                side,
-                type_,
-                intent_px,
-                intent_sz,
-                px,
-                sz,
-                (_OUTCOMES.get(outcome) or Outcome(outcome)) if outcome else None,
-                code,
-                msg,
-                () if reasons == _NO_REASONS else tuple(json.loads(reasons)),
-                error,
-            )
 
 
 _CELL_COLUMNS = (  # the id for the order (and a limit's inner query)
@@ -152,10 +111,11 @@ symbol, side, type, px, sz, outcome, code, msg, reasons)``."""
 
 
 def iter_order_cells(conn: sqlite3.Connection, flt: OrderFilter) -> Iterator[OrderCells]:
-    """:func:`iter_order_briefs` as the plain rows SQLite returns, what a backtest's table of
-    orders shows worked out in the query (a year of orders built a record per order only to
-    read it once): ``px`` and ``sz`` the ones sent, else the intended ones (``px`` text may be
-    empty); ``outcome`` its word (``None``: unsettled); ``msg`` the message, else the error;
+    """:func:`select_orders` one at a time as the plain rows SQLite returns (a backtest's result
+    reads every order of a year: a list of records would be its peak of memory, a record per
+    order read once its cost), what its table of orders shows worked out in the query:
+    ``px`` and ``sz`` the ones sent, else the intended ones (``px`` text may be empty);
+    ``outcome`` its word (``None``: unsettled); ``msg`` the message, else the error;
     ``reasons`` ``None`` when there are none, else the tuple (decoded here)."""
     sql, args = _orders_sql(flt, _CELL_COLUMNS)
     cursor = conn.execute(sql, args)

@@ -42,7 +42,6 @@ __all__ = [
     "JournalPort",
     "ManualJournal",
     "NewOrder",
-    "OrderBrief",
     "OrderFilter",
     "OrderOutcome",
     "OrderRecord",
@@ -129,31 +128,6 @@ class OrderOutcome:
     resolved: bool = False
     """True when the outcome was learnt by looking the order up after an ambiguous send."""
     reasons: tuple[str, ...] = ()
-
-
-@quick_init
-@dataclass(frozen=True, slots=True)
-class OrderBrief:
-    """What a backtest's table of orders shows of one order: the fields of its
-    :class:`OrderRecord` of the same names, without the JSON of its notes, inputs and request
-    (a year of orders decoded them for nothing; issue 20)."""
-
-    ts_ms: int
-    strategy: str
-    rule: str
-    cl_ord_id: str
-    symbol: str
-    side: str
-    type: str
-    intent_px: str | None
-    intent_sz: str
-    px: str | None
-    sz: str | None
-    outcome: Outcome | None
-    code: int | None
-    msg: str
-    reasons: tuple[str, ...]
-    error: str
 
 
 @dataclass(frozen=True, slots=True)

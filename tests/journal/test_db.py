@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import sqlite3
 from collections.abc import Iterator
@@ -19,7 +18,6 @@ from botkit.journal import (
     Evaluated,
     Journal,
     NewOrder,
-    OrderBrief,
     OrderFilter,
     OrderOutcome,
     Outcome,
@@ -269,35 +267,6 @@ def test_a_temporary_journal_holds_its_pages_outside_the_process_and_reads_back(
         assert [r.cl_ord_id for r in j.orders()] == ["s1-r1-0", "s1-r1-1"]
         assert j._conn.execute("PRAGMA journal_mode").fetchone()[0] == "memory"
     assert list(tmp_path.iterdir()) == []
-
-
-def test_order_briefs_are_the_orders_fields_of_their_names(
-    journal: Journal, clock: ManualClock
-) -> None:
-    """A brief carries what a backtest's table of orders shows (issue 20: no notes, inputs or
-    request decoded), each the record's value of the same name, in the same order and under
-    the same filter and limit."""
-    fields = [f.name for f in dataclasses.fields(OrderBrief)]
-    for n in range(6):
-        order = new(n, rule=f"r{n % 2}")
-        if n == 3:
-            order = new(
-                n, rule="r1", reasons=("px_missing", "sz 0"), outcome=Outcome.REJECTED_LOCAL
-            )
-        journal.add_orders(None, [order], dry=False)
-        clock.advance(1000)
-    journal.settle([OrderOutcome("s1-r0-0", Outcome.ACCEPTED, ord_id="7")])
-    journal.settle([OrderOutcome("s1-r1-1", Outcome.REJECTED, code=10014, msg="band", error="e")])
-    for flt in (
-        None,
-        OrderFilter(rule="r1"),
-        OrderFilter(limit=2),
-        OrderFilter(outcome="unsettled"),
-    ):
-        expected = [tuple(getattr(r, f) for f in fields) for r in journal.orders(flt)]
-        briefs = [tuple(getattr(b, f) for f in fields) for b in journal.iter_order_briefs(flt)]
-        assert briefs == expected
-        assert expected
 
 
 def _temporary_files() -> list[str]:

@@ -65,7 +65,7 @@ def test_the_indexes_wait_for_a_read_that_may_search_them() -> None:
         failed = journal.orders(OrderFilter(outcome="failed", since_ms=T0, include_dry=False))
         assert [o.cl_ord_id for o in failed] == [intent(5).cl_ord_id]
         assert journal.ord_ids([intent(1).cl_ord_id]) == {intent(1).cl_ord_id: "91"}
-        assert len(list(journal.iter_order_briefs(OrderFilter(include_dry=False)))) == 7
+        assert len(list(journal.iter_order_cells(OrderFilter(include_dry=False)))) == 7
         assert not _indexes(journal) & DEFERRED
         journal.unsettled()  # searches ``orders_unsettled``
         assert _indexes(journal) >= DEFERRED
@@ -111,7 +111,7 @@ def test_once_built_the_journal_is_the_one_a_journal_keeping_its_indexes_leaves(
 
 
 def test_a_read_while_every_order_is_read_one_at_a_time_answers_as_before() -> None:
-    """A read that would build the indexes left out, made while ``iter_order_briefs`` still
+    """A read that would build the indexes left out, made while ``iter_order_cells`` still
     walks the orders (its statement open: more orders than one fetch), answers from the tables
     as they are and builds them after the walk: SQLite refuses to create an index under an open
     statement (locked). Fails if the read builds them meanwhile."""
@@ -124,15 +124,15 @@ def test_a_read_while_every_order_is_read_one_at_a_time_answers_as_before() -> N
     with _journal(False, clock) as plain:
         play(plain, clock)
         expected = _answers(plain)
-        briefs = list(plain.iter_order_briefs())
+        cells = list(plain.iter_order_cells())
     clock = ManualClock(T0)
     with _journal(True, clock) as journal:
         play(journal, clock)
-        walked = journal.iter_order_briefs()
+        walked = journal.iter_order_cells()
         seen = [next(walked)]
         assert _answers(journal) == expected
         assert not _indexes(journal) & DEFERRED  # left for after the walk
         seen.extend(walked)
-        assert seen == briefs
+        assert seen == cells
         assert _answers(journal) == expected
         assert _indexes(journal) >= DEFERRED

@@ -203,7 +203,7 @@ def _direct(conn: sqlite3.Connection, ids: list[str]) -> None:
         OrderFilter(cl_ord_id=ids[0], since_ms=0, until_ms=10**9),
     ):
         queries.select_orders(conn, flt)
-        list(queries.iter_order_briefs(conn, flt))
+        list(queries.iter_order_cells(conn, flt))
     queries.events_for(conn, ids[0])
     queries.known_ids(conn, ids)
     queries.ord_ids(conn, ids)
@@ -293,7 +293,7 @@ def _reads(conn: sqlite3.Connection, ids: list[str]) -> list[Any]:
     return [
         v7._reads(conn),
         [queries.select_orders(conn, f) for f in filters],
-        [list(queries.iter_order_briefs(conn, f)) for f in filters],
+        [list(queries.iter_order_cells(conn, f)) for f in filters],
         {c: queries.events_for(conn, c) for c in ids},
         queries.known_ids(conn, ids),
         queries.ord_ids(conn, ids),

@@ -184,7 +184,7 @@ def _reads(conn: sqlite3.Connection) -> list[Any]:
     return [
         _activities(conn),
         [queries.select_orders(conn, f) for f in FILTERS],
-        [list(queries.iter_order_briefs(conn, f)) for f in FILTERS],
+        [list(queries.iter_order_cells(conn, f)) for f in FILTERS],
         views.latest_evaluations(conn, include_dry=False),
         views.latest_evaluations(conn, include_dry=True),
         views.recent_evaluations(conn, limit=5, fired_only=True, include_dry=False),
